@@ -1,0 +1,1 @@
+"""The `whileai` command: a thin Typer tree over whileai_core."""

@@ -1,0 +1,92 @@
+"""The command tree. Each command module registers its commands; this file wires them up
+and turns library errors into one line on stderr with the right exit code.
+
+Exit codes: 0 ok, 1 bad input or a failed run, 2 usage.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from whileai_core import __version__
+
+from .commands import inspect as inspect_cmds
+
+app = typer.Typer(
+    name="whileai",
+    help="Turn an agent's tools and system prompt into graded post-training data.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"whileai {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", envvar="WHILEAI_DEBUG", help="Show tracebacks on errors."),
+    ] = False,
+) -> None:
+    """Turn an agent's tools and system prompt into graded post-training data."""
+    if debug:
+        os.environ["WHILEAI_DEBUG"] = "1"
+
+
+for _module in (inspect_cmds,):
+    _module.register(app)
+
+
+def main() -> None:
+    """Console entry point: run the app, map errors to one line and an exit code."""
+    from whileai_core.errors import WhileaiError
+    from whileai_core.settings import debug_enabled
+
+    try:
+        code = app(standalone_mode=False)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("whileai: interrupted\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); that is not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        finally:
+            sys.exit(0)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.stderr.write("whileai: aborted\n")
+            sys.exit(1)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if debug_enabled():
+            raise
+        if isinstance(exc, WhileaiError):
+            sys.stderr.write(f"whileai: error: {exc}\n")
+        else:
+            sys.stderr.write(
+                f"whileai: error: {type(exc).__name__}: {exc} (run with --debug for a traceback)\n"
+            )
+        sys.exit(1)
+    # Without standalone mode click hands back typer.Exit's code instead of exiting.
+    sys.exit(code if isinstance(code, int) else 0)

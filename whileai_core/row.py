@@ -1,0 +1,306 @@
+"""The row: one flat JSON object per line, and the four typed views it projects onto.
+
+A row is what every stage reads and writes. The typed views (`Task`, `Rollout`,
+`Judgment`, markers, `Calibration`) are for code that wants types; stages pass the
+flat dict along so that keys written by other tools (or by a newer version of this
+one) survive every stage untouched. `to_row(from_row(r)) == r` holds for any row,
+with the same key order, so a round trip is byte-identical through orjson.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+SCHEMA_VERSION = "1"
+
+JudgeStatus = Literal["ok", "missing_reward", "invalid_result", "error", "timeout"]
+JUDGE_STATUSES: tuple[str, ...] = ("ok", "missing_reward", "invalid_result", "error", "timeout")
+
+# Strict unions keep 1 as 1 and 1.0 as 1.0, so a round trip does not rewrite numbers.
+Number = StrictBool | StrictInt | StrictFloat
+
+
+class _Open(BaseModel):
+    """Models keep keys they do not name, in the order they came, so a stage never drops or
+    reshuffles what it does not understand."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    _key_order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        instance = handler(data)
+        if isinstance(data, dict) and isinstance(instance, _Open):
+            instance._key_order = tuple(data)
+        return instance
+
+    @model_serializer(mode="wrap")
+    def _keep_order(self, handler: SerializerFunctionWrapHandler) -> Any:
+        dumped = handler(self)
+        if not self._key_order or not isinstance(dumped, dict):
+            return dumped
+        ordered = {k: dumped[k] for k in self._key_order if k in dumped}
+        ordered.update((k, v) for k, v in dumped.items() if k not in ordered)
+        return ordered
+
+
+class FunctionCall(_Open):
+    name: str | None = None
+    arguments: dict[str, Any] | str | None = None
+
+
+class ToolCall(_Open):
+    """Either the OpenAI wire shape (`function.arguments` a JSON string) or the SDK's flat one."""
+
+    id: str | None = None
+    type: str | None = None
+    function: FunctionCall | None = None
+    name: str | None = None
+    arguments: dict[str, Any] | str | None = None
+
+
+class Message(_Open):
+    role: str
+    content: str | list[Any] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class Step(_Open):
+    """A user step (`role: user`, `text`), a tool step (`tool`, `arguments`, `result`), or text."""
+
+    role: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] | str | None = None
+    result: Any = None
+    text: str | None = None
+
+    @property
+    def kind(self) -> str:
+        if self.tool is not None:
+            return "tool"
+        if self.role == "user":
+            return "user"
+        return "text"
+
+
+class Privileged(_Open):
+    """For judges only: every export path and every push removes it at any depth."""
+
+    hidden_state: Any = None
+    reference: Any = None
+    principle: Any = None
+    rubric: Any = None
+
+
+class Calibration(_Open):
+    """A task's measured difficulty, stamped before any trimming so a trainer sees the truth."""
+
+    task_id: str | None = None
+    k: int | None = None
+    pass_rate: float | None = None
+    ci95: list[float] | None = None
+    policy: str | None = None
+
+
+class Marker(BaseModel):
+    """A named behaviour measurement. 1.0 is the good outcome; a drop is the regression."""
+
+    name: str
+    value: StrictInt | StrictFloat
+
+
+class Task(_Open):
+    """The situation: what was asked, where it sits on the grid, and what only judges see."""
+
+    prompt: str | None = None
+    scenario_id: str | None = None
+    scenario_dimensions: dict[str, Any] | None = None
+    privileged: Privileged | None = None
+    world_state: str | None = None
+    seed: int | None = None
+    arm: str | None = None
+    selection_reason: str | None = None
+
+
+class Rollout(_Open):
+    """One episode of the agent against the world."""
+
+    messages: list[Message] | None = None
+    steps: list[Step] | None = None
+    final_text: str | None = None
+    rollout_index: int | None = None
+    faults: dict[str, Any] | list[Any] | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    model_version: str | None = None
+    policy_version: str | None = None
+    writer_model: str | None = None
+    lineage: dict[str, Any] | None = None
+    tools_used: list[str] | None = None
+    behavior_signature: str | None = None
+    seeded: list[str] | None = None
+    truncated: bool | None = None
+
+
+class Judgment(_Open):
+    """A scorer's verdict with its provenance. `reward` None means unjudged, never zero."""
+
+    reward: Number | None = None
+    reason: str | None = None
+    judge_name: str | None = None
+    judge_status: JudgeStatus | None = None
+    judge_meta: dict[str, Any] | None = None
+    failure_class: str | None = None
+
+
+TASK_KEYS = frozenset(Task.model_fields)
+ROLLOUT_KEYS = frozenset(Rollout.model_fields)
+JUDGMENT_KEYS = frozenset(Judgment.model_fields)
+
+
+@dataclass
+class RowParts:
+    """A row split into its typed views; `extra` holds every key none of them names."""
+
+    task: Task
+    rollout: Rollout
+    judgment: Judgment
+    markers: list[Marker] = field(default_factory=list)
+    calibration: Calibration | None = None
+    schema_version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    key_order: tuple[str, ...] = ()
+    markers_present: bool = False
+
+
+def from_row(row: dict[str, Any]) -> RowParts:
+    """Split a flat row into typed views. Raises pydantic's ValidationError on wrong types."""
+    task_in: dict[str, Any] = {}
+    rollout_in: dict[str, Any] = {}
+    judgment_in: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in TASK_KEYS:
+            task_in[key] = value
+        elif key in ROLLOUT_KEYS:
+            rollout_in[key] = value
+        elif key in JUDGMENT_KEYS:
+            judgment_in[key] = value
+        elif key not in ("markers", "calibration", "schema_version"):
+            extra[key] = value
+    markers_raw = row.get("markers")
+    markers: list[Marker] = []
+    if markers_raw is not None:
+        if not isinstance(markers_raw, dict):
+            raise TypeError("markers must be an object of name -> number")
+        markers = [Marker(name=k, value=v) for k, v in markers_raw.items()]
+    calibration_raw = row.get("calibration")
+    schema_version = row.get("schema_version")
+    if schema_version is not None and not isinstance(schema_version, str):
+        raise TypeError("schema_version must be a string")
+    return RowParts(
+        task=Task.model_validate(task_in),
+        rollout=Rollout.model_validate(rollout_in),
+        judgment=Judgment.model_validate(judgment_in),
+        markers=markers,
+        calibration=(
+            Calibration.model_validate(calibration_raw) if calibration_raw is not None else None
+        ),
+        schema_version=schema_version,
+        extra=extra,
+        key_order=tuple(row),
+        markers_present="markers" in row,
+    )
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(exclude_unset=True, by_alias=True)
+
+
+def to_row(parts: RowParts) -> dict[str, Any]:
+    """Flatten typed views back into a row, in the key order the row came with."""
+    flat: dict[str, Any] = {}
+    flat.update(_dump(parts.task))
+    flat.update(_dump(parts.rollout))
+    flat.update(_dump(parts.judgment))
+    if parts.markers or parts.markers_present:
+        flat["markers"] = {m.name: m.value for m in parts.markers}
+    if parts.calibration is not None:
+        flat["calibration"] = _dump(parts.calibration)
+    elif "calibration" in parts.key_order:
+        flat["calibration"] = None
+    if parts.schema_version is not None or "schema_version" in parts.key_order:
+        flat["schema_version"] = parts.schema_version
+    flat.update(parts.extra)
+    if not parts.key_order:
+        return flat
+    ordered = {k: flat[k] for k in parts.key_order if k in flat}
+    ordered.update((k, v) for k, v in flat.items() if k not in ordered)
+    return ordered
+
+
+def validate_row(row: Any) -> None:
+    """Raise ValueError naming the first problem when `row` is not a usable row."""
+    if not isinstance(row, dict):
+        raise ValueError(f"not a JSON object (got {type(row).__name__})")
+    from pydantic import ValidationError
+
+    try:
+        from_row(row)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"field {where}: {first['msg']}") from None
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    if "prompt" not in row and "messages" not in row:
+        raise ValueError("row has neither 'prompt' nor 'messages'")
+
+
+def row_json_schema() -> dict[str, Any]:
+    """The row's JSON Schema, generated from the typed views so it cannot drift from them."""
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "whileai row",
+        "description": (
+            "One JSON object per line. Keys not listed here are allowed and kept unchanged."
+        ),
+        "type": "object",
+        "properties": {},
+        "anyOf": [{"required": ["prompt"]}, {"required": ["messages"]}],
+        "additionalProperties": True,
+        "$defs": {},
+    }
+    for model in (Task, Rollout, Judgment):
+        sub = model.model_json_schema(ref_template="#/$defs/{model}")
+        schema["$defs"].update(sub.pop("$defs", {}))
+        schema["properties"].update(sub["properties"])
+    schema["properties"]["markers"] = {
+        "type": "object",
+        "additionalProperties": {"type": "number"},
+        "description": "name -> value; 1.0 is the good outcome",
+    }
+    cal = Calibration.model_json_schema(ref_template="#/$defs/{model}")
+    schema["$defs"]["Calibration"] = cal
+    schema["properties"]["calibration"] = {
+        "anyOf": [{"$ref": "#/$defs/Calibration"}, {"type": "null"}]
+    }
+    schema["properties"]["schema_version"] = {"type": "string", "const": SCHEMA_VERSION}
+    return schema
