@@ -68,5 +68,36 @@ class Agent(Protocol):
     async def aclose(self) -> None: ...
 
 
+class Writer(Protocol):
+    """Writes the person: the opener for a situation and, through `user`, their follow-ups.
+
+    A situation is the grid cell plus what the world holds for it (entity ids that exist
+    or not, by world_state). A writer never sees the agent's policy. `name` becomes the
+    row's `writer_model`.
+    """
+
+    name: str
+
+    async def opener(self, situation: dict[str, Any], seed: int) -> str: ...
+
+    def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None: ...
+
+
+@dataclass
+class ModelOptions:
+    """Knobs shared by every model-backed agent, writer and judge (one client, one parser)."""
+
+    model: str | None = None  # the model name for a bare http(s)://.../v1 URL
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    logprobs: bool | str = False  # True, or "tokens" to keep the per-token list
+    cache: bool = False
+    concurrency: int = 32
+    timeout: float = 60.0
+    retries: int = 5
+    execute: str | None = None  # module:function answering tool calls instead of the mock world
+
+
 class AgentError(Exception):
     """The agent raised or returned the wrong shape: the rollout is dropped and counted."""
