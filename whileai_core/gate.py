@@ -1,0 +1,168 @@
+"""The publish gate: refuse RL data a grouped update cannot learn from, warn on the rest.
+
+A group-relative update (GRPO, RLOO) learns only from asks whose rollouts disagree. An
+RL-shaped set (some ask repeated) that was never graded, or in which no ask has both a
+pass and a fail, produces zero advantage everywhere: it is refused, not published.
+Unanimous or out-of-band asks that are still present are only warned about, because
+`whileai optimize --mode rl` is the place that prunes them.
+
+API (used by `whileai optimize` and by `whileai push`)::
+
+    from whileai_core.gate import publish_gate, PublishGateError
+
+    report = publish_gate(rows)            # raises PublishGateError on a refusal
+    report = publish_gate(rows, strict=False)  # never raises; report.refused says why
+    report.as_dict()                       # JSON-ready, for `--report` and the store
+
+`rows` may be any iterable of row dicts; it is read once and only per-ask counts are kept,
+so a large file can be gated as a stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import WhileaiError
+from .groups import passed, reward_of, task_key
+
+DEFAULT_BAND: tuple[float, float] = (0.2, 0.8)
+# Pass rates are ratios of small integers; the band's edges are inclusive.
+_EPS = 1e-9
+
+
+def in_band(rate: float, band: tuple[float, float]) -> bool:
+    """Inclusive band test that does not lose 0.2 or 0.8 to float noise."""
+    return band[0] - _EPS <= rate <= band[1] + _EPS
+
+
+@dataclass
+class GateReport:
+    """What the gate saw. `refused` is the reason the set cannot be published, or None."""
+
+    rows: int = 0
+    tasks: int = 0
+    rl_shaped: bool = False
+    graded_rows: int = 0
+    ungraded_rows: int = 0
+    graded_mixed: int = 0
+    unanimous_pass: int = 0
+    unanimous_fail: int = 0
+    too_easy: int = 0
+    too_hard: int = 0
+    calibrated_rows: int = 0
+    band: tuple[float, float] = DEFAULT_BAND
+    refused: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.refused is None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["band"] = list(self.band)
+        data["ok"] = self.ok
+        return data
+
+
+class PublishGateError(WhileaiError):
+    """An RL-shaped set that would teach a grouped update nothing; `.report` has the counts."""
+
+    def __init__(self, report: GateReport) -> None:
+        self.report = report
+        super().__init__(f"publish gate: {report.refused}")
+
+
+def publish_gate(
+    rows: Iterable[dict[str, Any]],
+    *,
+    band: tuple[float, float] = DEFAULT_BAND,
+    strict: bool = True,
+) -> GateReport:
+    """Gate `rows` for publishing as training data.
+
+    A set is RL-shaped when at least one ask appears more than once. Such a set is refused
+    when no row carries a clean reward (ungraded: a judge error or timeout is not a grade)
+    or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
+    ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
+    """
+    counts: dict[str, list[int]] = {}  # task -> [rows, graded, passed]
+    report = GateReport(band=band)
+    for row in rows:
+        report.rows += 1
+        key = task_key(row)
+        entry = counts.get(key)
+        if entry is None:
+            entry = counts[key] = [0, 0, 0]
+        entry[0] += 1
+        reward = reward_of(row)
+        if reward is None:
+            report.ungraded_rows += 1
+        else:
+            report.graded_rows += 1
+            entry[1] += 1
+            entry[2] += passed(reward)
+        if isinstance(row.get("calibration"), dict):
+            report.calibrated_rows += 1
+    report.tasks = len(counts)
+    report.rl_shaped = any(n > 1 for n, _, _ in counts.values())
+    for _, graded, wins in counts.values():
+        if graded == 0:
+            continue
+        if wins == graded:
+            report.unanimous_pass += 1
+        elif wins == 0:
+            report.unanimous_fail += 1
+        else:
+            report.graded_mixed += 1
+            rate = wins / graded
+            if not in_band(rate, band):
+                if rate > band[1]:
+                    report.too_easy += 1
+                else:
+                    report.too_hard += 1
+    _judge(report)
+    if strict and report.refused is not None:
+        raise PublishGateError(report)
+    return report
+
+
+def _judge(report: GateReport) -> None:
+    if report.rows == 0:
+        report.warnings.append("no rows")
+        return
+    if report.rl_shaped:
+        if report.graded_rows == 0:
+            report.refused = (
+                f"RL-shaped rows ({report.rows} rows over {report.tasks} asks) are ungraded: "
+                "run `whileai grade` first; a grouped update has no reward to learn from"
+            )
+            return
+        if report.graded_mixed == 0:
+            report.refused = (
+                f"no mixed group: every one of {report.tasks} asks passes all its rollouts or "
+                "fails all of them, so every group-relative advantage is zero; "
+                "sample more rollouts per ask or use a harder/easier task set"
+            )
+            return
+    if report.ungraded_rows:
+        report.warnings.append(
+            f"{report.ungraded_rows} of {report.rows} rows carry no clean reward "
+            "(ungraded or judge error)"
+        )
+    unanimous = report.unanimous_pass + report.unanimous_fail
+    if report.rl_shaped and unanimous:
+        report.warnings.append(
+            f"{unanimous} unanimous asks still present ({report.unanimous_pass} all pass, "
+            f"{report.unanimous_fail} all fail): zero advantage; "
+            "`whileai optimize --mode rl` drops them"
+        )
+    out_of_band = report.too_easy + report.too_hard
+    if report.rl_shaped and out_of_band:
+        lo, hi = report.band
+        report.warnings.append(
+            f"{out_of_band} asks outside the {lo:g}-{hi:g} pass-rate band still present "
+            f"({report.too_easy} too easy, {report.too_hard} too hard)"
+        )
