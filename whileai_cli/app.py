@@ -15,6 +15,7 @@ import typer
 from whileai_core import __version__
 
 from .commands import inspect as inspect_cmds
+from .commands import optimize as optimize_cmds
 
 app = typer.Typer(
     name="whileai",
@@ -48,7 +49,7 @@ def _root(
         os.environ["WHILEAI_DEBUG"] = "1"
 
 
-for _module in (inspect_cmds,):
+for _module in (inspect_cmds, optimize_cmds):
     _module.register(app)
 
 

@@ -1,0 +1,147 @@
+"""`whileai optimize`: graded rows in, the rows a trainer should see out, a report on stderr."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import typer
+
+from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+
+
+def register(app: typer.Typer) -> None:
+    app.command("optimize")(optimize)
+
+
+def optimize(
+    inputs: Inputs = None,
+    mode: Annotated[
+        Literal["rl", "sft"],
+        typer.Option(
+            "--mode",
+            envvar="WHILEAI_MODE",
+            help="rl: whole groups in the band; sft: rejection sampling.",
+        ),
+    ] = "rl",
+    band: Annotated[
+        str,
+        typer.Option(
+            "--band", envvar="WHILEAI_BAND", help="RL pass-rate band LOW,HIGH (inclusive)."
+        ),
+    ] = "0.2,0.8",
+    enforce_band: Annotated[
+        bool,
+        typer.Option(
+            "--enforce-band/--no-enforce-band",
+            help="Drop out-of-band asks, or keep them ranked after the in-band ones.",
+        ),
+    ] = True,
+    truncated: Annotated[
+        Literal["drop", "keep", "penalize"],
+        typer.Option(
+            "--truncated",
+            help="Rollouts cut at a cap: drop, keep (marked overlong), "
+            "or penalize (reward 0, judged score in reward_before_penalty).",
+        ),
+    ] = "drop",
+    max_groups: Annotated[
+        int | None,
+        typer.Option(
+            "--max-groups",
+            help="RL: keep at most this many groups, taken round-robin across fault kinds.",
+        ),
+    ] = None,
+    select: Annotated[
+        Literal["top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall"],
+        typer.Option("--select", help="SFT selection rule; random_* are chance controls."),
+    ] = "top_per_prompt",
+    min_reward: Annotated[
+        float, typer.Option("--min-reward", help="SFT: lowest reward a kept completion may have.")
+    ] = 1.0,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            help="SFT: completions per prompt (*_per_prompt, default 1) or "
+            "in total (*_overall, required).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seed for the random_* rules.")
+    ] = 0,
+    output: Output = None,
+    on_error: OnErrorOpt = "fail",
+    json: JsonOpt = False,
+    report_file: ReportFile = None,
+) -> None:
+    """Select training rows: RL groups in the difficulty band, or SFT rejection sampling."""
+    from whileai_core.errors import ConfigError
+    from whileai_core.jsonl import ReadStats, RowWriter, read_rows
+    from whileai_core.optimize import OptimizeOptions
+    from whileai_core.optimize import optimize as run
+
+    from ..options import resolve_inputs
+
+    try:
+        lo, hi = (float(part) for part in band.split(","))
+    except ValueError:
+        raise ConfigError(f"--band {band!r}: expected LOW,HIGH such as 0.2,0.8") from None
+    options = OptimizeOptions(
+        mode=mode,
+        band=(lo, hi),
+        enforce_band=enforce_band,
+        truncated=truncated,
+        max_groups=max_groups,
+        select=select,
+        min_reward=min_reward,
+        k=k,
+        seed=seed,
+    )
+    options.check()
+    stats = ReadStats()
+    rows = list(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
+    kept, report = run(rows, options)
+    with RowWriter(output) as writer:
+        writer.write_many(kept)
+    data = report.as_dict()
+    data["skipped_lines"] = stats.skipped
+    _emit(data, json=json, report_file=report_file, rows_to_stdout=output is None)
+
+
+def _emit(
+    data: dict[str, Any], *, json: bool, report_file: str | None, rows_to_stdout: bool
+) -> None:
+    from pathlib import Path
+
+    import orjson
+
+    from ..console import print_json, say, warn
+
+    if report_file:
+        Path(report_file).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    if json and not rows_to_stdout:
+        print_json(data)
+    elif json:
+        # Rows already own stdout; the JSON report goes to stderr so the pipe stays clean.
+        import sys
+
+        sys.stderr.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        return
+    dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(data["dropped"].items()))
+    say(
+        f"optimize --mode {data['mode']}: {data['rows_in']} rows in {data['groups_in']} asks -> "
+        f"{data['rows_out']} rows in {data['groups_kept']} asks"
+    )
+    if dropped:
+        say(f"  dropped rows: {dropped}")
+    if data["mode"] == "rl":
+        bd = data["band_dropped"]
+        lo, hi = data["band"]
+        say(f"  band {lo:g}-{hi:g}: {bd['too_easy']} too easy, {bd['too_hard']} too hard")
+        if data["fault_kinds"]:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in data["fault_kinds"].items())
+            say(f"  groups by fault kind: {kinds}")
+    if data.get("skipped_lines"):
+        warn(f"{data['skipped_lines']} bad lines skipped")
+    for message in [*data["hygiene_warnings"], *data["warnings"], *data["gate"]["warnings"]]:
+        warn(message)

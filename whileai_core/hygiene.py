@@ -1,0 +1,141 @@
+"""Signs that a reward, or a reported number, will mislead the trainer or the reader.
+
+Two checks ride along with every selection. A reward that tracks reply length, tool-call
+count or turn count across the selected rows is flagged (pooled Pearson above
+`HACK_THRESHOLD`): a judge problem, so it is flagged, never pruned. And pass^k / pass@k,
+which need k graded rollouts of every ask, do not survive a prune that shrinks groups or
+keeps only the asks in the difficulty band: the report says so instead of printing a
+number computed over a biased remainder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .groups import passed, reward_of, task_key
+from .stats import pass_at_k, pass_pow_k, pearson
+
+HACK_THRESHOLD = 0.3
+
+
+def reply_text(row: dict[str, Any]) -> str:
+    """The agent's final reply: `final_text`, else the last assistant message's text."""
+    text = row.get("final_text")
+    if isinstance(text, str):
+        return text
+    for message in reversed(row.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str) and content:
+                return content
+    return ""
+
+
+def tool_call_count(row: dict[str, Any]) -> int:
+    steps = row.get("steps")
+    if steps:
+        return sum(1 for s in steps if isinstance(s, dict) and s.get("tool") is not None)
+    return sum(
+        len(m.get("tool_calls") or [])
+        for m in row.get("messages") or []
+        if isinstance(m, dict) and m.get("role") == "assistant"
+    )
+
+
+def turn_count(row: dict[str, Any]) -> int:
+    """Agent turns: assistant messages, else tool and text steps plus the final reply."""
+    messages = row.get("messages")
+    if messages:
+        return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    steps = row.get("steps") or []
+    return sum(1 for s in steps if isinstance(s, dict) and s.get("role") != "user") + 1
+
+
+FEATURES = {
+    "reply_chars": lambda row: float(len(reply_text(row))),
+    "tool_calls": lambda row: float(tool_call_count(row)),
+    "turns": lambda row: float(turn_count(row)),
+}
+
+
+def reward_correlations(rows: Iterable[dict[str, Any]]) -> dict[str, float | None]:
+    """Pooled Pearson correlation of reward with each surface feature (None when constant)."""
+    rewards: list[float] = []
+    columns: dict[str, list[float]] = {name: [] for name in FEATURES}
+    for row in rows:
+        reward = reward_of(row)
+        if reward is None:
+            continue
+        rewards.append(reward)
+        for name, feature in FEATURES.items():
+            columns[name].append(feature(row))
+    return {name: _rounded(pearson(values, rewards)) for name, values in columns.items()}
+
+
+def correlation_warnings(correlations: dict[str, float | None]) -> list[str]:
+    return [
+        f"reward correlates with {name} (r={r:+.2f}, above {HACK_THRESHOLD}): the policy may "
+        f"learn {name} instead of the task; check the judge"
+        for name, r in correlations.items()
+        if r is not None and abs(r) > HACK_THRESHOLD
+    ]
+
+
+def pass_at(rows: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
+    """pass@1, and pass^k / pass@k when every ask has at least k graded rollouts.
+
+    Without `k`, k is the smallest graded group size (so it is as large as the data
+    allows). The k-way numbers are None ("n/a") when k < 2 or some ask has fewer than k.
+    """
+    groups: dict[str, list[int]] = {}
+    for row in rows:
+        reward = reward_of(row)
+        if reward is None:
+            continue
+        entry = groups.setdefault(task_key(row), [0, 0])
+        entry[0] += 1
+        entry[1] += passed(reward)
+    result: dict[str, Any] = {"tasks": len(groups), "k": k, "pass_at_1": None}
+    result.update({"pass_pow_k": None, "pass_at_k": None})
+    if not groups:
+        return result
+    sizes = [n for n, _ in groups.values()]
+    result["pass_at_1"] = round(sum(c / n for n, c in groups.values()) / len(groups), 4)
+    if k is None:
+        k = min(sizes)
+        result["k"] = k
+    if k < 2 or min(sizes) < k:
+        return result
+    result["pass_pow_k"] = round(_mean(pass_pow_k(n, c, k) for n, c in groups.values()), 4)
+    result["pass_at_k"] = round(_mean(pass_at_k(n, c, k) for n, c in groups.values()), 4)
+    return result
+
+
+def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Say when k-way numbers the input had are gone, or biased, after selection."""
+    if before.get("pass_pow_k") is None:
+        return []
+    k = before["k"]
+    if after.get("pass_pow_k") is None:
+        return [
+            f"pass^{k}/pass@{k} were {before['pass_pow_k']}/{before['pass_at_k']} on the input "
+            f"and are n/a on the selection (groups shrank below {k}); quote the input figures "
+            "or the calibration stamp, not a number over the selection"
+        ]
+    if after.get("tasks") != before.get("tasks"):
+        return [
+            f"pass^{k}/pass@{k} on the selection cover {after['tasks']} of {before['tasks']} asks "
+            f"(the prune kept only some) and are biased; the input had "
+            f"{before['pass_pow_k']}/{before['pass_at_k']}"
+        ]
+    return []
+
+
+def _mean(values: Iterable[float]) -> float:
+    items: Sequence[float] = list(values)
+    return sum(items) / len(items)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
