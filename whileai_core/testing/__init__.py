@@ -1,0 +1,31 @@
+"""Test helpers that ship with the library, so users' own test suites can use them too.
+
+`OpenAIStub` is a small OpenAI-compatible chat-completions server on a loopback port:
+tests and benches point a model spec at `stub.base_url` and never reach the internet.
+"""
+
+from __future__ import annotations
+
+from .openai_stub import (
+    OpenAIStub,
+    Reply,
+    Request,
+    answer,
+    disconnect,
+    http_error,
+    raw_tool_call,
+    tool_call,
+    tool_calls,
+)
+
+__all__ = [
+    "OpenAIStub",
+    "Reply",
+    "Request",
+    "answer",
+    "disconnect",
+    "http_error",
+    "raw_tool_call",
+    "tool_call",
+    "tool_calls",
+]

@@ -1,0 +1,375 @@
+"""A scripted OpenAI-compatible chat-completions server on a loopback port.
+
+Standard library only, so it starts in milliseconds inside a test and needs nothing the
+toolkit does not already depend on. HTTP/1.1 with keep-alive, one thread per connection,
+so a client holding 64 pooled connections sees 64 calls served at once.
+
+    with OpenAIStub(script=[tool_call("get_order", {"order_id": "A1"}), answer("Shipped.")]) as s:
+        spec = parse_model_spec(s.base_url, model="m")
+        ...
+        assert s.calls == 2
+
+Each POST to `.../chat/completions` takes the next item of `script`; once the script is
+used up, `default` answers (a plain "ok." unless given). A script item is a `Reply`, a
+string (a plain answer), a dict (the assistant message itself), or a callable that gets
+the `Request` and returns any of those — that is how a reply is chosen from the request.
+Every request is recorded (`stub.requests`, `stub.bodies`) and counted (`stub.calls`),
+including the ones answered with an error, so a test can prove a cache hit paid nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Union
+
+__all__ = [
+    "OpenAIStub",
+    "Reply",
+    "Request",
+    "answer",
+    "disconnect",
+    "http_error",
+    "raw_tool_call",
+    "tool_call",
+    "tool_calls",
+]
+
+
+@dataclass
+class Request:
+    """One request the stub received, as the test wants to look at it."""
+
+    index: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # the parsed JSON body, or None when it was not JSON
+
+
+@dataclass
+class Reply:
+    """One scripted response.
+
+    `status` other than 200 sends an OpenAI-style error body (`error_message`,
+    `error_code`) unless `raw` is given; `headers` adds response headers (e.g.
+    Retry-After); `delay` sleeps before answering (on top of the stub's `latency`), which
+    is how a read timeout is provoked; `raw` sends these exact bytes as the body (a
+    malformed response); `close` drops the connection without answering (a connection
+    error). `logprobs` gives the per-token logprobs of the content; when left None and the
+    request asked for logprobs, the stub makes one token per word at -0.25 each.
+    """
+
+    message: dict[str, Any] = field(default_factory=lambda: {"role": "assistant", "content": ""})
+    finish_reason: str = "stop"
+    status: int = 200
+    usage: tuple[int, int] | None = (10, 5)
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    close: bool = False
+    logprobs: list[float] | None = None
+    error_message: str = "scripted error"
+    error_code: str | None = None
+
+
+ScriptItem = Union[Reply, str, dict[str, Any], Callable[[Request], Any]]  # noqa: UP007
+
+
+def answer(
+    text: str,
+    *,
+    finish_reason: str = "stop",
+    usage: tuple[int, int] | None = (10, 5),
+    delay: float = 0.0,
+    logprobs: list[float] | None = None,
+) -> Reply:
+    """A plain assistant answer with no tool calls."""
+    return Reply(
+        message={"role": "assistant", "content": text},
+        finish_reason=finish_reason,
+        usage=usage,
+        delay=delay,
+        logprobs=logprobs,
+    )
+
+
+def tool_calls(
+    calls: Iterable[tuple[str, dict[str, Any] | str]],
+    *,
+    content: str | None = None,
+    finish_reason: str = "tool_calls",
+    usage: tuple[int, int] | None = (10, 5),
+    delay: float = 0.0,
+) -> Reply:
+    """One assistant turn calling several tools at once (parallel tool calls).
+
+    Arguments given as a string are sent verbatim, so a test can send malformed JSON.
+    """
+    wire = []
+    for i, (name, args) in enumerate(calls):
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        wire.append(
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        )
+    return Reply(
+        message={"role": "assistant", "content": content, "tool_calls": wire},
+        finish_reason=finish_reason,
+        usage=usage,
+        delay=delay,
+    )
+
+
+def tool_call(name: str, arguments: dict[str, Any], **kwargs: Any) -> Reply:
+    """One assistant turn calling one tool."""
+    return tool_calls([(name, arguments)], **kwargs)
+
+
+def raw_tool_call(name: str, arguments: str, **kwargs: Any) -> Reply:
+    """A tool call whose `arguments` string is sent exactly as given (e.g. broken JSON)."""
+    return tool_calls([(name, arguments)], **kwargs)
+
+
+def http_error(
+    status: int,
+    *,
+    retry_after: float | str | None = None,
+    message: str = "scripted error",
+    code: str | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An HTTP error with an OpenAI-style error body and an optional Retry-After header."""
+    headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
+    return Reply(
+        status=status,
+        headers=headers,
+        error_message=message,
+        error_code=code,
+        delay=delay,
+        usage=None,
+    )
+
+
+def disconnect(*, delay: float = 0.0) -> Reply:
+    """Close the connection without a response: the client sees a connection error."""
+    return Reply(close=True, delay=delay)
+
+
+class OpenAIStub:
+    """The server. Use as a context manager (or `start()`/`stop()`); `base_url` ends in /v1."""
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        *,
+        default: ScriptItem | None = None,
+        latency: float = 0.0,
+        model: str = "stub-model",
+        host: str = "127.0.0.1",
+    ) -> None:
+        self._script: list[ScriptItem] = list(script)
+        self._default: ScriptItem = default if default is not None else answer("ok.")
+        self.latency = latency
+        self.model = model
+        self._host = host
+        self._lock = threading.Lock()
+        self.requests: list[Request] = []
+        self.calls = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> OpenAIStub:
+        stub = self
+
+        class _Handler(_StubHandler):
+            owner = stub
+
+        server = ThreadingHTTPServer((self._host, 0), _Handler)
+        server.daemon_threads = True
+        server.request_queue_size = 256
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("the stub is not running; use it as a context manager")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}/v1"
+
+    # -- script ----------------------------------------------------------------------
+
+    def push(self, *items: ScriptItem) -> None:
+        """Append replies to the script while the server runs."""
+        with self._lock:
+            self._script.extend(items)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies of the chat-completion requests received, in order."""
+        with self._lock:
+            return [r.body for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _next(self, request: Request) -> Reply:
+        with self._lock:
+            item = self._script.pop(0) if self._script else self._default
+        return _as_reply(item, request)
+
+
+def _as_reply(item: Any, request: Request) -> Reply:
+    if callable(item) and not isinstance(item, Reply):
+        item = item(request)
+    if isinstance(item, Reply):
+        return item
+    if isinstance(item, str):
+        return answer(item)
+    if isinstance(item, dict):
+        finish = "tool_calls" if item.get("tool_calls") else "stop"
+        return Reply(message={"role": "assistant", **item}, finish_reason=finish)
+    if item is None:
+        return answer("ok.")
+    raise TypeError(f"stub script item of unsupported type {type(item).__name__}")
+
+
+def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": reply.message,
+        "finish_reason": reply.finish_reason,
+    }
+    body = request.body if isinstance(request.body, dict) else {}
+    if body.get("logprobs"):
+        content = reply.message.get("content") or ""
+        words = content.split()
+        values = reply.logprobs if reply.logprobs is not None else [-0.25] * len(words)
+        tokens = [words[i] if i < len(words) else f"t{i}" for i in range(len(values))]
+        choice["logprobs"] = {
+            "content": [
+                {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
+                for t, lp in zip(tokens, values, strict=True)
+            ]
+        }
+    out: dict[str, Any] = {
+        "id": f"chatcmpl-stub-{request.index}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or model,
+        "choices": [choice],
+    }
+    if reply.usage is not None:
+        prompt, completion = reply.usage
+        out["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return out
+
+
+class _StubHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    owner: OpenAIStub
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read stderr
+        return
+
+    def _read_body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            return None
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _record(self, method: str) -> Request:
+        stub = self.owner
+        body = self._read_body() if method == "POST" else None
+        with stub._lock:
+            request = Request(
+                index=len(stub.requests),
+                method=method,
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+            )
+            stub.requests.append(request)
+        return request
+
+    def do_GET(self) -> None:
+        request = self._record("GET")
+        if request.path.rstrip("/").endswith("/models"):
+            data = {"object": "list", "data": [{"id": self.owner.model, "object": "model"}]}
+            self._send(200, json.dumps(data).encode())
+        else:
+            self._send(404, b'{"error": {"message": "no such route"}}')
+
+    def do_POST(self) -> None:
+        stub = self.owner
+        request = self._record("POST")
+        if not request.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, b'{"error": {"message": "no such route"}}')
+            return
+        with stub._lock:
+            stub.calls += 1
+        try:
+            reply = stub._next(request)
+        except Exception as exc:  # a broken script callable: say so in the response
+            self._send(500, json.dumps({"error": {"message": f"stub script: {exc}"}}).encode())
+            return
+        wait = stub.latency + reply.delay
+        if wait > 0:
+            time.sleep(wait)
+        if reply.close:
+            self.close_connection = True
+            self.connection.close()
+            return
+        if reply.raw is not None:
+            self._send(reply.status, reply.raw, reply.headers)
+        elif reply.status != 200:
+            error = {
+                "error": {
+                    "message": reply.error_message,
+                    "type": "stub_error",
+                    "code": reply.error_code,
+                }
+            }
+            self._send(reply.status, json.dumps(error).encode(), reply.headers)
+        else:
+            payload = json.dumps(_completion(reply, request, stub.model)).encode()
+            self._send(200, payload, reply.headers)
