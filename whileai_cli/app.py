@@ -71,15 +71,16 @@ def main() -> None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         finally:
             sys.exit(0)
+    except typer.Abort:
+        sys.stderr.write("whileai: aborted\n")
+        sys.exit(1)
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            sys.stderr.write("whileai: aborted\n")
-            sys.exit(1)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        # Typer vendors click; its usage errors share TyperException and know their exit code.
+        if isinstance(exc, typer.exceptions.TyperException):
+            show = getattr(exc, "show", None)
+            if callable(show):
+                show()
+            sys.exit(getattr(exc, "exit_code", 2))
         if debug_enabled():
             raise
         if isinstance(exc, WhileaiError):

@@ -210,7 +210,10 @@ def from_row(row: dict[str, Any]) -> RowParts:
     if markers_raw is not None:
         if not isinstance(markers_raw, dict):
             raise TypeError("markers must be an object of name -> number")
-        markers = [Marker(name=k, value=v) for k, v in markers_raw.items()]
+        for name, value in markers_raw.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"markers.{name} must be a number, got {type(value).__name__}")
+            markers.append(Marker(name=name, value=value))
     calibration_raw = row.get("calibration")
     schema_version = row.get("schema_version")
     if schema_version is not None and not isinstance(schema_version, str):

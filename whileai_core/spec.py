@@ -111,8 +111,14 @@ def guess_kind(name: str, description: str = "") -> ToolKind:
             return "read"
         if word in _WRITE_VERBS:
             return "write"
-    first = re.findall(r"[a-z]+", description.lower())[:3]
-    return "write" if any(w in _WRITE_VERBS for w in first) else "read"
+    for word in re.findall(r"[a-z]+", description.lower())[:3]:
+        # Descriptions say "Deletes the widget" or "Searches docs": try the bare verb too.
+        for form in (word, word[:-1], word[:-2]):
+            if form in _READ_VERBS:
+                return "read"
+            if form in _WRITE_VERBS:
+                return "write"
+    return "read"
 
 
 def _normalise_tool(raw: Any, index: int, source: str, kinds: dict[str, Any]) -> Tool:

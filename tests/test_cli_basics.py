@@ -1,0 +1,99 @@
+"""The command as a user meets it: exit codes, one-line errors, data on stdout only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from typer.testing import CliRunner
+
+from whileai_cli.app import app
+
+from .helpers import SDK_ROWS, run_cli
+
+runner = CliRunner()
+
+
+def test_version_and_help() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.startswith("whileai ")
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("validate", "schema", "spec"):
+        assert command in result.stdout
+
+
+def test_validate_fixture_rows_exit_zero() -> None:
+    result = run_cli("validate", str(SDK_ROWS))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+    assert b"40 rows checked, 40 valid, 0 bad" in result.stderr
+
+
+def test_validate_reads_a_real_pipe() -> None:
+    result = run_cli("validate", "-", "--json", input=SDK_ROWS.read_bytes())
+    assert result.returncode == 0, result.stderr
+    report = orjson.loads(result.stdout)
+    assert report["rows"] == 40 and report["ok"] is True
+
+
+def test_validate_names_every_bad_row_and_exits_one(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(
+        SDK_ROWS.read_bytes().splitlines(keepends=True)[0]
+        + b'{"prompt": "x", "steps": "oops"}\n'
+        + b"[1]\n"
+        + b'{"prompt": "x", "judge_status": "fine"}\n'
+    )
+    result = run_cli("validate", str(bad), "--json")
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert f"{bad}:2:" in err and f"{bad}:3:" in err and f"{bad}:4:" in err
+    assert orjson.loads(result.stdout)["bad"] == 3
+    assert "Traceback" not in err
+
+
+def test_validate_fail_fast_stops_at_first_bad_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"prompt": "ok"}\n{"prompt": \n')
+    result = run_cli("validate", str(bad), "--on-error", "fail")
+    assert result.returncode == 1
+    assert result.stderr.decode().strip().startswith(f"whileai: error: {bad}:2: not valid JSON")
+    assert len(result.stderr.decode().strip().splitlines()) == 1
+
+
+def test_on_error_reads_its_environment_variable(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"prompt": \n')
+    result = run_cli("validate", str(bad), env={"WHILEAI_ON_ERROR": "fail"})
+    assert result.returncode == 1 and b"whileai: error:" in result.stderr
+
+
+def test_usage_error_exits_two() -> None:
+    assert run_cli("validate", "--no-such-flag").returncode == 2
+    assert run_cli("no-such-command").returncode == 2
+
+
+def test_schema_prints_json_schema() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    assert "prompt" in orjson.loads(result.stdout)["properties"]
+
+
+def test_spec_json_and_bad_spec_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["spec", "specs/orders", "--json"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    assert {t["name"] for t in data["tools"]} >= {"get_order", "refund_order", "cancel_order"}
+    assert data["rubric"] is True
+    broken = tmp_path / "spec.json"
+    broken.write_text('{"tools": [{"name": "a"}, {"name": "a"}]}')
+    result = run_cli("spec", str(broken))
+    assert result.returncode == 1
+    lines = result.stderr.decode().strip().splitlines()
+    assert lines == [f"whileai: error: {broken}: duplicate tool name 'a'"]
+
+
+def test_debug_shows_a_traceback(tmp_path: Path) -> None:
+    result = run_cli("--debug", "spec", str(tmp_path / "missing"))
+    assert result.returncode == 1 and b"Traceback" in result.stderr
