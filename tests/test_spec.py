@@ -91,7 +91,7 @@ def test_unreadable_yaml_names_the_line(tmp_path: Path) -> None:
 def test_missing_spec_and_empty_folder(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="no such spec"):
         load_spec(tmp_path / "nope")
-    with pytest.raises(SpecError, match="no spec.json or spec.yaml"):
+    with pytest.raises(SpecError, match=r"no spec\.json or spec\.yaml"):
         load_spec(tmp_path)
 
 
