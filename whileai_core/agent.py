@@ -42,6 +42,8 @@ class Episode:
     privileged: dict[str, Any] = field(default_factory=dict)
     user: UserSimulator | None = None
     max_turns: int = 12
+    # How often the person may speak after the opener (avg_turns // 2); None: max_turns // 2.
+    max_user_turns: int | None = None
 
 
 @dataclass
@@ -97,6 +99,9 @@ class ModelOptions:
     timeout: float = 60.0
     retries: int = 5
     execute: str | None = None  # module:function answering tool calls instead of the mock world
+    # The run's model clients by endpoint, filled by whileai_core.models.factory so the agent,
+    # writer and judge of one run share one client (and one failure count) per endpoint.
+    clients: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 class AgentError(Exception):
