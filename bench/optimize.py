@@ -1,0 +1,132 @@
+"""Benchmark: `whileai optimize --mode rl` on 100,000 graded rows (12,500 groups of 8).
+
+Run by hand: `.venv/bin/python bench/optimize.py [--groups 12500] [--keep]`.
+Reference: the original SDK's optimize took 1.3 s on 5,000 rows (~3,800 rows/s); the
+target is 10x its rows/s, i.e. >= 38,000 rows/s. Prints wall time and peak RSS of the
+CLI run (a real subprocess: read, select, write) and of the in-process core call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+FAULTS = ("success", "timeout", "permission_denied", "malformed_result", "stale_result")
+STATUS = {
+    "success": {"status": "ok", "data": {"order_id": "ORD-1", "status": "delivered"}},
+    "timeout": {"status": "timeout", "error": "upstream timed out"},
+    "permission_denied": {"status": "permission_denied", "error": "not allowed"},
+    "malformed_result": {"status": "malformed", "raw": "<<garbled>>"},
+    "stale_result": {"status": "ok", "stale": True, "data": {"order_id": "ORD-1"}},
+}
+
+
+def make_rows(path: Path, groups: int, per_group: int, seed: int = 0) -> int:
+    rng = random.Random(seed)
+    n = 0
+    with path.open("wb") as fh:
+        for g in range(groups):
+            condition = FAULTS[g % len(FAULTS)]
+            difficulty = rng.random()
+            prompt = f"Please refund order ORD-{g:05d}; it arrived damaged. Case {g}."
+            for i in range(per_group):
+                reward = 1.0 if rng.random() > difficulty else 0.0
+                variant = rng.randrange(6)
+                outcome = "refunded it" if reward else "stopped"
+                reply = f"I looked up ORD-{g:05d} and {outcome}. v{variant}"
+                row = {
+                    "prompt": prompt,
+                    "messages": [
+                        {"role": "user", "content": prompt},
+                        {
+                            "role": "assistant",
+                            "content": "",
+                            "tool_calls": [
+                                {"name": "get_order", "arguments": {"order_id": f"ORD-{g:05d}"}}
+                            ],
+                        },
+                        {
+                            "role": "tool",
+                            "name": "get_order",
+                            "content": orjson.dumps(STATUS[condition]).decode(),
+                        },
+                        {"role": "assistant", "content": reply},
+                    ],
+                    "steps": [
+                        {
+                            "tool": "get_order",
+                            "arguments": {"order_id": f"ORD-{g:05d}"},
+                            "result": STATUS[condition],
+                        }
+                    ],
+                    "final_text": reply,
+                    "scenario_id": f"sc-{g:06d}",
+                    "scenario_dimensions": {"tool": "get_order", "tool_condition": condition},
+                    "rollout_index": i,
+                    "policy_version": "bench@1",
+                    "privileged": {"reference": f"refund ORD-{g:05d} only if delivered"},
+                    "reward": reward,
+                    "judge_status": "ok",
+                    "judge_name": "bench",
+                    "schema_version": "1",
+                    "bench_unknown_key": {"kept": True},
+                }
+                fh.write(orjson.dumps(row) + b"\n")
+                n += 1
+    return n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--groups", type=int, default=12_500)
+    parser.add_argument("--per-group", type=int, default=8)
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="whileai-bench-optimize-"))
+    src, dst = tmp / "graded.jsonl", tmp / "selected.jsonl"
+    n = make_rows(src, args.groups, args.per_group)
+    print(f"generated {n:,} rows ({src.stat().st_size / 1e6:.1f} MB) in {tmp}")
+
+    cmd = [str(ROOT / ".venv/bin/whileai"), "optimize", "--mode", "rl", str(src), "-o", str(dst),
+           "--report", str(tmp / "report.json")]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+    cli_s = time.perf_counter() - start
+    cli_rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    report = orjson.loads((tmp / "report.json").read_bytes())
+
+    sys.path.insert(0, str(ROOT))
+    from whileai_core.jsonl import read_rows
+    from whileai_core.optimize import optimize
+
+    rows = list(read_rows([str(src)]))
+    start = time.perf_counter()
+    optimize(rows)
+    core_s = time.perf_counter() - start
+    core_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    sdk_rate = 5_000 / 1.3
+    print(f"CLI  optimize --mode rl: {cli_s:.2f} s, {n / cli_s:,.0f} rows/s, "
+          f"peak RSS {cli_rss_mb:.0f} MB, kept {report['rows_out']:,} rows "
+          f"in {report['groups_kept']:,} groups")  # fmt: skip
+    print(f"core optimize() alone:   {core_s:.2f} s, {n / core_s:,.0f} rows/s "
+          f"(process peak RSS {core_rss_mb:.0f} MB incl. the loaded rows)")  # fmt: skip
+    print(f"reference SDK: 1.3 s / 5,000 rows = {sdk_rate:,.0f} rows/s; target >= "
+          f"{10 * sdk_rate:,.0f} rows/s; CLI is {n / cli_s / sdk_rate:.1f}x")  # fmt: skip
+    if not args.keep:
+        for path in tmp.iterdir():
+            path.unlink()
+        tmp.rmdir()
+
+
+if __name__ == "__main__":
+    main()
