@@ -14,6 +14,7 @@ import typer
 
 from whileai_core import __version__
 
+from .commands import cache as cache_cmds
 from .commands import inspect as inspect_cmds
 from .commands import optimize as optimize_cmds
 
@@ -49,7 +50,7 @@ def _root(
         os.environ["WHILEAI_DEBUG"] = "1"
 
 
-for _module in (inspect_cmds, optimize_cmds):
+for _module in (inspect_cmds, optimize_cmds, cache_cmds):
     _module.register(app)
 
 

@@ -1,0 +1,148 @@
+"""Turn `--agent`/`--writer` references and `ModelOptions` into model-backed components.
+
+The engine and the CLI call these lazily, only when a reference is a model spec, so an
+offline run never imports httpx. Everything model-backed in one run that talks to the
+same endpoint and model shares one `ModelClient` (kept on `options.clients`), so the
+concurrency bound, the retry budget and the failure counts are per run, not per role.
+
+Sampling defaults: a flag wins, then WHILEAI_TEMPERATURE / WHILEAI_MAX_TOKENS /
+WHILEAI_TOP_P, then the server's own default (the key is left out of the request).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..agent import Agent, ModelOptions, ToolWorld, Writer
+from ..errors import ConfigError
+from ..plugins import load_callable
+from ..spec import Spec
+from .agent import ModelAgent
+from .cache import ModelCache
+from .client import ModelClient
+from .spec import looks_like_model_spec, parse_model_spec
+from .writer import ModelWriter
+
+__all__ = [
+    "client_for",
+    "is_model_ref",
+    "load_execute",
+    "make_agent",
+    "make_writer",
+    "model_stats",
+    "sampling_from",
+]
+
+
+def is_model_ref(ref: str | None) -> bool:
+    """True when `ref` names a model endpoint (openai:, vllm:, ollama:, http(s)://)."""
+    return bool(ref) and looks_like_model_spec(str(ref))
+
+
+def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
+
+
+def sampling_from(options: ModelOptions) -> dict[str, Any]:
+    """The sampling keys to send: options first, then the WHILEAI_* variables."""
+    temperature = options.temperature
+    if temperature is None:
+        temperature = _env_number("WHILEAI_TEMPERATURE", float)
+    max_tokens = options.max_tokens
+    if max_tokens is None:
+        max_tokens = _env_number("WHILEAI_MAX_TOKENS", int)  # type: ignore[assignment]
+    top_p = options.top_p
+    if top_p is None:
+        top_p = _env_number("WHILEAI_TOP_P", float)
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise ConfigError(f"temperature {temperature} is outside 0..2")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max tokens {max_tokens} must be at least 1")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ConfigError(f"top_p {top_p} is outside (0, 1]")
+    sampling = {"temperature": temperature, "max_tokens": max_tokens, "top_p": top_p}
+    return {k: v for k, v in sampling.items() if v is not None}
+
+
+def client_for(ref: str, options: ModelOptions) -> ModelClient:
+    """The run's client for this endpoint and model, created on first use."""
+    spec = parse_model_spec(ref, model=options.model)
+    key = f"{spec.base_url}|{spec.model}"
+    client = options.clients.get(key)
+    if isinstance(client, ModelClient):
+        return client
+    cache = None
+    if options.cache:
+        shared = options.clients.get("__cache__")
+        cache = shared if isinstance(shared, ModelCache) else ModelCache()
+        options.clients["__cache__"] = cache
+    client = ModelClient(
+        spec,
+        concurrency=max(1, options.concurrency),
+        read_timeout=options.timeout,
+        retries=options.retries,
+        cache=cache,
+    )
+    options.clients[key] = client
+    return client
+
+
+def model_stats(options: ModelOptions) -> dict[str, dict[str, Any]]:
+    """Traffic and failure counts of every model client the run used, by model label."""
+    return {
+        c.spec.label: c.stats.as_dict()
+        for c in options.clients.values()
+        if isinstance(c, ModelClient)
+    }
+
+
+def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
+    """A `ModelAgent` for `--agent openai:…` (or any model spec)."""
+    sampling_from(options)  # fail on bad sampling before the first rollout
+    client = client_for(ref, options)
+    return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)
+
+
+def make_writer(ref: str, spec: Spec, options: ModelOptions) -> Writer:
+    """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
+    to scrub policy text out of its prompts, never to show the policy to the model."""
+    client = client_for(ref, options)
+    writer_sampling = sampling_from(options)
+    writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
+    return ModelWriter(client, spec, sampling=writer_sampling)
+
+
+class ExecuteWorld:
+    """The user's real world: `execute(tool_name, arguments) -> result` answers every call.
+
+    No fault schedule applies (the faults a row lists are the mock world's plan; the real
+    world breaks when it breaks). A result that is not a dict is wrapped as
+    `{"status": "ok", "data": result}`; an exception becomes an error result the model
+    sees. `blocking` tells the agent to run calls in a worker thread, since a real
+    backend does I/O.
+    """
+
+    blocking = True
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+        self._fn = load_callable(ref, what="--execute")
+        self.fired: list[dict[str, Any]] = []
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result = self._fn(name, arguments)
+        if isinstance(result, dict):
+            return result
+        return {"status": "ok", "data": result}
+
+
+def load_execute(ref: str) -> ToolWorld:
+    """Resolve `--execute module:function` (or `path/file.py:function`) into a ToolWorld."""
+    return ExecuteWorld(ref)
