@@ -1,0 +1,168 @@
+"""Who you are on the platform, and the server itself: serve, login, logout, status, signup."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..options import JsonOpt
+from .platform import ApiKeyOpt
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("login")(login)
+    app.command("logout")(logout)
+    app.command("status")(status)
+    app.command("signup")(signup)
+
+
+def _server_url() -> str:
+    from whileai_core.errors import ConfigError
+    from whileai_core.store import api_url
+
+    url = api_url()
+    if url is None:
+        raise ConfigError(
+            "WHILEAI_API_URL is not set: the embedded store needs no login "
+            "(set WHILEAI_API_URL to a `whileai serve` to use a server)"
+        )
+    return url
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", envvar="WHILEAI_HOST")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", envvar="WHILEAI_PORT")] = 8321,
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data", envvar="WHILEAI_DATA", help="Store directory (default WHILEAI_HOME/server)."
+        ),
+    ] = None,
+    poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--poll-interval",
+            envvar="WHILEAI_POLL_INTERVAL",
+            help="Device-login poll interval (s).",
+        ),
+    ] = 5.0,
+) -> None:
+    """Run the platform server (multi-account) over a store directory."""
+    import uvicorn
+
+    from whileai_core.settings import home
+    from whileai_server import create_app
+
+    from ..console import say
+
+    directory = data or str(home() / "server")
+    app = create_app(directory, device_interval=poll_interval)
+    say(f"whileai serve: store {directory}, listening on http://{host}:{port}")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def login(
+    name: Annotated[
+        str | None, typer.Option("--name", help="A name for the key (e.g. this machine).")
+    ] = None,
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Print the link and code, then exit without polling.")
+    ] = False,
+) -> None:
+    """Sign in to the server at WHILEAI_API_URL: prints a link and a code, waits for approval."""
+    import socket
+
+    from whileai_core.store import credentials
+    from whileai_core.store.login import start_or_resume, wait_for_key
+
+    from ..console import say
+
+    url = _server_url()
+    pending, resumed = start_or_resume(url, name or socket.gethostname())
+    say(("Resuming your login. " if resumed else "") + "Open this link and approve:")
+    say(f"  {pending['verification_uri_complete']}")
+    say(f"Code: [bold]{pending['user_code']}[/bold]")
+    if no_wait:
+        return
+    record = wait_for_key(pending)
+    say(
+        f"Signed in ({credentials.mask(record['api_key'])}); key saved to "
+        f"{credentials.credentials_path()}"
+    )
+
+
+def logout() -> None:
+    """Remove the saved key (WHILEAI_API_KEY and --api-key are not touched)."""
+    from whileai_core.store import credentials
+
+    from ..console import say
+
+    removed = credentials.remove()
+    credentials.pending_login_path().unlink(missing_ok=True)
+    say("logged out: saved key removed" if removed else "no saved key to remove")
+
+
+def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
+    """Which store is in use, and which key (masked) from where."""
+    from whileai_core.store import api_url, credentials
+
+    from ..console import out, print_json
+
+    url = api_url()
+    info: dict[str, object] = {"store": "server" if url else "embedded"}
+    if url is None:
+        from whileai_core.settings import home
+
+        info["location"] = str(home())
+    else:
+        info["location"] = url
+        resolved = credentials.resolve(api_key)
+        info["key"] = credentials.mask(resolved.key) if resolved else None
+        info["keySource"] = resolved.source if resolved else None
+        if resolved is not None:
+            from whileai_core.store.http import HttpStore
+
+            store = HttpStore(url, resolved.key)
+            try:
+                info["account"] = store.me()
+            finally:
+                store.close()
+    if json:
+        print_json(info)
+        return
+    console = out()
+    console.print(f"store: {info['store']} ({info['location']})")
+    if url is not None:
+        if info["key"] is None:
+            console.print("key: none (run `whileai login`)")
+        else:
+            console.print(f"key: {info['key']} from {info['keySource']}")
+            account = info.get("account")
+            if isinstance(account, dict):
+                console.print(
+                    f"account: {account.get('email')} ({account.get('user_id')}), "
+                    f"tier {account.get('tier')}, {account.get('datasets')} datasets"
+                )
+
+
+def signup(
+    email: Annotated[str, typer.Option("--email", help="Your email address.")],
+    name: Annotated[str | None, typer.Option("--name", help="Display name.")] = None,
+) -> None:
+    """Create an account and key on the server (no browser needed); saves the key."""
+    from whileai_core.store import credentials
+    from whileai_core.store.http import signup as wire_signup
+
+    from ..console import say
+
+    url = _server_url()
+    record = wire_signup(url, email, name)
+    path = credentials.save(
+        record["api_key"], api_url=url, name=record.get("name"), user_id=record.get("user_id")
+    )
+    say(
+        f"account {record['user_id']} for {email}; key {credentials.mask(record['api_key'])} "
+        f"saved to {path}"
+    )

@@ -1,0 +1,293 @@
+"""Datasets on the platform: push, pull, datasets, profile, delete, purge, agents.
+
+Every command talks to `open_store()`: the embedded store when WHILEAI_API_URL is unset,
+the server it points at otherwise. Ids and rows go to stdout; summaries to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+from ..options import JsonOpt
+
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        help="API key for this call (else WHILEAI_API_KEY, else the key `whileai login` saved).",
+        show_default=False,
+    ),
+]
+Purpose = Literal["train", "holdout", "eval"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("push")(push)
+    app.command("pull")(pull)
+    app.command("datasets")(datasets)
+    app.command("profile")(profile)
+    app.command("delete")(delete)
+    app.command("purge")(purge)
+    app.command("agents")(agents)
+
+
+def push(
+    source: Annotated[
+        str, typer.Argument(help="JSONL file to push, or '-' for stdin.", show_default=False)
+    ] = "-",
+    name: Annotated[
+        str, typer.Option("--name", "-n", envvar="WHILEAI_NAME", help="Dataset name.")
+    ] = "",
+    purpose: Annotated[
+        Purpose, typer.Option("--purpose", envvar="WHILEAI_PURPOSE", help="train, holdout or eval.")
+    ] = "train",
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", envvar="WHILEAI_MODE", help="Simulation mode to record (rl, sft…)."),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", envvar="WHILEAI_AGENT", help="Agent the set belongs to."),
+    ] = None,
+    parent: Annotated[
+        str | None, typer.Option("--parent", help="Parent dataset id (lineage).")
+    ] = None,
+    holdout: Annotated[
+        float,
+        typer.Option(
+            "--holdout",
+            envvar="WHILEAI_HOLDOUT",
+            help="Fraction of tasks to push as a linked holdout set, split by scenario_id.",
+        ),
+    ] = 0.0,
+    no_gate: Annotated[bool, typer.Option("--no-gate", help="Skip the publish gate.")] = False,
+    description: Annotated[
+        str | None, typer.Option("--description", help="Free-text description.")
+    ] = None,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
+    from whileai_core.errors import ConfigError
+    from whileai_core.store import open_store
+    from whileai_core.store.push import push_rows
+
+    from ..console import print_json, say, warn
+
+    if not name.strip():
+        raise ConfigError("push needs --name (or WHILEAI_NAME)")
+    store = open_store(api_key)
+    try:
+        result = push_rows(
+            store,
+            [source],
+            name=name,
+            purpose=purpose,
+            mode=mode,
+            agent=agent,
+            parent=parent,
+            description=description,
+            holdout=holdout,
+            gate=not no_gate,
+        )
+    finally:
+        store.close()
+    gate = result["gate"]
+    if gate:
+        for message in gate.get("warnings", []):
+            warn(f"gate: {message}")
+    if result["stripped"]:
+        say(f"removed privileged data from {result['stripped']} rows")
+    if json:
+        print_json(result)
+    for side in ("train", "holdout"):
+        record = result[side]
+        if record is None:
+            continue
+        again = " (already stored: nothing uploaded)" if record.get("existing") else ""
+        say(
+            f"{record['purpose']} {record['name']}: {record['rows']} rows,"
+            f" {record['bytes']} bytes{again}"
+        )
+        if not json:
+            print(record["datasetId"])
+
+
+def pull(
+    dataset_id: Annotated[str, typer.Argument(help="Dataset id (ds_…).")],
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Download a dataset's rows as JSONL."""
+    from whileai_core.store import open_store
+    from whileai_core.store.push import pull_rows
+
+    from ..console import say
+
+    store = open_store(api_key)
+    try:
+        size = pull_rows(store, dataset_id, output)
+    finally:
+        store.close()
+    if output not in (None, "-"):
+        say(f"{dataset_id}: {size} bytes -> {output}")
+
+
+def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
+    """List your datasets."""
+    from whileai_core.store import open_store
+
+    from ..console import out, print_json, say
+
+    store = open_store(api_key)
+    try:
+        records = store.list_datasets()
+    finally:
+        store.close()
+    if json:
+        print_json({"datasets": records})
+        return
+    from rich.table import Table
+
+    table = Table(title_justify="left")
+    for col in ("id", "name", "purpose", "mode", "agent", "rows", "bytes", "parent", "created"):
+        table.add_column(col)
+    for d in records:
+        table.add_row(
+            d["datasetId"],
+            d["name"],
+            d["purpose"],
+            d.get("mode") or "-",
+            d.get("agent") or "-",
+            str(d["rows"]),
+            str(d["bytes"]),
+            d.get("parentDatasetId") or "-",
+            d.get("createdAt") or "-",
+        )
+    out().print(table)
+    total = sum(int(d["bytes"]) for d in records)
+    say(f"{len(records)} datasets, {total} bytes on {store.kind} store {store.location}")
+
+
+def profile(
+    dataset_id: Annotated[str, typer.Argument(help="Dataset id (ds_…).")],
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Pass rate, tasks, mixed tasks and tool use of a stored dataset."""
+    from whileai_core.store import open_store
+
+    from ..console import out, print_json
+
+    store = open_store(api_key)
+    try:
+        report = store.profile(dataset_id)
+    finally:
+        store.close()
+    if json:
+        print_json(report)
+        return
+    rate = report.get("passRate")
+    console = out()
+    console.print(
+        f"{dataset_id}: {report['rows']} rows, {report['graded']} graded, pass rate "
+        f"{'-' if rate is None else f'{rate:.1%}'}; {report['tasks']} tasks, "
+        f"{report['mixedTasks']} mixed"
+    )
+    for tool, count in report.get("toolUse", {}).items():
+        console.print(f"  {tool}: {count}")
+
+
+def delete(
+    dataset_id: Annotated[str, typer.Argument(help="Dataset id (ds_…).")],
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Delete a dataset (permanent)."""
+    from whileai_core.store import open_store
+
+    from ..console import say
+
+    store = open_store(api_key)
+    try:
+        store.delete_dataset(dataset_id)
+    finally:
+        store.close()
+    say(f"deleted {dataset_id}")
+
+
+def purge(
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Delete this agent's traces, datasets, record.")
+    ] = None,
+    empty: Annotated[
+        bool, typer.Option("--empty", help="Delete datasets with no bytes or few rows.")
+    ] = False,
+    max_rows: Annotated[
+        int,
+        typer.Option("--max-rows", help="With --empty: also datasets of this many rows or fewer."),
+    ] = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count only; delete nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask y/N.")] = False,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Clean up: everything of one agent (--agent), or tiny datasets (--empty --max-rows N)."""
+    from whileai_core.errors import ConfigError
+    from whileai_core.store import open_store
+    from whileai_core.store.purge import plan_agent, plan_empty, run
+
+    from ..console import print_json, say
+
+    if (agent is None) == (not empty):
+        raise ConfigError("purge needs exactly one of --agent A or --empty")
+    store = open_store(api_key)
+    try:
+        plan = plan_agent(store, agent) if agent is not None else plan_empty(store, max_rows)
+        counts = plan.counts()
+        what = f"agent {agent}" if agent else f"datasets with at most {max_rows} rows"
+        say(
+            f"{what}: {counts['datasets']} datasets, {counts['traces']} traces"
+            + (", the agent record" if counts["agent"] else "")
+        )
+        if dry_run or plan.empty:
+            if json:
+                print_json({"dryRun": dry_run, "planned": counts, "deleted": None})
+            if plan.empty:
+                say("nothing to delete")
+            return
+        if not yes and not typer.confirm("delete them?", default=False, err=True):
+            say("nothing deleted")
+            raise typer.Exit(1)
+        done = run(store, plan)
+    finally:
+        store.close()
+    if json:
+        print_json({"dryRun": False, "planned": counts, "deleted": done})
+    say(
+        f"deleted {done['datasets']} datasets, {done['traces']} traces"
+        + (", the agent record" if done["agent"] else "")
+    )
+
+
+def agents(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
+    """List agents: traces and datasets by purpose."""
+    from whileai_core.store import open_store
+
+    from ..console import out, print_json
+
+    store = open_store(api_key)
+    try:
+        records = store.list_agents()
+    finally:
+        store.close()
+    if json:
+        print_json({"agents": records})
+        return
+    console = out()
+    for a in records:
+        sets = ", ".join(f"{k} {v}" for k, v in sorted(a["datasets"].items())) or "no datasets"
+        console.print(f"{a['slug']}: {a['traces']} traces; {sets}")

@@ -1,0 +1,173 @@
+"""The `Store` protocol: everything the platform commands need, whichever store answers.
+
+Two implementations honour it: the embedded store (`local.py`, SQLite plus row files
+under WHILEAI_HOME) and the HTTP client (`http.py`, a `whileai serve` or any server that
+speaks the original SDK's wire format). Records cross this boundary as the wire's own
+camelCase dicts (`datasetId`, `parentDatasetId`, ...), so the embedded store and the
+server hand the CLI byte-for-byte the same shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..errors import WhileaiError
+
+PURPOSES: tuple[str, ...] = ("train", "holdout", "eval")
+Purpose = Literal["train", "holdout", "eval"]
+# Fields `POST /datasets/{id}/meta` may change; everything else is set by the store.
+META_FIELDS: tuple[str, ...] = ("name", "purpose", "mode", "agent", "description")
+TRACE_PAGE_SIZE = 100
+
+
+class StoreError(WhileaiError):
+    """A store refused a request; `status` is the HTTP status the server answers with."""
+
+    status = 400
+
+
+class BadRequest(StoreError):
+    status = 400
+
+
+class Unauthorized(StoreError):
+    status = 401
+
+
+class NotFound(StoreError):
+    status = 404
+
+
+class Conflict(StoreError):
+    status = 409
+
+
+class Gone(StoreError):
+    """An expired upload/download link or device code."""
+
+    status = 410
+
+
+ERRORS_BY_STATUS: dict[int, type[StoreError]] = {
+    400: BadRequest,
+    401: Unauthorized,
+    403: Unauthorized,
+    404: NotFound,
+    409: Conflict,
+    410: Gone,
+}
+
+
+@dataclass(frozen=True)
+class NewDataset:
+    """What `POST /datasets` carries. `idempotency_key` makes a retried push land on the
+    dataset the first attempt created instead of a duplicate."""
+
+    name: str
+    purpose: str = "train"
+    mode: str | None = None
+    agent: str | None = None
+    description: str | None = None
+    parent: str | None = None
+    idempotency_key: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": self.name, "purpose": self.purpose}
+        optional = {
+            "mode": self.mode,
+            "agent": self.agent,
+            "description": self.description,
+            "parentDatasetId": self.parent,
+            "idempotencyKey": self.idempotency_key,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
+        return body
+
+
+def check_purpose(purpose: str) -> str:
+    if purpose not in PURPOSES:
+        raise BadRequest(f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
+    return purpose
+
+
+@runtime_checkable
+class Store(Protocol):
+    """The platform as the CLI sees it. Every method raises a `StoreError` subclass on refusal."""
+
+    kind: str  # "embedded" or "server"
+    location: str  # a directory or a base URL, for `whileai status`
+
+    # datasets
+    def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
+        """A new pending dataset, or the one an earlier attempt with the same idempotency key
+        made (`existing: true` when that one is already finalized)."""
+        ...
+
+    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
+        """Stream the JSONL body of a pending dataset; returns bytes sent."""
+        ...
+
+    def finalize(self, dataset_id: str) -> dict[str, Any]:
+        """Validate every uploaded line and make the dataset visible; a bad line names its
+        line number and leaves the dataset pending."""
+        ...
+
+    def list_datasets(self) -> list[dict[str, Any]]: ...
+
+    def get_dataset(self, dataset_id: str) -> dict[str, Any]: ...
+
+    def download(self, dataset_id: str) -> Iterator[bytes]:
+        """The dataset's JSONL in chunks, streamed."""
+        ...
+
+    def delete_dataset(self, dataset_id: str) -> None: ...
+
+    def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]: ...
+
+    def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]: ...
+
+    def profile(self, dataset_id: str) -> dict[str, Any]: ...
+
+    # agents
+    def list_agents(self) -> list[dict[str, Any]]: ...
+
+    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]: ...
+
+    def delete_agent(self, slug: str) -> None: ...
+
+    # traces
+    def ingest_otlp(
+        self, body: bytes, content_type: str, content_encoding: str | None = None
+    ) -> dict[str, Any]:
+        """OTLP/HTTP export request body (protobuf or JSON, optionally gzip) -> traces."""
+        ...
+
+    def list_traces(
+        self, agent: str | None = None, page: int = 1, since: float | None = None
+    ) -> dict[str, Any]:
+        """`{traces: [...], page, nextPage}`, newest first, `TRACE_PAGE_SIZE` a page."""
+        ...
+
+    def delete_trace(self, trace_id: str) -> None: ...
+
+    def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
+        """Record a verdict that arrived after the run; the same name again corrects it."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def iter_all_traces(
+    store: Store, agent: str | None = None, since: float | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every trace across pages (the listing is paged on the wire)."""
+    page = 1
+    while True:
+        result = store.list_traces(agent=agent, page=page, since=since)
+        yield from result.get("traces", [])
+        next_page = result.get("nextPage")
+        if not next_page:
+            return
+        page = int(next_page)

@@ -1,0 +1,105 @@
+"""Which API key a platform call uses, where it came from, and how it is kept on disk.
+
+Resolution order: the `--api-key` flag, then `WHILEAI_API_KEY`, then the key `whileai
+login` saved to WHILEAI_HOME/credentials.json. The file is created with mode 0600 (never
+widened by an umask race: it is opened with that mode, then renamed into place). A key
+is never shown whole: `mask` keeps just enough to tell two keys apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import ConfigError
+from ..settings import home
+
+CREDENTIALS_FILE = "credentials.json"
+PENDING_LOGIN_FILE = "login-pending.json"
+
+
+@dataclass(frozen=True)
+class ResolvedKey:
+    key: str
+    source: str  # "--api-key", "WHILEAI_API_KEY", or the credentials file's path
+
+
+def credentials_path() -> Path:
+    return home() / CREDENTIALS_FILE
+
+
+def pending_login_path() -> Path:
+    return home() / PENDING_LOGIN_FILE
+
+
+def write_private(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON readable by the owner only (0600), atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid JSON ({exc.msg}); remove it and log in again"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object; remove it and log in again")
+    return data
+
+
+def load_saved() -> dict[str, Any] | None:
+    return read_json(credentials_path())
+
+
+def save(api_key: str, *, api_url: str | None, name: str | None, user_id: str | None) -> Path:
+    path = credentials_path()
+    record = {"api_key": api_key, "api_url": api_url, "name": name, "user_id": user_id}
+    write_private(path, {k: v for k, v in record.items() if v is not None})
+    return path
+
+
+def remove() -> bool:
+    path = credentials_path()
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def resolve(flag: str | None = None) -> ResolvedKey | None:
+    if flag:
+        return ResolvedKey(flag, "--api-key")
+    env = os.environ.get("WHILEAI_API_KEY")
+    if env:
+        return ResolvedKey(env, "WHILEAI_API_KEY")
+    saved = load_saved()
+    if saved and isinstance(saved.get("api_key"), str) and saved["api_key"]:
+        return ResolvedKey(saved["api_key"], str(credentials_path()))
+    return None
+
+
+def mask(key: str) -> str:
+    """`wai_Ab…x9Qz`: the prefix and the last four, never the whole key."""
+    if len(key) <= 12:
+        return "*" * len(key)
+    return f"{key[:6]}…{key[-4:]}"

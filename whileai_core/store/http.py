@@ -1,0 +1,211 @@
+"""The `Store` over HTTP: a `whileai serve` (or any server speaking the original SDK's wire
+format) at WHILEAI_API_URL.
+
+Dataset bodies go to and come from the signed links the server hands out, without the
+key, exactly as the original SDK does it; both directions stream in chunks. A non-2xx
+answer becomes the `StoreError` subclass of its status, with the server's `error` text.
+The account calls that need no key (signup, the device flow) are module functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import httpx
+
+from .. import __version__
+from .base import ERRORS_BY_STATUS, NewDataset, StoreError
+
+TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+
+
+def _raise_for(response: httpx.Response) -> None:
+    if response.is_success:
+        return
+    try:
+        message = response.json().get("error")
+    except (ValueError, AttributeError):
+        message = None
+    if not message:
+        message = f"HTTP {response.status_code} from {response.request.url}"
+    raise ERRORS_BY_STATUS.get(response.status_code, StoreError)(str(message))
+
+
+def _client(base_url: str, api_key: str | None = None) -> httpx.Client:
+    headers = {"User-Agent": f"whileai/{__version__}"}
+    if api_key:
+        headers["X-Api-Key"] = api_key
+    return httpx.Client(base_url=base_url, headers=headers, timeout=TIMEOUT)
+
+
+def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
+    try:
+        response = client.request(method, path, **kwargs)
+    except httpx.HTTPError as exc:
+        raise StoreError(f"cannot reach {client.base_url}: {exc}") from None
+    _raise_for(response)
+    return response.json()
+
+
+class HttpStore:
+    kind = "server"
+
+    def __init__(self, base_url: str, api_key: str) -> None:
+        self.location = base_url.rstrip("/")
+        self._http = _client(self.location, api_key)
+        self._bare = _client(self.location)  # signed links carry no key
+        self._upload_urls: dict[str, str] = {}
+
+    def _get(self, path: str, **params: Any) -> Any:
+        clean = {k: v for k, v in params.items() if v is not None}
+        return _call(self._http, "GET", path, params=clean)
+
+    # datasets
+    def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
+        record: dict[str, Any] = _call(self._http, "POST", "/datasets", json=spec.wire())
+        if record.get("uploadUrl"):
+            self._upload_urls[record["datasetId"]] = record["uploadUrl"]
+        return record
+
+    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
+        url = self._upload_urls.get(dataset_id)
+        if url is None:
+            raise StoreError(f"no upload link for {dataset_id}: create the dataset first")
+        sent = 0
+
+        def counted() -> Iterator[bytes]:
+            nonlocal sent
+            for chunk in chunks:
+                sent += len(chunk)
+                yield chunk
+
+        headers = {"Content-Type": "application/x-ndjson"}
+        _call(self._bare, "PUT", url, content=counted(), headers=headers)
+        return sent
+
+    def finalize(self, dataset_id: str) -> dict[str, Any]:
+        record: dict[str, Any] = _call(self._http, "POST", f"/datasets/{dataset_id}/finalize")
+        self._upload_urls.pop(dataset_id, None)
+        return record
+
+    def list_datasets(self) -> list[dict[str, Any]]:
+        return list(self._get("/datasets").get("datasets", []))
+
+    def get_dataset(self, dataset_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}")
+        return result
+
+    def download(self, dataset_id: str) -> Iterator[bytes]:
+        links = self._get(f"/datasets/{dataset_id}/download")
+        parts = links.get("parts") or [links["downloadUrl"]]
+        return self._stream_parts(parts)
+
+    def _stream_parts(self, parts: list[str]) -> Iterator[bytes]:
+        for url in parts:
+            try:
+                with self._bare.stream("GET", url) as response:
+                    if not response.is_success:
+                        response.read()
+                        _raise_for(response)
+                    yield from response.iter_bytes(1024 * 1024)
+            except httpx.HTTPError as exc:
+                raise StoreError(f"download from {self.location} failed: {exc}") from None
+
+    def delete_dataset(self, dataset_id: str) -> None:
+        _call(self._http, "DELETE", f"/datasets/{dataset_id}")
+
+    def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = _call(
+            self._http, "POST", f"/datasets/{dataset_id}/meta", json=fields
+        )
+        return result
+
+    def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]:
+        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/preview", n=n)
+        return result
+
+    def profile(self, dataset_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/profile")
+        return result
+
+    # agents
+    def list_agents(self) -> list[dict[str, Any]]:
+        return list(self._get("/agents").get("agents", []))
+
+    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]:
+        body = {"slug": slug, "description": description}
+        result: dict[str, Any] = _call(self._http, "POST", "/agents", json=body)
+        return result
+
+    def delete_agent(self, slug: str) -> None:
+        _call(self._http, "DELETE", f"/agents/{slug}")
+
+    # traces
+    def ingest_otlp(
+        self, body: bytes, content_type: str, content_encoding: str | None = None
+    ) -> dict[str, Any]:
+        headers = {"Content-Type": content_type}
+        if content_encoding:
+            headers["Content-Encoding"] = content_encoding
+        result: dict[str, Any] = _call(
+            self._http, "POST", "/v1/traces", content=body, headers=headers
+        )
+        return result
+
+    def list_traces(
+        self, agent: str | None = None, page: int = 1, since: float | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self._get("/traces", agent=agent, page=page, since=since)
+        return result
+
+    def delete_trace(self, trace_id: str) -> None:
+        _call(self._http, "DELETE", f"/traces/{trace_id}")
+
+    def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
+        body = {"value": value, "name": name}
+        result: dict[str, Any] = _call(self._http, "POST", f"/traces/{trace_id}/score", json=body)
+        return result
+
+    def me(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._get("/me")
+        return result
+
+    def close(self) -> None:
+        self._http.close()
+        self._bare.close()
+
+
+# --- account calls that need no key ---------------------------------------------------
+
+
+def signup(base_url: str, email: str, name: str | None = None) -> dict[str, Any]:
+    with _client(base_url) as client:
+        result: dict[str, Any] = _call(
+            client, "POST", "/signup", json={"email": email, "name": name}
+        )
+        return result
+
+
+def device_code(base_url: str, name: str | None = None) -> dict[str, Any]:
+    with _client(base_url) as client:
+        result: dict[str, Any] = _call(client, "POST", "/device/code", json={"name": name})
+        return result
+
+
+def device_token(base_url: str, device_code: str, user_code: str) -> tuple[str, dict[str, Any]]:
+    """One poll: ("ok", key record) or (error code, {}) for the RFC 8628 waiting states."""
+    with _client(base_url) as client:
+        try:
+            response = client.post(
+                "/device/token", json={"device_code": device_code, "user_code": user_code}
+            )
+        except httpx.HTTPError as exc:
+            raise StoreError(f"cannot reach {base_url}: {exc}") from None
+    if response.status_code == 400:
+        error = response.json().get("error", "")
+        if error in ("authorization_pending", "slow_down", "expired_token"):
+            return error, {}
+    _raise_for(response)
+    result: dict[str, Any] = response.json()
+    return "ok", result

@@ -1,0 +1,599 @@
+"""The embedded store: SQLite (WAL) for metadata, one JSONL file per dataset.
+
+`Storage` is the storage code itself and is multi-account (every table has an `account`
+column); `whileai serve` runs it for many accounts, the CLI without a server runs it for
+the one account `local` through `LocalStore`. There is no second storage layer.
+
+Layout under the root (WHILEAI_HOME, or `serve --data DIR`):
+
+    store.db                     metadata (datasets, agents, traces, accounts, keys)
+    datasets/<id>.<rand>.upload  an upload in flight (renamed when complete)
+    datasets/<id>.part           the last complete upload, waiting for finalize
+    datasets/<id>.jsonl          a finalized dataset
+
+Every connection is per thread, WAL mode with a busy timeout, so many concurrent pushes
+(threads of the server, or several CLI processes) serialize on SQLite's write lock
+instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..validate import row_problem
+from . import otlp
+from .base import (
+    META_FIELDS,
+    TRACE_PAGE_SIZE,
+    BadRequest,
+    NewDataset,
+    NotFound,
+    check_purpose,
+)
+from .profile import profile_rows
+
+LOCAL_ACCOUNT = "local"
+CHUNK = 1024 * 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS datasets (
+    id TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    name TEXT NOT NULL,
+    purpose TEXT NOT NULL DEFAULT 'train',
+    mode TEXT,
+    agent TEXT,
+    description TEXT,
+    parent_id TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    rows INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    idem_key TEXT,
+    created_at REAL NOT NULL,
+    finalized_at REAL
+);
+CREATE INDEX IF NOT EXISTS datasets_account ON datasets(account, created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS datasets_idem ON datasets(account, idem_key)
+    WHERE idem_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS agents (
+    account TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    description TEXT,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (account, slug)
+);
+CREATE TABLE IF NOT EXISTS traces (
+    account TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    agent TEXT,
+    scenario_id TEXT,
+    started_at REAL NOT NULL,
+    spans TEXT NOT NULL,
+    scores TEXT NOT NULL DEFAULT '{}',
+    row TEXT NOT NULL,
+    PRIMARY KEY (account, trace_id)
+);
+CREATE INDEX IF NOT EXISTS traces_agent ON traces(account, agent, started_at);
+CREATE TABLE IF NOT EXISTS accounts (
+    id TEXT PRIMARY KEY,
+    email TEXT UNIQUE,
+    name TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    hash TEXT PRIMARY KEY,
+    account TEXT NOT NULL,
+    name TEXT,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS device_codes (
+    device_code TEXT PRIMARY KEY,
+    user_code TEXT NOT NULL UNIQUE,
+    name TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    interval REAL NOT NULL,
+    last_poll REAL,
+    account TEXT,
+    done INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+class Storage:
+    """SQLite + files under one root, shared by every account that lives there."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).expanduser()
+        self.files = self.root / "datasets"
+        self.files.mkdir(parents=True, exist_ok=True)
+        self.db_path = self.root / "store.db"
+        self._local = threading.local()
+        # executescript commits on its own; IF NOT EXISTS makes concurrent first runs safe.
+        self._conn().executescript(_SCHEMA)
+
+    # --- connections ---------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=60000")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken up front (IMMEDIATE) so read-then-write is atomic."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self._conn().execute(sql, tuple(args)).fetchall()
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # --- datasets ------------------------------------------------------------------
+
+    def path_of(self, dataset_id: str, suffix: str = "jsonl") -> Path:
+        if not dataset_id.replace("_", "").isalnum():
+            raise NotFound(f"dataset {dataset_id} not found")
+        return self.files / f"{dataset_id}.{suffix}"
+
+    def _record(self, row: sqlite3.Row) -> dict[str, Any]:
+        return {
+            "datasetId": row["id"],
+            "name": row["name"],
+            "purpose": row["purpose"],
+            "mode": row["mode"],
+            "agent": row["agent"],
+            "description": row["description"],
+            "parentDatasetId": row["parent_id"],
+            "status": row["status"],
+            "rows": row["rows"],
+            "bytes": row["bytes"],
+            "createdAt": _iso(row["created_at"]),
+            "finalizedAt": _iso(row["finalized_at"]),
+        }
+
+    def _row(self, account: str, dataset_id: str) -> sqlite3.Row:
+        found = self.query(
+            "SELECT * FROM datasets WHERE account = ? AND id = ?", (account, dataset_id)
+        )
+        if not found:
+            raise NotFound(f"dataset {dataset_id} not found")
+        return found[0]
+
+    def create_dataset(self, account: str, spec: NewDataset) -> dict[str, Any]:
+        if not spec.name.strip():
+            raise BadRequest("a dataset needs a name")
+        check_purpose(spec.purpose)
+        with self.tx() as db:
+            if (
+                spec.parent is not None
+                and not db.execute(
+                    "SELECT 1 FROM datasets WHERE account = ? AND id = ?", (account, spec.parent)
+                ).fetchone()
+            ):
+                raise NotFound(f"parent dataset {spec.parent} not found")
+            if spec.idempotency_key is not None:
+                prior = db.execute(
+                    "SELECT * FROM datasets WHERE account = ? AND idem_key = ?",
+                    (account, spec.idempotency_key),
+                ).fetchone()
+                if prior is not None:
+                    record = self._record(prior)
+                    record["existing"] = prior["status"] == "ready"
+                    return record
+            dataset_id = new_id("ds")
+            db.execute(
+                "INSERT INTO datasets (id, account, name, purpose, mode, agent, description,"
+                " parent_id, idem_key, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    dataset_id,
+                    account,
+                    spec.name,
+                    spec.purpose,
+                    spec.mode,
+                    spec.agent,
+                    spec.description,
+                    spec.parent,
+                    spec.idempotency_key,
+                    time.time(),
+                ),
+            )
+            if spec.agent:
+                self._ensure_agent(db, account, spec.agent)
+            row = db.execute("SELECT * FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
+        record = self._record(row)
+        record["existing"] = False
+        return record
+
+    def upload_target(self, account: str, dataset_id: str) -> Path:
+        """A fresh file for one upload attempt of a pending dataset; `commit_upload` makes
+        it the dataset's part only once it is complete, so a cut-off or concurrent retry
+        never leaves a torn file to finalize."""
+        row = self._row(account, dataset_id)
+        if row["status"] == "ready":
+            raise BadRequest(f"dataset {dataset_id} is already finalized")
+        return self.path_of(dataset_id, f"{secrets.token_hex(4)}.upload")
+
+    def commit_upload(self, dataset_id: str, tmp: Path) -> None:
+        os.replace(tmp, self.path_of(dataset_id, "part"))
+
+    def upload(self, account: str, dataset_id: str, chunks: Iterable[bytes]) -> int:
+        tmp = self.upload_target(account, dataset_id)
+        size = 0
+        try:
+            with tmp.open("wb") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+                    size += len(chunk)
+            self.commit_upload(dataset_id, tmp)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return size
+
+    def finalize(self, account: str, dataset_id: str) -> dict[str, Any]:
+        row = self._row(account, dataset_id)
+        if row["status"] == "ready":
+            return self._record(row)
+        part = self.path_of(dataset_id, "part")
+        if not part.exists():
+            raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet")
+        rows = 0
+        with part.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                problem = row_problem(raw)
+                if problem is not None:
+                    raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
+                rows += 1
+        size = part.stat().st_size
+        os.replace(part, self.path_of(dataset_id))
+        with self.tx() as db:
+            db.execute(
+                "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
+                " WHERE id = ? AND account = ?",
+                (rows, size, time.time(), dataset_id, account),
+            )
+        return self._record(self._row(account, dataset_id))
+
+    def list_datasets(self, account: str) -> list[dict[str, Any]]:
+        found = self.query(
+            "SELECT * FROM datasets WHERE account = ? AND status = 'ready' ORDER BY created_at, id",
+            (account,),
+        )
+        return [self._record(r) for r in found]
+
+    def account_of(self, dataset_id: str) -> str:
+        """Whose dataset this is; for signed links, which carry no key."""
+        found = self.query("SELECT account FROM datasets WHERE id = ?", (dataset_id,))
+        if not found:
+            raise NotFound(f"dataset {dataset_id} not found")
+        return str(found[0]["account"])
+
+    def get_dataset(self, account: str, dataset_id: str) -> dict[str, Any]:
+        return self._record(self._row(account, dataset_id))
+
+    def ready_file(self, account: str, dataset_id: str) -> Path:
+        row = self._row(account, dataset_id)
+        if row["status"] != "ready":
+            raise BadRequest(f"dataset {dataset_id} is not finalized")
+        return self.path_of(dataset_id)
+
+    def read_chunks(self, dataset_id: str) -> Iterator[bytes]:
+        with self.path_of(dataset_id).open("rb") as fh:
+            while chunk := fh.read(CHUNK):
+                yield chunk
+
+    def iter_rows(self, account: str, dataset_id: str) -> Iterator[dict[str, Any]]:
+        with self.ready_file(account, dataset_id).open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    yield orjson.loads(raw)
+
+    def delete_dataset(self, account: str, dataset_id: str) -> None:
+        self._row(account, dataset_id)
+        with self.tx() as db:
+            db.execute("DELETE FROM datasets WHERE id = ? AND account = ?", (dataset_id, account))
+        for suffix in ("jsonl", "part"):
+            self.path_of(dataset_id, suffix).unlink(missing_ok=True)
+
+    def update_meta(self, account: str, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(fields) - set(META_FIELDS))
+        if unknown:
+            raise BadRequest(f"cannot change {', '.join(unknown)} (only {', '.join(META_FIELDS)})")
+        if "purpose" in fields:
+            check_purpose(str(fields["purpose"]))
+        self._row(account, dataset_id)
+        if fields:
+            with self.tx() as db:
+                sets = ", ".join(f"{k} = ?" for k in fields)
+                db.execute(
+                    f"UPDATE datasets SET {sets} WHERE id = ? AND account = ?",
+                    (*fields.values(), dataset_id, account),
+                )
+                if fields.get("agent"):
+                    self._ensure_agent(db, account, str(fields["agent"]))
+        return self.get_dataset(account, dataset_id)
+
+    def preview(self, account: str, dataset_id: str, n: int = 3) -> dict[str, Any]:
+        sample: list[dict[str, Any]] = []
+        for row in self.iter_rows(account, dataset_id):
+            sample.append(row)
+            if len(sample) >= n:
+                break
+        return {
+            "dataset": self.get_dataset(account, dataset_id),
+            "rows": sample,
+            "profile": self.profile(account, dataset_id),
+        }
+
+    def profile(self, account: str, dataset_id: str) -> dict[str, Any]:
+        report = profile_rows(self.iter_rows(account, dataset_id))
+        report["datasetId"] = dataset_id
+        return report
+
+    # --- agents --------------------------------------------------------------------
+
+    @staticmethod
+    def _ensure_agent(db: sqlite3.Connection, account: str, slug: str) -> None:
+        db.execute(
+            "INSERT OR IGNORE INTO agents (account, slug, created_at) VALUES (?, ?, ?)",
+            (account, slug, time.time()),
+        )
+
+    def list_agents(self, account: str) -> list[dict[str, Any]]:
+        agents = self.query(
+            "SELECT slug, description, created_at FROM agents WHERE account = ? ORDER BY slug",
+            (account,),
+        )
+        traces: dict[str, int] = {
+            r[0]: r[1]
+            for r in self.query(
+                "SELECT agent, COUNT(*) FROM traces WHERE account = ? GROUP BY agent", (account,)
+            )
+        }
+        sets: dict[str, dict[str, int]] = {}
+        for r in self.query(
+            "SELECT agent, purpose, COUNT(*) AS n FROM datasets WHERE account = ?"
+            " AND status = 'ready' GROUP BY agent, purpose",
+            (account,),
+        ):
+            sets.setdefault(r["agent"], {})[r["purpose"]] = r["n"]
+        return [
+            {
+                "slug": a["slug"],
+                "description": a["description"],
+                "traces": traces.get(a["slug"], 0),
+                "datasets": sets.get(a["slug"], {}),
+                "createdAt": _iso(a["created_at"]),
+            }
+            for a in agents
+        ]
+
+    def create_agent(self, account: str, slug: str, description: str | None) -> dict[str, Any]:
+        slug = slug.strip()
+        if not slug:
+            raise BadRequest("an agent needs a slug")
+        with self.tx() as db:
+            self._ensure_agent(db, account, slug)
+            if description is not None:
+                db.execute(
+                    "UPDATE agents SET description = ? WHERE account = ? AND slug = ?",
+                    (description, account, slug),
+                )
+        return next(a for a in self.list_agents(account) if a["slug"] == slug)
+
+    def delete_agent(self, account: str, slug: str) -> None:
+        with self.tx() as db:
+            gone = db.execute(
+                "DELETE FROM agents WHERE account = ? AND slug = ?", (account, slug)
+            ).rowcount
+        if not gone:
+            raise NotFound(f"agent {slug} not found")
+
+    # --- traces --------------------------------------------------------------------
+
+    def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
+        """Merge spans into their traces (a trace may arrive over several requests)."""
+        by_trace = otlp.group_by_trace(spans)
+        with self.tx() as db:
+            for trace_id, new in by_trace.items():
+                prior = db.execute(
+                    "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
+                    (account, trace_id),
+                ).fetchone()
+                merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
+                merged.update({s["spanId"]: s for s in new})
+                all_spans = list(merged.values())
+                scores = orjson.loads(prior["scores"]) if prior else {}
+                self._write_trace(db, account, trace_id, all_spans, scores)
+        return {"accepted": len(spans), "traces": sorted(by_trace)}
+
+    def _write_trace(
+        self,
+        db: sqlite3.Connection,
+        account: str,
+        trace_id: str,
+        spans: list[otlp.Span],
+        scores: dict[str, float],
+    ) -> dict[str, Any]:
+        row = otlp.trace_row(spans, scores)
+        start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
+        db.execute(
+            "INSERT OR REPLACE INTO traces (account, trace_id, agent, scenario_id, started_at,"
+            " spans, scores, row) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                account,
+                trace_id,
+                row.get("agent"),
+                row.get("scenario_id"),
+                start,
+                orjson.dumps(spans).decode(),
+                orjson.dumps(scores).decode(),
+                orjson.dumps(row).decode(),
+            ),
+        )
+        if row.get("agent"):
+            self._ensure_agent(db, account, row["agent"])
+        return row
+
+    def list_traces(
+        self, account: str, agent: str | None, page: int, since: float | None
+    ) -> dict[str, Any]:
+        if page < 1:
+            raise BadRequest("page starts at 1")
+        where = ["account = ?"]
+        args: list[Any] = [account]
+        if agent is not None:
+            where.append("agent = ?")
+            args.append(agent)
+        if since is not None:
+            where.append("started_at >= ?")
+            args.append(since)
+        found = self.query(
+            f"SELECT row FROM traces WHERE {' AND '.join(where)}"
+            " ORDER BY started_at DESC, trace_id LIMIT ? OFFSET ?",
+            (*args, TRACE_PAGE_SIZE + 1, (page - 1) * TRACE_PAGE_SIZE),
+        )
+        traces = [orjson.loads(r["row"]) for r in found[:TRACE_PAGE_SIZE]]
+        more = len(found) > TRACE_PAGE_SIZE
+        return {"traces": traces, "page": page, "nextPage": page + 1 if more else None}
+
+    def delete_trace(self, account: str, trace_id: str) -> None:
+        with self.tx() as db:
+            gone = db.execute(
+                "DELETE FROM traces WHERE account = ? AND trace_id = ?", (account, trace_id)
+            ).rowcount
+        if not gone:
+            raise NotFound(f"trace {trace_id} not found")
+
+    def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
+        if not name:
+            raise BadRequest("a score needs a name")
+        with self.tx() as db:
+            prior = db.execute(
+                "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
+                (account, trace_id),
+            ).fetchone()
+            if prior is None:
+                raise NotFound(f"trace {trace_id} not found")
+            scores = orjson.loads(prior["scores"])
+            scores[name] = float(value)
+            row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
+        return {"traceId": trace_id, "name": name, "value": float(value), "row": row}
+
+
+class BoundStore:
+    """`Storage` seen as one account: the `Store` the CLI (account `local`) and each server
+    request (the key's account) talk to."""
+
+    kind = "embedded"
+
+    def __init__(self, storage: Storage, account: str = LOCAL_ACCOUNT) -> None:
+        self.storage = storage
+        self.account = account
+        self.location = str(storage.root)
+
+    def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
+        return self.storage.create_dataset(self.account, spec)
+
+    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
+        return self.storage.upload(self.account, dataset_id, chunks)
+
+    def finalize(self, dataset_id: str) -> dict[str, Any]:
+        return self.storage.finalize(self.account, dataset_id)
+
+    def list_datasets(self) -> list[dict[str, Any]]:
+        return self.storage.list_datasets(self.account)
+
+    def get_dataset(self, dataset_id: str) -> dict[str, Any]:
+        return self.storage.get_dataset(self.account, dataset_id)
+
+    def download(self, dataset_id: str) -> Iterator[bytes]:
+        self.storage.ready_file(self.account, dataset_id)
+        return self.storage.read_chunks(dataset_id)
+
+    def delete_dataset(self, dataset_id: str) -> None:
+        self.storage.delete_dataset(self.account, dataset_id)
+
+    def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        return self.storage.update_meta(self.account, dataset_id, fields)
+
+    def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]:
+        return self.storage.preview(self.account, dataset_id, n)
+
+    def profile(self, dataset_id: str) -> dict[str, Any]:
+        return self.storage.profile(self.account, dataset_id)
+
+    def list_agents(self) -> list[dict[str, Any]]:
+        return self.storage.list_agents(self.account)
+
+    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]:
+        return self.storage.create_agent(self.account, slug, description)
+
+    def delete_agent(self, slug: str) -> None:
+        self.storage.delete_agent(self.account, slug)
+
+    def ingest_otlp(
+        self, body: bytes, content_type: str, content_encoding: str | None = None
+    ) -> dict[str, Any]:
+        spans = otlp.decode_request(body, content_type, content_encoding)
+        return self.storage.ingest_spans(self.account, spans)
+
+    def list_traces(
+        self, agent: str | None = None, page: int = 1, since: float | None = None
+    ) -> dict[str, Any]:
+        return self.storage.list_traces(self.account, agent, page, since)
+
+    def delete_trace(self, trace_id: str) -> None:
+        self.storage.delete_trace(self.account, trace_id)
+
+    def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
+        return self.storage.score_trace(self.account, trace_id, value, name)
+
+    def close(self) -> None:
+        self.storage.close()
+
+
+def LocalStore(root: Path | str | None = None) -> BoundStore:
+    """The embedded store under WHILEAI_HOME (no login, one account)."""
+    from ..settings import home
+
+    return BoundStore(Storage(root if root is not None else home()), LOCAL_ACCOUNT)

@@ -1,0 +1,172 @@
+"""Push and pull: rows from files or stdin to a store and back, streamed.
+
+A push reads its input once, removes every `privileged` block, splits a holdout by task
+when asked (a task is wholly on one side, and the same task lands on the same side every
+run), spools each side to a temporary file while hashing it, runs the publish gate over
+the spool, then uploads. The idempotency key is the hash of what would be stored plus the
+dataset's metadata, so a retried push (after a timeout, a killed process, a cron rerun)
+finds the dataset the first attempt made instead of creating a second one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from ..errors import ConfigError
+from ..groups import task_key
+from ..jsonl import ReadStats, dumps, read_rows
+from ..privileged import strip_privileged
+from .base import NewDataset, Store, check_purpose
+
+UPLOAD_CHUNK = 1024 * 1024
+
+
+def holdout_side(task: str, fraction: float) -> bool:
+    """True when `task` belongs to the holdout: a fixed hash, so it never changes sides."""
+    if fraction <= 0:
+        return False
+    digest = hashlib.sha256(task.encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+@dataclass
+class _Spool:
+    path: Path
+    handle: IO[bytes]
+    digest: Any = field(default_factory=hashlib.sha256)
+    rows: int = 0
+
+    def write(self, line: bytes) -> None:
+        self.handle.write(line)
+        self.digest.update(line)
+        self.rows += 1
+
+
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as fh:
+        while chunk := fh.read(UPLOAD_CHUNK):
+            yield chunk
+
+
+def upload_file(store: Store, spec: NewDataset, path: Path) -> dict[str, Any]:
+    """Create (or find, by idempotency key), upload and finalize one dataset."""
+    created = store.create_dataset(spec)
+    if created.get("existing"):
+        return created
+    store.upload(created["datasetId"], _file_chunks(path))
+    record = store.finalize(created["datasetId"])
+    record["existing"] = False
+    return record
+
+
+def _idempotency_key(spec: NewDataset, content_sha: str, holdout: float, side: str) -> str:
+    meta = orjson.dumps(
+        [spec.name, spec.purpose, spec.mode, spec.agent, spec.parent, spec.description, holdout],
+    )
+    return hashlib.sha256(meta + content_sha.encode() + side.encode()).hexdigest()
+
+
+def push_rows(
+    store: Store,
+    inputs: Iterable[str],
+    *,
+    name: str,
+    purpose: str = "train",
+    mode: str | None = None,
+    agent: str | None = None,
+    parent: str | None = None,
+    description: str | None = None,
+    holdout: float = 0.0,
+    gate: bool = True,
+) -> dict[str, Any]:
+    """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
+
+    Returns `{"train": record, "holdout": record | None, "gate": report | None,
+    "stripped": rows that carried privileged data}`; `existing` on a record says a retry
+    found it already stored.
+    """
+    check_purpose(purpose)
+    if not 0 <= holdout < 1:
+        raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
+    with tempfile.TemporaryDirectory(prefix="whileai-push-") as tmp:
+        main_path, hold_path = Path(tmp) / "main.jsonl", Path(tmp) / "holdout.jsonl"
+        stripped = 0
+        stats = ReadStats()
+        with main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
+            main, side = _Spool(main_path, mfh), _Spool(hold_path, hfh)
+            for row in read_rows(inputs, on_error="fail", stats=stats):
+                clean = strip_privileged(row)
+                if clean != row:
+                    stripped += 1
+                target = side if holdout_side(task_key(clean), holdout) else main
+                target.write(dumps(clean))
+        if main.rows + side.rows == 0:
+            raise ConfigError("nothing to push: the input has no rows")
+        gate_report: dict[str, Any] | None = None
+        if gate:
+            from ..gate import publish_gate
+
+            spooled = read_rows([str(main_path), str(hold_path)])
+            gate_report = publish_gate(spooled).as_dict()
+        base = NewDataset(
+            name=name,
+            purpose=purpose,
+            mode=mode,
+            agent=agent,
+            description=description,
+            parent=parent,
+        )
+        main_spec = NewDataset(
+            **{
+                **base.__dict__,
+                "idempotency_key": _idempotency_key(base, main.digest.hexdigest(), holdout, "main"),
+            }
+        )
+        train = upload_file(store, main_spec, main_path) if main.rows else None
+        held = None
+        if side.rows:
+            hold_spec = NewDataset(
+                name=f"{name}-holdout",
+                purpose="holdout",
+                mode=mode,
+                agent=agent,
+                description=description,
+                parent=train["datasetId"] if train else parent,
+                idempotency_key=_idempotency_key(base, side.digest.hexdigest(), holdout, "held"),
+            )
+            held = upload_file(store, hold_spec, hold_path)
+    return {"train": train, "holdout": held, "gate": gate_report, "stripped": stripped}
+
+
+def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
+    """Write a dataset's JSONL to `output` (atomically) or stdout; returns bytes written."""
+    import os
+    import sys
+
+    size = 0
+    if output in (None, "-"):
+        out = sys.stdout.buffer
+        for chunk in store.download(dataset_id):
+            out.write(chunk)
+            size += len(chunk)
+        out.flush()
+        return size
+    target = Path(str(output))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in store.download(dataset_id):
+                fh.write(chunk)
+                size += len(chunk)
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return size

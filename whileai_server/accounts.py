@@ -1,0 +1,200 @@
+"""Accounts, API keys and the device login flow, in the store's own SQLite database.
+
+Keys are shown once, when they are minted, and stored only as their sha256: a copy of the
+database does not leak a usable key. The device flow follows RFC 8628: the CLI asks for
+a code, a person approves it on the HTML page, the CLI's polls answer
+`authorization_pending`, `slow_down` or `expired_token` until the approval turns into a
+key (handed out exactly once).
+
+Who may approve: a new email makes a new account (as `POST /signup` does); approving for
+an email that already has an account needs one of that account's keys, so the page cannot
+be used to take an account over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from whileai_core.store.base import BadRequest, Conflict, Gone, NotFound, Unauthorized
+from whileai_core.store.local import Storage, new_id
+
+KEY_PREFIX = "wai_"
+USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class DeviceError(BadRequest):
+    """An RFC 8628 token-endpoint error; the message is the error code itself."""
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str
+    email: str | None
+    name: str | None
+
+
+class Accounts:
+    def __init__(self, storage: Storage, *, device_ttl: float = 900, interval: float = 5) -> None:
+        self.storage = storage
+        self.device_ttl = device_ttl
+        self.interval = interval
+
+    # --- accounts and keys ---------------------------------------------------------
+
+    def _mint_key(self, account: str, name: str | None) -> str:
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        with self.storage.tx() as db:
+            db.execute(
+                "INSERT INTO api_keys (hash, account, name, created_at) VALUES (?,?,?,?)",
+                (key_hash(key), account, name, time.time()),
+            )
+        return key
+
+    def by_email(self, email: str) -> Account | None:
+        found = self.storage.query(
+            "SELECT id, email, name FROM accounts WHERE email = ?", (email.lower(),)
+        )
+        return Account(*found[0]) if found else None
+
+    def _create(self, email: str, name: str | None) -> Account:
+        email = email.strip().lower()
+        if not _EMAIL.match(email):
+            raise BadRequest(f"not an email address: {email!r}")
+        account = Account(new_id("usr"), email, name or email.split("@")[0])
+        with self.storage.tx() as db:
+            if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
+                raise Conflict(f"an account for {email} exists: sign in with `whileai login`")
+            db.execute(
+                "INSERT INTO accounts (id, email, name, created_at) VALUES (?,?,?,?)",
+                (account.id, account.email, account.name, time.time()),
+            )
+        return account
+
+    def signup(self, email: str, name: str | None) -> dict[str, Any]:
+        account = self._create(email, name)
+        key = self._mint_key(account.id, "signup")
+        return {
+            "api_key": key,
+            "user_id": account.id,
+            "email": account.email,
+            "name": account.name,
+            "tier": "self-hosted",
+        }
+
+    def authenticate(self, key: str | None) -> Account:
+        if not key:
+            raise Unauthorized("missing API key: send it as X-Api-Key")
+        found = self.storage.query(
+            "SELECT a.id, a.email, a.name FROM api_keys k JOIN accounts a ON a.id = k.account"
+            " WHERE k.hash = ?",
+            (key_hash(key),),
+        )
+        if not found:
+            raise Unauthorized("unknown API key")
+        return Account(*found[0])
+
+    def me(self, account: Account) -> dict[str, Any]:
+        usage = self.storage.query(
+            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM datasets WHERE account = ?"
+            " AND status = 'ready'",
+            (account.id,),
+        )[0]
+        return {
+            "user_id": account.id,
+            "email": account.email,
+            "name": account.name,
+            "tier": "self-hosted",
+            "datasets": usage[0],
+            "bytes": usage[1],
+        }
+
+    # --- device flow ---------------------------------------------------------------
+
+    def device_code(self, name: str | None) -> dict[str, Any]:
+        device = secrets.token_urlsafe(32)
+        letters = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
+        user = f"{letters[:4]}-{letters[4:]}"
+        now = time.time()
+        with self.storage.tx() as db:
+            db.execute(
+                "INSERT INTO device_codes (device_code, user_code, name, created_at, expires_at,"
+                " interval) VALUES (?,?,?,?,?,?)",
+                (device, user, name, now, now + self.device_ttl, self.interval),
+            )
+        return {
+            "device_code": device,
+            "user_code": user,
+            "expires_in": int(self.device_ttl),
+            "interval": self.interval,
+        }
+
+    def pending(self, user_code: str) -> dict[str, Any]:
+        found = self.storage.query(
+            "SELECT * FROM device_codes WHERE user_code = ?", (user_code.strip().upper(),)
+        )
+        if not found:
+            raise NotFound("unknown code: check it against the one your terminal shows")
+        row = dict(found[0])
+        if row["expires_at"] < time.time():
+            raise Gone("this code has expired: run `whileai login` again")
+        if row["account"] is not None:
+            raise Conflict("this code was already approved")
+        return row
+
+    def approve(self, user_code: str, email: str, key: str | None) -> Account:
+        row = self.pending(user_code)
+        existing = self.by_email(email.strip().lower())
+        if existing is not None:
+            if self.authenticate(key).id != existing.id:
+                raise Unauthorized(f"{email} has an account: paste one of its keys to approve")
+            account = existing
+        else:
+            account = self._create(email, None)
+        with self.storage.tx() as db:
+            db.execute(
+                "UPDATE device_codes SET account = ? WHERE device_code = ?",
+                (account.id, row["device_code"]),
+            )
+        return account
+
+    def device_token(self, device_code: str, user_code: str | None) -> dict[str, Any]:
+        now = time.time()
+        error: str | None = None
+        # The poll time must be committed even when the answer is an error, so decide
+        # inside the transaction and raise after it.
+        with self.storage.tx() as db:
+            row = db.execute(
+                "SELECT * FROM device_codes WHERE device_code = ?", (device_code,)
+            ).fetchone()
+            if (
+                row is None
+                or (user_code and row["user_code"] != user_code.strip().upper())
+                or row["done"]
+                or row["expires_at"] < now
+            ):
+                error = "expired_token"
+            elif row["account"] is None:
+                last = row["last_poll"]
+                db.execute(
+                    "UPDATE device_codes SET last_poll = ? WHERE device_code = ?",
+                    (now, device_code),
+                )
+                too_fast = last is not None and now - last < row["interval"] * 0.8
+                error = "slow_down" if too_fast else "authorization_pending"
+            else:
+                db.execute("UPDATE device_codes SET done = 1 WHERE device_code = ?", (device_code,))
+                account, name = row["account"], row["name"]
+        if error is not None:
+            raise DeviceError(error)
+        key = self._mint_key(account, name)
+        return {"api_key": key, "name": name, "user_id": account}

@@ -1,0 +1,54 @@
+"""Signed, expiring links: what lets a client PUT or GET a dataset body without its key.
+
+The original SDK uploads to the URL `POST /datasets` hands back and downloads from the
+URLs `/download` lists, without sending `X-Api-Key` (they are object-store URLs on the
+hosted platform). Here the server signs `METHOD path expiry` with HMAC-SHA256 under a
+secret only it holds; changing any of the three breaks the signature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+SECRET_FILE = "server-secret"
+
+
+def load_secret(data_dir: Path) -> bytes:
+    """The server's signing secret, made once per data directory (mode 0600)."""
+    path = data_dir / SECRET_FILE
+    if not path.exists():
+        fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+        os.replace(path.with_suffix(".tmp"), path)
+    return bytes.fromhex(path.read_text().strip())
+
+
+def signature(secret: bytes, method: str, path: str, expires: int) -> str:
+    message = f"{method.upper()} {path} {expires}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def signed_query(secret: bytes, method: str, path: str, ttl: float) -> str:
+    expires = int(time.time() + ttl)
+    return urlencode({"expires": expires, "sig": signature(secret, method, path, expires)})
+
+
+def check(
+    secret: bytes, method: str, path: str, expires: str | None, sig: str | None
+) -> str | None:
+    """None when the link is good, else why it is refused ("expired" or "bad signature")."""
+    if not expires or not sig or not expires.isdigit():
+        return "bad signature"
+    expected = signature(secret, method, path, int(expires))
+    if not hmac.compare_digest(expected, sig):
+        return "bad signature"
+    if int(expires) < time.time():
+        return "expired"
+    return None
