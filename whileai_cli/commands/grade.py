@@ -1,0 +1,211 @@
+"""grade (rows in, graded rows out) and report (pass@1, pass^k, pass@k and the rest)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+
+
+def register(app: typer.Typer) -> None:
+    app.command("grade")(grade)
+    app.command("report")(report)
+
+
+KOpt = Annotated[
+    int | None,
+    typer.Option("--k", min=1, help="k for pass^k / pass@k (default: the smallest group)."),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Bootstrap seed (reproducible).")
+]
+
+
+def grade(
+    inputs: Inputs = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge", "-j", envvar="WHILEAI_JUDGE",
+            help="exact-match, numeric(tolerance=0.01), all:a,b, weighted:a=0.7,b=0.3, "
+            "code-exec, conduct, checklist, openai:MODEL, vllm:MODEL@URL, a URL, "
+            "module:function, path.py:function or cmd:COMMAND. "
+            "Default: conduct × checklist.",
+        ),
+    ] = None,
+    spec: Annotated[
+        str | None,
+        typer.Option("--spec", envvar="WHILEAI_SPEC",
+                     help="Spec folder: tool kinds, and rubric.md for an LLM judge."),
+    ] = None,
+    rubric: Annotated[
+        str | None, typer.Option("--rubric", help="Rubric file for an LLM judge.")
+    ] = None,
+    use_privileged: Annotated[
+        bool, typer.Option("--use-privileged", help="Let an LLM judge read the privileged block.")
+    ] = False,
+    field: Annotated[
+        str | None, typer.Option("--field", help="Read the gold from this field (dotted path).")
+    ] = None,
+    schema: Annotated[
+        str | None, typer.Option("--schema", help="JSON Schema file for json-schema.")
+    ] = None,
+    tolerance: Annotated[
+        float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", min=1, envvar="WHILEAI_CONCURRENCY",
+                          help="Rows judged at once (judges that block or call out).")
+    ] = 8,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0, envvar="WHILEAI_JUDGE_TIMEOUT",
+                            help="Seconds per row before it is marked timeout (0: none).")
+    ] = 60.0,
+    output: Output = None,
+    on_error: OnErrorOpt = "fail",
+    k: KOpt = None,
+    seed: SeedOpt = 0,
+    report_file: ReportFile = None,
+) -> None:
+    """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers."""
+    from whileai_core.judges import JudgeOptions, parse_judge
+    from whileai_core.judges.run import grade_files
+    from whileai_core.passat import summary_line
+
+    from ..console import say, stderr_is_terminal, warn
+    from ..options import resolve_inputs
+
+    files = resolve_inputs(inputs)
+    loaded = None
+    if spec:
+        from whileai_core.spec import load_spec
+
+        loaded = load_spec(spec)
+    rubric_text = None
+    if rubric:
+        from pathlib import Path
+
+        from whileai_core.errors import ConfigError
+
+        try:
+            rubric_text = Path(rubric).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    opts = JudgeOptions(field=field, schema=schema, tolerance=tolerance, timeout=timeout,
+                        spec=loaded, rubric=rubric_text, use_privileged=use_privileged)
+    chosen = parse_judge(judge, opts)
+    on_row = None
+    progress = None
+    if stderr_is_terminal():
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        from ..console import err
+
+        progress = Progress(SpinnerColumn(), TextColumn("grading: {task.completed} rows"),
+                            console=err(), transient=True)
+        task = progress.add_task("grade", total=None)
+        progress.start()
+
+        def on_row(n: int) -> None:
+            if n % 100 == 0:
+                progress.update(task, completed=n)
+
+    try:
+        result = grade_files(files, chosen, output=output, on_error=on_error,
+                             concurrency=concurrency, timeout=timeout or None, k=k,
+                             seed=seed, on_row=on_row)
+    finally:
+        if progress is not None:
+            progress.stop()
+    if judge is None:
+        say("no --judge: graded the conduct floor and the task checklist only "
+            "(pass --judge for a verifier, a rubric judge or your own)")
+    for note in result.notes:
+        warn(note)
+    for status, reason in result.report["first_reasons"].items():
+        count = result.report["judge_status"].get(status, 0)
+        warn(f"{count} row(s) not judged ({status}); first: {reason}")
+    if result.read.skipped:
+        warn(f"skipped {result.read.skipped} bad line(s); first: {result.read.first_error}")
+    if report_file:
+        _write_report(report_file, result.report)
+    say(f"{result.judge}: {summary_line(result.report)}")
+
+
+def report(
+    inputs: Inputs = None,
+    json: JsonOpt = False,
+    k: KOpt = None,
+    seed: SeedOpt = 0,
+    on_error: OnErrorOpt = "fail",
+    report_file: ReportFile = None,
+) -> None:
+    """pass@1 with a bootstrap interval, pass^k, pass@k, headroom, the per-task histogram,
+    judge status counts and every marker, over graded rows."""
+    from whileai_core.jsonl import ReadStats, read_rows
+    from whileai_core.passat import pass_report
+
+    from ..console import print_json, warn
+    from ..options import resolve_inputs
+
+    stats = ReadStats()
+    result = pass_report(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats),
+                         k=k, seed=seed)
+    if stats.skipped:
+        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+    if report_file:
+        _write_report(report_file, result)
+    if json:
+        print_json(result)
+        return
+    _print_report(result)
+
+
+def _write_report(path: str, data: dict[str, Any]) -> None:
+    import orjson
+
+    from whileai_core.errors import ConfigError
+
+    try:
+        with open(path, "wb") as fh:
+            fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write report ({exc.strerror or exc})") from None
+
+
+def _print_report(r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from whileai_core.passat import summary_line
+
+    from ..console import out
+
+    console = out()
+    console.print(summary_line(r))
+    if r.get("k_note"):
+        console.print(f"k-way: {r['k_note']}")
+    if r.get("note"):
+        console.print(str(r["note"]))
+    hist = Table(title="per-task pass rate", title_justify="left")
+    hist.add_column("pass rate")
+    hist.add_column("tasks", justify="right")
+    for label, count in r["histogram"].items():
+        hist.add_row(label, str(count))
+    console.print(hist)
+    statuses = Table(title="judge status", title_justify="left")
+    statuses.add_column("status")
+    statuses.add_column("rows", justify="right")
+    for status, count in r["judge_status"].items():
+        statuses.add_row(status, str(count))
+    console.print(statuses)
+    markers = r["markers"]
+    if markers:
+        table = Table(title="markers (1.0 = good)", title_justify="left")
+        for col in ("marker", "mean", "95% interval", "rows"):
+            table.add_column(col, justify="left" if col == "marker" else "right")
+        for name, m in markers.items():
+            lo, hi = m["ci95"]
+            table.add_row(name, f"{m['mean']:.2f}", f"[{lo:.2f}, {hi:.2f}]", str(m["n"]))
+        console.print(table)

@@ -1,0 +1,219 @@
+"""Run a candidate program against hidden tests, contained.
+
+The candidate (the reply's last ```python block, else the whole reply) and the tests (the
+row's gold: `privileged.reference`, or `privileged.tests`, or `--field`) run in a fresh
+`python -I` in a new session, in a temporary working directory, under rlimits: CPU seconds,
+address space, file size, open files and processes. A small bootstrap installs an audit
+hook before any candidate code runs; it ends the process at once (no `except` can swallow
+it) on an `open` outside the temp dir and the interpreter's own library, any socket, any
+fork/exec/spawn, ctypes or a change to files outside the temp dir. RLIMIT_NPROC does
+nothing for root, so the process group is killed at the wall deadline whatever it spawned.
+
+A contained violation, a crash, a failing test, an exhausted limit: reward 0 with the
+reason. Passing tests: reward 1. The judge itself failing to start the sandbox is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .contract import Judge
+from .verifiers import NoGold, candidate_of, gold_of
+
+_FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
+_VIOLATION = 86  # exit status the audit hook uses, so a violation is told from a crash
+
+# Runs in the sandboxed interpreter. argv: workdir. The candidate and tests are read
+# before the hook is installed, then executed in one namespace.
+_BOOTSTRAP = r'''
+import os, sys
+work = os.path.realpath(sys.argv[1])
+src = open(os.path.join(work, "candidate.py"), encoding="utf-8").read()
+tests = open(os.path.join(work, "tests.py"), encoding="utf-8").read()
+allowed_read = tuple(
+    os.path.realpath(p) for p in sys.path if p and os.path.isabs(p)
+) + (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
+_PATH_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
+                "os.truncate", "os.utime", "os.link", "os.symlink", "shutil.rmtree",
+                "os.chdir", "shutil.copyfile", "os.unlink"}
+_LIST_EVENTS = {"os.listdir", "os.scandir"}
+_DENY = ("socket.", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
+         "os.system", "subprocess.", "ctypes.", "os.kill", "os.killpg", "pty.", "_posixsubprocess")
+def _stop(why):
+    os.write(2, ("\nWHILEAI_SANDBOX: " + why + "\n").encode("utf-8", "replace"))
+    os._exit(86)
+def _inside(path, roots):
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+    except Exception:
+        return False
+    return any(real == r or real.startswith(r + os.sep) for r in roots)
+def _hook(event, args):
+    if event.startswith(_DENY):
+        _stop("refused " + event)
+    if event == "open":
+        path, mode = args[0], args[1]
+        if isinstance(path, int) or path is None:
+            return
+        writing = isinstance(mode, str) and any(c in mode for c in "wax+")
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        writing = writing or bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+        if _inside(path, (work,)):
+            return
+        if not writing and (_inside(path, allowed_read) or os.fsdecode(path) in
+                            ("/dev/null", "/dev/urandom")):
+            return
+        _stop("refused open(" + repr(os.fsdecode(path))[:80] + ") outside the sandbox")
+    elif event in _LIST_EVENTS:
+        path = args[0] if args and args[0] is not None else "."
+        if not _inside(path, (work,) + allowed_read):
+            _stop("refused " + event + "(" + repr(os.fsdecode(path))[:80] + ")")
+    elif event in _PATH_EVENTS:
+        for path in args[:2]:
+            if isinstance(path, (str, bytes, os.PathLike)) and not _inside(path, (work,)):
+                _stop("refused " + event + "(" + repr(os.fsdecode(path))[:80] + ")")
+sys.addaudithook(_hook)
+namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+exec(compile(src, "candidate.py", "exec"), namespace)
+exec(compile(tests, "tests.py", "exec"), namespace)
+'''
+
+
+def extract_code(text: str) -> str:
+    """The reply's last fenced python block, else the reply itself."""
+    blocks = _FENCE.findall(text)
+    return blocks[-1] if blocks else text
+
+
+def _limits(cpu: int, memory: int, fsize: int, nproc: int) -> Any:
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+    return apply
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - n))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _last_error(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else "no output"
+
+
+def run_sandboxed(
+    code: str,
+    tests: str,
+    *,
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+    file_mb: int = 16,
+    max_procs: int = 32,
+) -> tuple[bool, str]:
+    """(passed, reason) for `code` followed by `tests` in a contained interpreter."""
+    with tempfile.TemporaryDirectory(prefix="whileai-exec-") as work:
+        root = Path(work)
+        (root / "candidate.py").write_text(code, encoding="utf-8")
+        (root / "tests.py").write_text(tests, encoding="utf-8")
+        out_path, err_path = root / ".stdout", root / ".stderr"
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
+               "HOME": work, "TMPDIR": work, "no_proxy": "*", "http_proxy": "http://0.0.0.0:9",
+               "https_proxy": "http://0.0.0.0:9"}
+        with out_path.open("wb") as out, err_path.open("wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, work],
+                cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                start_new_session=True,
+                preexec_fn=_limits(max(1, int(timeout) + 1), memory_mb << 20, file_mb << 20,
+                                   max_procs),
+            )
+            started = time.monotonic()
+            try:
+                code_rc = proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                code_rc = -9
+            finally:
+                # The whole session goes: a fork bomb's children die with their parent.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+        elapsed = time.monotonic() - started
+        stderr = _tail(err_path)
+    if timed_out:
+        return False, f"stopped at the {timeout:g}s wall limit (hung, busy or forking)"
+    marker = re.findall(r"WHILEAI_SANDBOX: ([^\n]+)", stderr)
+    if code_rc == _VIOLATION and marker:
+        return False, f"sandbox: {marker[-1]}"
+    if code_rc == 0:
+        return True, f"tests passed in {elapsed:.2f}s"
+    if code_rc == -signal.SIGXCPU:
+        return False, f"CPU limit of {timeout:g}s exceeded"
+    if code_rc == -signal.SIGXFSZ:
+        return False, f"file size limit of {file_mb} MB exceeded"
+    last = _last_error(stderr)
+    if "File too large" in last:
+        return False, f"file size limit of {file_mb} MB exceeded"
+    if "MemoryError" in last:
+        return False, f"memory limit of {memory_mb} MB exceeded (MemoryError)"
+    if code_rc < 0:
+        return False, f"killed by signal {-code_rc}: {last}"
+    return False, f"tests failed: {last}"
+
+
+def code_exec(
+    *,
+    field: str | None = None,
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+    file_mb: int = 16,
+) -> Judge:
+    """A judge that runs the reply's code against the row's hidden tests."""
+
+    def judge(row: dict[str, Any]) -> dict[str, Any]:
+        tests: Any = None
+        privileged = row.get("privileged")
+        if field is None and isinstance(privileged, dict) and privileged.get("tests"):
+            tests = privileged["tests"]
+        if tests is None:
+            tests = gold_of(row, field)
+        if isinstance(tests, list):
+            tests = "\n".join(str(t) for t in tests)
+        if not isinstance(tests, str) or not tests.strip():
+            raise NoGold("the row's hidden tests are empty")
+        passed, reason = run_sandboxed(
+            extract_code(candidate_of(row)), tests,
+            timeout=timeout, memory_mb=memory_mb, file_mb=file_mb,
+        )
+        return {"reward": 1.0 if passed else 0.0, "reason": reason}
+
+    return Judge(
+        name="code-exec", fn=judge,
+        meta={"version": "code-exec@1", "timeout": timeout, "memory_mb": memory_mb},
+    )

@@ -1,0 +1,270 @@
+"""The judge contract, and the streaming runner every judge goes through.
+
+A judge is any callable `row -> verdict`. A verdict is a bare number, or a dict with
+`reward` (a number) and optional `reason`, `markers`, `failure_class`; any other key is
+kept in `judge_meta`. Anything else does not score the row 0: it sets `judge_status`
+(missing_reward / invalid_result / error / timeout) and `reward` to None, so a broken judge
+shows up as unjudged rows instead of a policy that looks bad.
+
+`grade_rows` keeps input order and never holds more than `concurrency` rows in flight, so
+memory stays flat however long the stream. Cheap deterministic judges (`Judge.inline`)
+run on the reading thread: a thread hop per row would cost more than the check itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import inspect
+import math
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+# Verdict keys that land on the row itself; everything else a judge returns is metadata.
+_ROW_KEYS = ("reward", "reason", "markers", "failure_class")
+
+
+class JudgeTimeout(Exception):
+    """Raised by a judge that enforces its own deadline (a co-process, a sandbox)."""
+
+
+class InvalidVerdict(Exception):
+    """Raised by a judge whose wire reply could not be read as a verdict at all."""
+
+
+class JudgeFailed(Exception):
+    """Raised to pass on a status another judge earned (a part of a composite judge)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+@dataclass
+class Judge:
+    """A named judge: the callable plus the provenance every graded row carries.
+
+    `inline` marks a cheap, deterministic, non-blocking judge that runs on the reading
+    thread (no timeout applies: it cannot hang). `own_timeout` marks a judge that stops
+    itself at the deadline and raises JudgeTimeout, so the runner does not abandon it.
+    """
+
+    name: str
+    fn: Callable[[dict[str, Any]], Any]
+    meta: dict[str, Any] = field(default_factory=dict)
+    inline: bool = False
+    own_timeout: bool = False
+    close: Callable[[], None] | None = None
+    aclose: Callable[[], Awaitable[None]] | None = None
+    # What the judge has to say once the run is over (restarts, retries), for the summary.
+    notes: Callable[[], list[str]] | None = None
+
+    def __call__(self, row: dict[str, Any]) -> Any:
+        return self.fn(row)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    return None
+
+
+def verdict_fields(verdict: Any) -> dict[str, Any]:
+    """The row fields a verdict sets (reward, judge_status, and what else it carries)."""
+    number = _number(verdict)
+    if number is not None:
+        return {"reward": number, "judge_status": "ok"}
+    if not isinstance(verdict, dict):
+        kind = "nothing" if verdict is None else f"a {type(verdict).__name__}"
+        return {
+            "reward": None,
+            "judge_status": "invalid_result",
+            "reason": f"judge returned {kind}, expected a number or a dict with 'reward'",
+        }
+    if "reward" not in verdict:
+        return {
+            "reward": None,
+            "judge_status": "missing_reward",
+            "reason": "judge returned a dict without 'reward'",
+            "extra": {k: v for k, v in verdict.items() if k not in _ROW_KEYS},
+        }
+    reward = _number(verdict["reward"])
+    fields: dict[str, Any] = {}
+    if reward is None:
+        fields = {
+            "reward": None,
+            "judge_status": "invalid_result",
+            "reason": f"judge's reward is not a number: {verdict['reward']!r:.80}",
+        }
+    else:
+        fields = {"reward": reward, "judge_status": "ok"}
+        if verdict.get("reason") is not None:
+            fields["reason"] = str(verdict["reason"])
+    markers = verdict.get("markers")
+    if isinstance(markers, dict):
+        fields["markers"] = markers
+    if verdict.get("failure_class") is not None:
+        fields["failure_class"] = verdict["failure_class"]
+    extra = {k: v for k, v in verdict.items() if k not in _ROW_KEYS}
+    if extra:
+        fields["extra"] = extra
+    return fields
+
+
+def failure_fields(status: str, reason: str) -> dict[str, Any]:
+    return {"reward": None, "judge_status": status, "reason": reason}
+
+
+def error_fields(exc: BaseException) -> dict[str, Any]:
+    """Map what a judge raised to the status it earns."""
+    if isinstance(exc, (JudgeTimeout, TimeoutError, asyncio.TimeoutError)):
+        return failure_fields("timeout", str(exc) or "judge timed out")
+    if isinstance(exc, InvalidVerdict):
+        return failure_fields("invalid_result", str(exc))
+    if isinstance(exc, JudgeFailed):
+        return failure_fields(exc.status, str(exc))
+    text = str(exc)
+    return failure_fields("error", f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+def judged_row(row: dict[str, Any], judge: Judge, fields: dict[str, Any]) -> dict[str, Any]:
+    """A graded copy of `row`: every input key kept, the input itself untouched."""
+    out = dict(row)
+    out["reward"] = fields["reward"]
+    if "reason" in fields:
+        out["reason"] = fields["reason"]
+    elif "reason" in out:
+        out["reason"] = None  # a stale reason from an earlier judge would explain the wrong grade
+    out["judge_name"] = judge.name
+    out["judge_status"] = fields["judge_status"]
+    extra = fields.get("extra")
+    if extra or judge.meta:
+        meta = dict(judge.meta)
+        if extra:
+            meta.update(extra)
+        out["judge_meta"] = meta
+    else:
+        out["judge_meta"] = {}
+    markers = fields.get("markers")
+    if markers:
+        merged = dict(row["markers"]) if isinstance(row.get("markers"), dict) else {}
+        merged.update(markers)
+        out["markers"] = merged
+    if "failure_class" in fields:
+        out["failure_class"] = fields["failure_class"]
+    elif "failure_class" in out:
+        out["failure_class"] = None
+    return out
+
+
+def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
+    """Run a sync judge on one row and return its verdict fields; never raises."""
+    try:
+        verdict = judge.fn(row)
+    except Exception as exc:
+        return error_fields(exc)
+    if inspect.isawaitable(verdict):
+        if inspect.iscoroutine(verdict):
+            verdict.close()
+        return failure_fields("error", "async judge called from a sync context")
+    return verdict_fields(verdict)
+
+
+async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
+    """Run any judge (sync in a worker thread, or async) on one row; never raises."""
+    try:
+        if inspect.iscoroutinefunction(judge.fn):
+            verdict = await judge.fn(row)
+        elif judge.inline:
+            verdict = judge.fn(row)
+        else:
+            verdict = await asyncio.to_thread(judge.fn, row)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:
+        return error_fields(exc)
+    return verdict_fields(verdict)
+
+
+class _Loop:
+    """One event loop on a daemon thread: async judges share it (and its HTTP client)."""
+
+    def __init__(self, workers: int) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="whileai-judge"
+        )
+        self.loop.set_default_executor(self.pool)
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def submit(self, coro: Any) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=5)
+        # A judge thread stuck past its timeout cannot be killed; do not wait for it.
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        with contextlib.suppress(RuntimeError):
+            self.loop.close()
+
+
+def grade_rows(
+    rows: Iterable[dict[str, Any]],
+    judge: Judge,
+    *,
+    concurrency: int = 8,
+    timeout: float | None = 60.0,
+) -> Iterator[dict[str, Any]]:
+    """Graded copies of `rows`, in input order, with at most `concurrency` in flight."""
+    if judge.inline:
+        try:
+            for row in rows:
+                yield judged_row(row, judge, judge_once(judge, row))
+        finally:
+            _close(judge, None)
+        return
+    concurrency = max(1, concurrency)
+    runner = _Loop(workers=concurrency + 4)
+
+    async def one(row: dict[str, Any]) -> dict[str, Any]:
+        if timeout is None or timeout <= 0:
+            return await judge_once_async(judge, row)
+        # A judge that stops itself gets a grace period to say so before we give up on it.
+        limit = timeout + 5.0 if judge.own_timeout else timeout
+        try:
+            return await asyncio.wait_for(judge_once_async(judge, row), limit)
+        except asyncio.TimeoutError:
+            return failure_fields("timeout", f"judge took longer than {timeout:g}s")
+
+    pending: deque[tuple[dict[str, Any], concurrent.futures.Future[Any]]] = deque()
+    try:
+        for row in rows:
+            pending.append((row, runner.submit(one(row))))
+            if len(pending) >= concurrency:
+                head, fut = pending.popleft()
+                yield judged_row(head, judge, fut.result())
+        while pending:
+            head, fut = pending.popleft()
+            yield judged_row(head, judge, fut.result())
+    finally:
+        for _, fut in pending:
+            fut.cancel()
+        _close(judge, runner)
+        runner.stop()
+
+
+def _close(judge: Judge, runner: _Loop | None) -> None:
+    if judge.aclose is not None and runner is not None:
+        with contextlib.suppress(Exception):
+            runner.submit(judge.aclose()).result(timeout=10)
+    if judge.close is not None:
+        with contextlib.suppress(Exception):
+            judge.close()

@@ -1,0 +1,48 @@
+"""The grade stage end to end: read rows, judge them, write them, and count as they pass.
+
+The CLI's `whileai grade` is this function plus flag parsing and printing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..jsonl import OnError, ReadStats, RowWriter, read_rows
+from ..passat import PassReport
+from .contract import Judge, grade_rows
+
+
+@dataclass
+class GradeResult:
+    report: dict[str, Any]
+    read: ReadStats
+    judge: str
+    notes: list[str] = field(default_factory=list)
+
+
+def grade_files(
+    inputs: Iterable[str],
+    judge: Judge,
+    *,
+    output: str | None = None,
+    on_error: OnError = "fail",
+    concurrency: int = 8,
+    timeout: float | None = 60.0,
+    k: int | None = None,
+    seed: int = 0,
+    on_row: Callable[[int], None] | None = None,
+) -> GradeResult:
+    """Grade every row of `inputs` into `output` (stdout when None), streaming."""
+    stats = ReadStats()
+    report = PassReport(k=k, seed=seed)
+    rows = read_rows(inputs, on_error=on_error, stats=stats)
+    with RowWriter(output) as writer:
+        for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
+            writer.write(graded)
+            report.add(graded)
+            if on_row is not None:
+                on_row(writer.count)
+    notes = judge.notes() if judge.notes is not None else []
+    return GradeResult(report=report.result(), read=stats, judge=judge.name, notes=notes)

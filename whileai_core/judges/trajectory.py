@@ -1,0 +1,205 @@
+"""One ordered view of what happened in a rollout, whichever way the row records it.
+
+Rows carry the same story twice: `messages` (OpenAI chat shape, tool calls either in the
+wire shape or the SDK's flat one, tool results as JSON strings) and `steps` (the SDK's
+tool steps with the world's result dict). Rule-based judges read this view so they do
+not each re-learn both shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from ..spec import Spec, guess_kind
+
+EventKind = Literal["user", "assistant", "call"]
+
+FAULT_STATUSES = frozenset(
+    {"timeout", "permission_denied", "malformed", "error", "rejected", "failed", "unavailable"}
+)
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    text: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str | None:
+        if self.result is None:
+            return None
+        status = self.result.get("status")
+        return status if isinstance(status, str) else None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and not self.result_is_stale
+
+    @property
+    def result_is_stale(self) -> bool:
+        return bool(self.result and self.result.get("stale"))
+
+    @property
+    def faulted(self) -> bool:
+        return self.status in FAULT_STATUSES or self.result_is_stale
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def _as_result(value: Any) -> dict[str, Any] | None:
+    value = _json(value)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value
+    return {"status": "ok", "data": value}
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            part.get("text", "") for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _from_messages(messages: list[dict[str, Any]]) -> list[Event]:
+    events: list[Event] = []
+    by_id: dict[str, Event] = {}
+    waiting: list[Event] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            events.append(Event("user", _content(message)))
+        elif role == "assistant":
+            text = _content(message)
+            if text:
+                events.append(Event("assistant", text))
+            for call in message.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                inner = call.get("function")
+                fn: dict[str, Any] = inner if isinstance(inner, dict) else call
+                args = _json(fn.get("arguments"))
+                event = Event("call", tool=str(fn.get("name") or ""),
+                              arguments=args if isinstance(args, dict) else {})
+                events.append(event)
+                waiting.append(event)
+                if isinstance(call.get("id"), str):
+                    by_id[call["id"]] = event
+        elif role == "tool":
+            target = by_id.pop(message.get("tool_call_id") or "", None)
+            if target is None:
+                name = message.get("name")
+                target = next((e for e in waiting if not name or e.tool == name), None)
+            if target is not None:
+                target.result = _as_result(message.get("content"))
+                if target in waiting:
+                    waiting.remove(target)
+    return events
+
+
+def _from_steps(row: dict[str, Any]) -> list[Event]:
+    events: list[Event] = []
+    prompt = row.get("prompt")
+    if isinstance(prompt, str):
+        events.append(Event("user", prompt))
+    for step in row.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        if step.get("role") == "user":
+            events.append(Event("user", str(step.get("text") or "")))
+        elif step.get("tool"):
+            args = _json(step.get("arguments"))
+            if isinstance(step.get("text"), str) and step["text"]:
+                events.append(Event("assistant", step["text"]))
+            events.append(Event("call", tool=str(step["tool"]),
+                                arguments=args if isinstance(args, dict) else {},
+                                result=_as_result(step.get("result"))))
+        elif isinstance(step.get("text"), str):
+            events.append(Event("assistant", step["text"]))
+    final = row.get("final_text")
+    if isinstance(final, str) and final and not (
+        events and events[-1].kind == "assistant" and events[-1].text == final
+    ):
+        events.append(Event("assistant", final))
+    return events
+
+
+def events_of(row: dict[str, Any]) -> list[Event]:
+    """The rollout as user turns, assistant text and tool calls with their results, in order."""
+    messages = row.get("messages")
+    if isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "user" for m in messages
+    ):
+        return _from_messages([m for m in messages if isinstance(m, dict)])
+    return _from_steps(row)
+
+
+def final_text(row: dict[str, Any], events: list[Event]) -> str:
+    text = row.get("final_text")
+    if isinstance(text, str):
+        return text
+    for event in reversed(events):
+        if event.kind == "assistant":
+            return event.text
+    return ""
+
+
+def tool_kinds(spec: Spec | None) -> dict[str, str]:
+    return {t.name: t.kind for t in spec.tools} if spec is not None else {}
+
+
+def is_write(tool: str, kinds: dict[str, str]) -> bool:
+    """Read or write from the spec when there is one, else from the verbs in the name."""
+    kind = kinds.get(tool)
+    return (kind or guess_kind(tool)) == "write"
+
+
+ACKNOWLEDGES_FAULT = re.compile(
+    r"\b(could ?n[o']t|could not|can ?n[o']t|cannot|unable|not able|failed|failure|error|"
+    r"timed? ?out|time-?out|try again|retry|problem|issue|went wrong|did ?n[o']t go through|"
+    r"permission|not permitted|not allowed|denied|unavailable|garbled|unreadable|malformed|"
+    r"out of date|outdated|stale|may have changed|not be current|not sure it is current)\b",
+    re.IGNORECASE,
+)
+CLAIMS_SUCCESS = re.compile(
+    r"\b(successfully|all set|all done|is done|has been (?:refunded|cancell?ed|canceled|"
+    r"updated|processed|completed|issued|applied)|i(?:'ve| have) (?:refunded|cancell?ed|"
+    r"updated|processed|completed|issued|applied))\b",
+    re.IGNORECASE,
+)
+REFUSES = re.compile(
+    r"\b(i can ?n[o']t|i cannot|i won'?t|i will not|i'm not able|i am not able|not allowed|"
+    r"against (?:our|the) policy|i'm unable|i am unable|must decline|can't do that)\b",
+    re.IGNORECASE,
+)
+REPORTS_MISSING = re.compile(
+    r"\b(not found|could ?n[o']t find|could not find|can ?n[o']t find|cannot find|unable to "
+    r"find|no (?:record|order|account|match|such)|does ?n[o']t exist|does not exist|no matching|"
+    r"not locate|could not locate|couldn't locate)\b",
+    re.IGNORECASE,
+)
+ACKNOWLEDGES_DONE = re.compile(
+    r"\b(already|previously|earlier|has been|was (?:already )?(?:refunded|cancell?ed|"
+    r"processed))\b",
+    re.IGNORECASE,
+)

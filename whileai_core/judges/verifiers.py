@@ -1,0 +1,491 @@
+"""Verifiers: rewards that are programs, not opinions.
+
+Each verifier is a small factory in the inspect_ai style: `exact_match(ignore_case=True)`
+returns a `Judge` that honours the one contract, so `--judge exact-match` and
+`exact_match()` are the same object found two ways. The candidate is the row's
+`final_text`; the gold is `privileged.reference`, else a flat `answer` / `target` /
+`expected` / `gold` field, else the column named by `field=` (dotted paths reach inside
+objects, e.g. `privileged.hidden_state.total`). A row with no gold is an error, never 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import ConfigError
+from .contract import Judge, JudgeFailed, judge_once
+from .jsonschema_lite import check_schema, validate
+
+Verdict = dict[str, Any]
+GOLD_FIELDS = ("answer", "target", "expected", "gold")
+
+
+class NoGold(Exception):
+    """The row carries nothing to compare against; grading it would invent a 0."""
+
+
+def candidate_of(row: dict[str, Any]) -> str:
+    text = row.get("final_text")
+    if isinstance(text, str):
+        return text
+    for message in reversed(row.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str) and content:
+                return content
+    return ""
+
+
+def _dig(row: dict[str, Any], path: str) -> Any:
+    value: Any = row
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def gold_of(row: dict[str, Any], field: str | None = None) -> Any:
+    """The answer key: `field` when named, else privileged.reference, else a flat field."""
+    if field:
+        value = _dig(row, field)
+        if value is None:
+            raise NoGold(f"row has no gold field '{field}'")
+        return value
+    privileged = row.get("privileged")
+    if isinstance(privileged, dict) and privileged.get("reference") is not None:
+        return privileged["reference"]
+    for name in GOLD_FIELDS:
+        if row.get(name) is not None:
+            return row[name]
+    raise NoGold("row has no gold (looked at privileged.reference, " + ", ".join(GOLD_FIELDS) + ")")
+
+
+def _golds(row: dict[str, Any], field: str | None) -> list[str]:
+    gold = gold_of(row, field)
+    items = gold if isinstance(gold, list) else [gold]
+    return [g if isinstance(g, str) else orjson.dumps(g).decode() for g in items]
+
+
+def _verdict(ok: bool, reason: str) -> Verdict:
+    return {"reward": 1.0 if ok else 0.0, "reason": reason}
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _norm(text: str, *, ignore_case: bool, ignore_punctuation: bool = False) -> str:
+    text = " ".join(text.split())
+    if ignore_case:
+        text = text.casefold()
+    if ignore_punctuation:
+        text = re.sub(r"[^\w\s]", "", text).strip()
+        text = " ".join(text.split())
+    return text
+
+
+def _make(name: str, fn: Callable[[dict[str, Any]], Verdict], **meta: Any) -> Judge:
+    return Judge(name=name, fn=fn, meta={"version": name, **meta} if meta else {}, inline=True)
+
+
+def exact_match(
+    *, ignore_case: bool = True, ignore_punctuation: bool = True, field: str | None = None
+) -> Judge:
+    """The whole reply equals the gold once whitespace, case and punctuation are set aside.
+
+    Punctuation is ignored by default because "Paris." is the answer "Paris"; pass
+    `ignore_punctuation=False` when the punctuation is the answer (an expression, a path).
+    """
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        cand = _norm(candidate_of(row), ignore_case=ignore_case,
+                     ignore_punctuation=ignore_punctuation)
+        for gold in _golds(row, field):
+            if cand == _norm(gold, ignore_case=ignore_case, ignore_punctuation=ignore_punctuation):
+                return _verdict(True, f"matches {_short(gold)!r}")
+        return _verdict(False, f"reply {_short(candidate_of(row))!r} is not the gold")
+
+    return _make("exact-match", judge)
+
+
+def includes(*, ignore_case: bool = True, field: str | None = None) -> Judge:
+    """The gold appears somewhere in the reply. Lenient: "not 42" includes "42"."""
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        cand = _norm(candidate_of(row), ignore_case=ignore_case)
+        for gold in _golds(row, field):
+            if _norm(gold, ignore_case=ignore_case) in cand:
+                return _verdict(True, f"reply includes {_short(gold)!r}")
+        return _verdict(False, "reply does not include the gold")
+
+    return _make("includes", judge)
+
+
+def regex(
+    pattern: str | None = None, *, ignore_case: bool = False, full: bool = False,
+    field: str | None = None,
+) -> Judge:
+    """The reply matches `pattern`, or, without one, the row's gold read as a pattern.
+
+    `full=True` anchors the match to the whole (stripped) reply; by default it searches.
+    """
+    flags = re.IGNORECASE if ignore_case else 0
+    compiled: re.Pattern[str] | None = None
+    if pattern is not None:
+        try:
+            compiled = re.compile(pattern, flags)
+        except re.error as exc:
+            raise ConfigError(f"regex {pattern!r}: {exc}") from None
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        patterns = [compiled] if compiled is not None else [
+            re.compile(g, flags) for g in _golds(row, field)
+        ]
+        cand = candidate_of(row).strip()
+        for pat in patterns:
+            hit = pat.fullmatch(cand) if full else pat.search(cand)
+            if hit:
+                return _verdict(True, f"matches /{_short(pat.pattern, 40)}/")
+        return _verdict(False, f"no match for /{_short(patterns[0].pattern, 40)}/")
+
+    return _make("regex", judge)
+
+
+_CHOICE_PATTERNS = (
+    re.compile(r"answer\s*(?:is|:)?\s*[:\-]?\s*\(?([A-Z])\)?(?![A-Za-z])", re.IGNORECASE),
+    re.compile(r"^\(?([A-Z])\)?(?:[.):\s]|$)"),
+    re.compile(r"\(([A-Z])\)"),
+    re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])"),
+)
+
+
+def chosen_letter(text: str) -> str | None:
+    """The option a reply picked: 'ANSWER: C', 'The answer is (c)', 'B) ...', or a lone 'D'."""
+    stripped = text.strip()
+    for pat in _CHOICE_PATTERNS:
+        hits = pat.findall(stripped)
+        if hits:
+            return str(hits[-1]).upper()
+    return None
+
+
+def multiple_choice(*, field: str | None = None) -> Judge:
+    """The option letter the reply chose equals the gold letter (gold 'B', '(b)' or 'B) x')."""
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        picked = chosen_letter(candidate_of(row))
+        golds = [chosen_letter(g) or g.strip().upper() for g in _golds(row, field)]
+        if picked is None:
+            return _verdict(False, "no option letter found in the reply")
+        ok = picked in golds
+        return _verdict(ok, f"chose {picked}, gold {'/'.join(golds)}")
+
+    return _make("multiple-choice", judge)
+
+
+_NUMBER = re.compile(r"[-+−]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number in the text: thousands commas, a leading $, a trailing % kept as written.
+
+    "60%" reads as 60, not 0.6: a percentage is compared in the units the gold uses.
+    """
+    found: list[float] = []
+    for match in _NUMBER.finditer(text):
+        token = match.group().replace("−", "-").replace("$", "").replace(",", "").rstrip("%")
+        if not any(ch.isdigit() for ch in token):
+            continue
+        try:
+            found.append(float(token))
+        except ValueError:
+            continue
+    return found
+
+
+def numeric(
+    *, tolerance: float = 1e-6, relative: float = 0.0, field: str | None = None
+) -> Judge:
+    """The last number in the reply is within `tolerance` (absolute) or `relative` of the gold."""
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        nums = numbers_in(candidate_of(row))
+        if not nums:
+            return _verdict(False, "no number in the reply")
+        got = nums[-1]
+        for gold_text in _golds(row, field):
+            golds = numbers_in(gold_text)
+            if golds and math.isclose(got, golds[-1], abs_tol=tolerance, rel_tol=relative):
+                return _verdict(True, f"{got:g} matches {golds[-1]:g}")
+        return _verdict(False, f"{got:g} is not the gold {_short(_golds(row, field)[0], 30)}")
+
+    return _make("numeric", judge, tolerance=tolerance)
+
+
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+def _boxed(text: str) -> str | None:
+    starts = [m.end() for m in _BOXED.finditer(text)]
+    if not starts:
+        return None
+    start, depth = starts[-1], 1
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return None
+
+
+def final_answer(text: str) -> str:
+    """The answer part of a worked solution: \\boxed{..}, 'answer is ..', else the last line."""
+    boxed = _boxed(text)
+    if boxed is not None:
+        return boxed
+    hit = re.findall(r"answer\s*(?:is|:|=)\s*([^\n]+)", text, re.IGNORECASE)
+    if hit:
+        return str(hit[-1]).strip().rstrip(".")
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _math_norm(expr: str) -> str:
+    expr = expr.strip().strip("$").strip()
+    expr = re.sub(r"\\(?:left|right|displaystyle|!|,|;|:)", "", expr)
+    expr = re.sub(r"\\[dt]frac", r"\\frac", expr)
+    expr = re.sub(r"\\text\{([^}]*)\}", r"\1", expr)
+    expr = expr.replace("\\%", "%").replace("^\\circ", "").replace("°", "")
+    expr = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"(\1)/(\2)", expr)
+    expr = re.sub(r"\\frac(\d)(\d)", r"\1/\2", expr)
+    expr = re.sub(r"^[a-zA-Z]\s*=\s*", "", expr)  # "x = 3" answers "3"
+    expr = expr.replace(" ", "").rstrip(".")
+    return expr
+
+
+def _as_fraction(expr: str) -> Fraction | None:
+    expr = expr.replace(",", "") if re.fullmatch(r"[-\d,.]+", expr) else expr
+    percent = expr.endswith("%")
+    expr = expr.rstrip("%")
+    expr = re.sub(r"^\((-?[\d.]+)\)/\((-?[\d.]+)\)$", r"\1/\2", expr)
+    try:
+        value = Fraction(expr)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value / 100 if percent else value
+
+
+def math_equal(*, field: str | None = None) -> Judge:
+    """The final answer equals the gold as a number (1/2 = 0.5 = \\frac{1}{2}) or as a
+    normalised expression. A percentage equals its fraction ("50%" = 1/2): say 50 if you
+    mean fifty.
+    """
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        answer = _math_norm(final_answer(candidate_of(row)))
+        got = _as_fraction(answer)
+        for gold_text in _golds(row, field):
+            gold = _math_norm(final_answer(gold_text))
+            want = _as_fraction(gold)
+            if got is not None and want is not None:
+                if got == want:
+                    return _verdict(True, f"{answer} = {gold}")
+            elif answer == gold:
+                return _verdict(True, f"{answer} = {gold}")
+        gold_text = _short(_golds(row, field)[0], 30)
+        return _verdict(False, f"answer {_short(answer, 30)} is not {gold_text}")
+
+    return _make("math-equal", judge)
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any:
+    """The JSON a reply carries: the whole reply, or its first ```json fenced block."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    match = _FENCE.search(text)
+    if match:
+        return orjson.loads(match.group(1))
+    raise ValueError("reply is not JSON")
+
+
+def json_valid() -> Judge:
+    """The reply is JSON (or holds one ```json block). Needs no gold."""
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        try:
+            parse_json_reply(candidate_of(row))
+        except ValueError as exc:
+            return _verdict(False, str(exc).split(":")[0])
+        return _verdict(True, "valid JSON")
+
+    return _make("json-valid", judge)
+
+
+def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
+    """The reply is JSON that satisfies `schema` (a dict, or a path to a schema file).
+
+    Validates the common JSON Schema keywords (type, properties, required, items, enum,
+    const, bounds, lengths, pattern, combinators, local $ref); unknown keywords are ignored,
+    as the standard says, so a schema using them validates more loosely than it reads.
+    """
+    source = "schema"
+    if not isinstance(schema, dict):
+        path = Path(schema)
+        source = str(path)
+        try:
+            schema = orjson.loads(path.read_bytes())
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read schema ({exc.strerror or exc})") from None
+        except orjson.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: schema is not valid JSON ({exc.msg})") from None
+        if not isinstance(schema, dict):
+            raise ConfigError(f"{path}: a schema must be a JSON object")
+    problem = check_schema(schema)
+    if problem:
+        raise ConfigError(f"{source}: {problem}")
+    root = schema
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        try:
+            value = parse_json_reply(candidate_of(row))
+        except ValueError:
+            return _verdict(False, "reply is not JSON")
+        errors = validate(value, root)
+        if errors:
+            return _verdict(False, f"schema: {errors[0]}")
+        return _verdict(True, "matches the schema")
+
+    return _make("json-schema", judge, schema=source)
+
+
+def json_field(path: str, *, expected: Any = None, field: str | None = None) -> Judge:
+    """The reply is JSON whose value at dotted `path` equals `expected` (default: the gold).
+
+    Numbers compare by value (1 == 1.0); strings compare exactly.
+    """
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        try:
+            value = parse_json_reply(candidate_of(row))
+        except ValueError:
+            return _verdict(False, "reply is not JSON")
+        got = _dig({"_": value}, f"_.{path}") if path else value
+        if got is None:
+            return _verdict(False, f"reply has no field {path!r}")
+        want = expected if expected is not None else gold_of(row, field)
+        if isinstance(want, str) and not isinstance(got, str):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                want = orjson.loads(want)
+        ok = got == want
+        return _verdict(ok, f"{path} = {_short(repr(got), 30)}" + ("" if ok else " (wrong)"))
+
+    return _make("json-field", judge, path=path)
+
+
+def _compose(
+    kind: str, parts: Sequence[Judge], weights: Sequence[float] | None = None
+) -> Judge:
+    if not parts:
+        raise ConfigError(f"{kind}: needs at least one judge")
+    if any(not p.inline for p in parts):
+        return _compose_async(kind, parts, weights)
+    name = f"{kind}:" + ",".join(
+        p.name if weights is None else f"{p.name}={w:g}"
+        for p, w in zip(parts, weights or [0.0] * len(parts), strict=True)
+    )
+
+    def judge(row: dict[str, Any]) -> Verdict:
+        return _combine(kind, [(p.name, judge_once(p, row)) for p in parts], weights)
+
+    return Judge(name=name, fn=judge, meta={"version": name}, inline=True)
+
+
+def _compose_async(
+    kind: str, parts: Sequence[Judge], weights: Sequence[float] | None
+) -> Judge:
+    from .contract import judge_once_async
+
+    name = f"{kind}:" + ",".join(p.name for p in parts)
+
+    async def judge(row: dict[str, Any]) -> Verdict:
+        results = [(p.name, await judge_once_async(p, row)) for p in parts]
+        return _combine(kind, results, weights)
+
+    closers = [p for p in parts if p.close is not None]
+    aclosers = [p for p in parts if p.aclose is not None]
+
+    def close() -> None:
+        for p in closers:
+            assert p.close is not None
+            p.close()
+
+    async def aclose() -> None:
+        for p in aclosers:
+            assert p.aclose is not None
+            await p.aclose()
+
+    return Judge(
+        name=name, fn=judge, meta={"version": name},
+        own_timeout=any(p.own_timeout for p in parts),
+        close=close if closers else None, aclose=aclose if aclosers else None,
+    )
+
+
+def _combine(
+    kind: str, results: list[tuple[str, dict[str, Any]]], weights: Sequence[float] | None
+) -> Verdict:
+    """Fold part verdicts. A part that could not judge makes the whole unjudged, never 0."""
+    for name, fields in results:
+        if fields["judge_status"] != "ok":
+            reason = f"{name}: {fields.get('reason') or fields['judge_status']}"
+            raise JudgeFailed(fields["judge_status"], reason)
+    markers = {f"verifier:{name}": float(fields["reward"]) for name, fields in results}
+    reasons = "; ".join(f"{name}: {fields.get('reason') or fields['reward']}"
+                        for name, fields in results)
+    rewards = [float(fields["reward"]) for _, fields in results]
+    if kind == "all":
+        reward = min(rewards)
+    elif kind == "any":
+        reward = max(rewards)
+    else:
+        assert weights is not None
+        total = sum(weights)
+        reward = sum(w * r for w, r in zip(weights, rewards, strict=True)) / total
+    return {"reward": reward, "reason": reasons, "markers": markers}
+
+
+def all_of(*parts: Judge) -> Judge:
+    """Every part passes (the lowest reward): right answer *and* right format."""
+    return _compose("all", parts)
+
+
+def any_of(*parts: Judge) -> Judge:
+    """At least one part passes (the highest reward)."""
+    return _compose("any", parts)
+
+
+def weighted(parts: Sequence[tuple[Judge, float]]) -> Judge:
+    """A graded rubric: the weight-normalised sum of the parts' rewards."""
+    if any(w < 0 for _, w in parts) or sum(w for _, w in parts) <= 0:
+        raise ConfigError("weighted: weights must be non-negative and sum to more than 0")
+    return _compose("weighted", [p for p, _ in parts], [w for _, w in parts])
