@@ -1,0 +1,229 @@
+"""simulate, grid, recommend: making rows from a spec, and sizing the run first."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+from ..options import JsonOpt, Output, ReportFile
+
+Mode = Literal["explore", "sft", "rl", "adaptive"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simulate")(simulate)
+    app.command("grid")(grid)
+    app.command("recommend")(recommend)
+
+
+SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
+
+
+def simulate(
+    spec: SpecArg,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="seeded, module:function, file.py:function, 'cmd:COMMAND', openai:MODEL, "
+            "vllm:MODEL@URL, ollama:MODEL or a URL. Default: the spec's agent, WHILEAI_AGENT, "
+            "seeded.",
+        ),
+    ] = None,
+    writer: Annotated[
+        str, typer.Option("--writer", envvar="WHILEAI_WRITER", help="template or a model ref.")
+    ] = "template",
+    mode: Annotated[Mode, typer.Option("--mode", envvar="WHILEAI_MODE")] = "explore",
+    budget: Annotated[
+        int, typer.Option("--budget", envvar="WHILEAI_BUDGET", help="Rows to write (exact).")
+    ] = 1000,
+    time_budget: Annotated[
+        float | None,
+        typer.Option("--time-budget", envvar="WHILEAI_TIME_BUDGET", help="Seconds; 0 = off."),
+    ] = None,
+    situations: Annotated[
+        int | None, typer.Option("--situations", help="Distinct situations at most.")
+    ] = None,
+    phrasings: Annotated[
+        int | None, typer.Option("--phrasings", help="Phrasings per situation (n).")
+    ] = None,
+    repeats: Annotated[
+        int | None, typer.Option("--repeats", help="Rollouts per phrasing (k).")
+    ] = None,
+    fault_rate: Annotated[
+        float, typer.Option("--fault-rate", help="Chance a scheduled fault fires per call.")
+    ] = 1.0,
+    concurrency: Annotated[int, typer.Option("--concurrency", envvar="WHILEAI_CONCURRENCY")] = 32,
+    seed: Annotated[int, typer.Option("--seed", envvar="WHILEAI_SEED")] = 0,
+    reproducible: Annotated[
+        bool, typer.Option("--reproducible", help="Byte-identical output at any concurrency.")
+    ] = False,
+    until: Annotated[
+        Literal["compute", "saturation"], typer.Option("--until", help="compute or saturation.")
+    ] = "compute",
+    avg_turns: Annotated[int, typer.Option("--avg-turns", help="Target turns per row.")] = 12,
+    grader: Annotated[
+        str | None,
+        typer.Option("--grader", help="module:function judging rows as they land (rl allocation)."),
+    ] = None,
+    output: Output = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Skip the asks already in -o FILE, append the rest.")
+    ] = False,
+    report: ReportFile = None,
+    json: JsonOpt = False,
+    model: Annotated[str | None, typer.Option("--model", help="Model name for a bare URL.")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
+    top_p: Annotated[float | None, typer.Option("--top-p")] = None,
+    logprobs: Annotated[bool, typer.Option("--logprobs", help="Record summed logprobs.")] = False,
+    logprobs_tokens: Annotated[
+        bool, typer.Option("--logprobs-tokens", help="Also keep the per-token list.")
+    ] = False,
+    cache: Annotated[bool, typer.Option("--cache", help="Cache model responses.")] = False,
+    execute: Annotated[
+        str | None,
+        typer.Option("--execute", help="module:function answering tool calls instead of the mock."),
+    ] = None,
+) -> None:
+    """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
+    import orjson
+
+    from whileai_core.agent import ModelOptions
+    from whileai_core.agents.registry import pick_agent_ref
+    from whileai_core.engine import SimulateConfig
+    from whileai_core.errors import WhileaiError
+    from whileai_core.plugins import load_callable
+    from whileai_core.simulate import run_simulation
+    from whileai_core.spec import load_spec
+
+    from ..console import err, print_json, say, stderr_is_terminal
+
+    loaded = load_spec(spec)
+    ref, source = pick_agent_ref(agent, loaded)
+    if source == "default":
+        say("whileai: no --agent given: using the built-in seeded agent")
+    config = SimulateConfig(
+        mode=mode,
+        budget=budget,
+        time_budget=time_budget or None,
+        situations=situations,
+        phrasings=phrasings,
+        repeats=repeats,
+        fault_rate=fault_rate,
+        concurrency=concurrency,
+        seed=seed,
+        reproducible=reproducible,
+        until=until,
+        avg_turns=avg_turns,
+    )
+    options = ModelOptions(
+        model=model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        top_p=top_p,
+        logprobs="tokens" if logprobs_tokens else logprobs,
+        cache=cache,
+        concurrency=concurrency,
+        execute=execute,
+    )
+    judge = load_callable(grader, what="grader") if grader else None
+    progress = None
+    bar = None
+    if stderr_is_terminal():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bar = Progress(
+            "simulate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err(), transient=True,
+        )  # fmt: skip
+        task = bar.add_task("rows", total=budget)
+        bar.start()
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done)
+
+    try:
+        result = run_simulation(
+            loaded,
+            config,
+            agent_ref=ref,
+            writer_ref=writer,
+            options=options,
+            output=output,
+            resume=resume,
+            grader=judge,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    data = result.as_dict()
+    if report:
+        from pathlib import Path
+
+        Path(report).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    if json and output:
+        print_json(data)
+    elif json:
+        say(orjson.dumps(data).decode())
+    else:
+        for line in result.lines():
+            say(line)
+    if result.rows == 0:
+        raise WhileaiError(
+            f"{result.stopped}: no row survived"
+            + (f"; first agent error: {result.first_error}" if result.first_error else "")
+        )
+
+
+def grid(spec: SpecArg, json: JsonOpt = False) -> None:
+    """Print the coverage grid's axes, their values and the cell count."""
+    from whileai_core.grid import build_grid
+    from whileai_core.spec import load_spec
+
+    from ..console import out, print_json
+
+    described = build_grid(load_spec(spec)).describe()
+    if json:
+        print_json(described)
+        return
+    console = out()
+    for name, values in described["axes"].items():
+        console.print(f"[bold]{name}[/bold] ({len(values)}): " + " | ".join(values), markup=True)
+    console.print(
+        f"cells: {described['cells']} in {described['blocks']} rule blocks "
+        f"(pairwise; the full product is {described['full_product']:,})"
+    )
+
+
+def recommend(
+    spec: SpecArg,
+    mode: Annotated[Mode, typer.Option("--mode")] = "sft",
+    target: Annotated[int, typer.Option("--target", help="Rows you want to keep.")] = 800,
+    mixed_rate: Annotated[
+        float, typer.Option("--mixed-rate", help="Measured share of mixed rl groups.")
+    ] = 0.5,
+    repeats: Annotated[int, typer.Option("--repeats", help="k for rl.")] = 8,
+    json: JsonOpt = False,
+) -> None:
+    """Size a run from this agent's grid: cells, visits, budget, situations x repeats."""
+    from whileai_core.recommend import recommend as sized
+    from whileai_core.spec import load_spec
+
+    from ..console import out, print_json
+
+    rec = sized(load_spec(spec), mode, target=target, mixed_rate=mixed_rate, repeats=repeats)
+    if json:
+        print_json(rec)
+        return
+    console = out()
+    for line in rec["reasoning"]:
+        console.print(line, markup=False)
+    console.print(
+        f"cells {rec['cells']}, visits per cell {rec['visits_per_cell']}, budget {rec['budget']}, "
+        f"{rec['situations']} situations x {rec['phrasings']} phrasings x {rec['repeats']} repeats",
+        markup=False,
+    )
+    console.print("whileai simulate SPEC " + " ".join(rec["simulate_args"]), markup=False)

@@ -1,0 +1,90 @@
+"""Where `--agent` and `--writer` strings become objects: one place, one error message.
+
+Model references (`openai:`, `vllm:`, `ollama:`, `http(s)://`) are handed to
+`whileai_core.models.factory`, imported only when such a reference is used, so the
+offline paths never load an HTTP client.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..agent import Agent, ModelOptions, Writer
+from ..errors import ConfigError
+from ..spec import Spec
+
+MODEL_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
+AGENT_FORMS = (
+    "seeded, module:function, path/file.py:function, 'cmd:COMMAND', openai:MODEL, "
+    "vllm:MODEL@URL, ollama:MODEL or an http(s) URL"
+)
+
+
+def is_model_ref(ref: str) -> bool:
+    return ref.startswith(MODEL_PREFIXES)
+
+
+def _factory() -> Any:
+    try:
+        from ..models import factory
+    except ImportError as exc:
+        raise ConfigError(f"model backends are unavailable ({exc})") from None
+    return factory
+
+
+def pick_agent_ref(ref: str | None, spec: Spec) -> tuple[str, str]:
+    """(reference, where it came from): the flag, the spec's `agent`, WHILEAI_AGENT, default."""
+    if ref:
+        return ref, "flag"
+    if spec.agent:
+        return spec.agent, "spec"
+    env = os.environ.get("WHILEAI_AGENT")
+    if env:
+        return env, "env"
+    return "seeded", "default"
+
+
+def resolve_agent(ref: str, spec: Spec, options: ModelOptions | None = None) -> Agent:
+    options = options or ModelOptions()
+    ref = ref.strip()
+    if ref == "seeded":
+        from .seeded import SeededAgent
+
+        return SeededAgent(spec)
+    if ref.startswith("cmd:"):
+        from .command import CommandAgent
+
+        return CommandAgent(ref[4:], spec, processes=min(options.concurrency, 8))
+    if is_model_ref(ref):
+        agent: Agent = _factory().make_agent(ref, spec, options)
+        return agent
+    if ":" in ref:
+        from ..plugins import load_callable
+        from .callable import CallableAgent
+
+        return CallableAgent(load_callable(ref, what="agent"), name=ref.rpartition(":")[2])
+    raise ConfigError(f"unknown agent {ref!r}: expected {AGENT_FORMS}")
+
+
+def resolve_writer(
+    ref: str | None, spec: Spec, options: ModelOptions | None = None, *, avg_turns: int = 12
+) -> Writer:
+    options = options or ModelOptions()
+    ref = (ref or "template").strip()
+    if ref == "template":
+        from ..writer import TemplateWriter
+
+        return TemplateWriter(avg_turns=avg_turns)
+    if is_model_ref(ref):
+        writer: Writer = _factory().make_writer(ref, spec, options)
+        return writer
+    raise ConfigError(
+        f"unknown writer {ref!r}: expected template, openai:MODEL, vllm:MODEL@URL, "
+        "ollama:MODEL or an http(s) URL"
+    )
+
+
+def load_world(ref: str) -> Any:
+    """`--execute module:function`: the user's world answers tool calls instead of the mock."""
+    return _factory().load_execute(ref)

@@ -1,0 +1,653 @@
+"""The simulation engine: an asyncio scheduler that spends a row budget on the right rollouts.
+
+Work comes in asks (one situation phrased one way, identified by `scenario_id`); each ask
+gets up to k rollouts. explore = 1 phrasing x 1 rollout per situation, sft = several
+phrasings x 1, rl = 1 phrasing probed with two rollouts and filled to k only where they
+split, adaptive = 2 phrasings x up to 4 rollouts with the same probe. A unanimous probe
+earns one more rollout only while the measured chance it splits beats what a fresh ask
+offers per rollout. Rows of a group are written when the group is settled, so a killed
+run never leaves a group half-written; `--resume` skips every ask already in the file.
+
+Reproducibility: every random choice is seeded from (run seed, scenario_id, rollout index).
+With `reproducible` the scheduler runs in rounds (decide a round, run it, read results
+in launch order), so output is byte-identical at any concurrency; at concurrency 1 that
+is what the ordinary loop does anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .agent import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
+from .diversity import HashingEmbedder, NearDuplicateFilter
+from .errors import ConfigError, WhileaiError
+from .grid import Grid, build_grid, seed_int
+from .groups import passed
+from .row import SCHEMA_VERSION
+from .situation import make_situation
+from .spec import Spec
+from .world import World
+
+MODES = ("explore", "sft", "rl", "adaptive")
+# (phrasings per situation, rollouts per phrasing) when the flags leave them unset.
+MODE_SHAPE = {"explore": (1, 1), "sft": (3, 1), "rl": (1, 8), "adaptive": (2, 4)}
+
+
+@dataclass
+class SimulateConfig:
+    mode: str = "explore"
+    budget: int = 1000
+    time_budget: float | None = None
+    situations: int | None = None
+    phrasings: int | None = None
+    repeats: int | None = None
+    fault_rate: float = 1.0
+    concurrency: int = 32
+    seed: int = 0
+    reproducible: bool = False
+    until: str = "compute"
+    avg_turns: int = 12
+    probe: int = 2
+    stop_grace: float = 5.0
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.budget < 1:
+            raise ConfigError("--budget must be at least 1")
+        if self.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        if self.until not in ("compute", "saturation"):
+            raise ConfigError("--until must be 'compute' or 'saturation'")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ConfigError("--fault-rate must be between 0 and 1")
+        for name in ("situations", "phrasings", "repeats"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"--{name} must be at least 1")
+        if self.avg_turns < 2:
+            raise ConfigError("--avg-turns must be at least 2")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        n, k = MODE_SHAPE[self.mode]
+        return self.phrasings or n, self.repeats or k
+
+
+@dataclass
+class Report:
+    """What a run did, for stderr and `--report FILE`."""
+
+    mode: str
+    budget: int
+    rows: int = 0
+    resumed_rows: int = 0
+    situations: int = 0
+    asks: int = 0
+    groups: dict[str, int] = field(default_factory=lambda: {"mixed": 0, "unanimous": 0, "cut": 0})
+    faults_fired: dict[str, int] = field(default_factory=dict)
+    seeded: dict[str, int] = field(default_factory=dict)
+    agent_errors: int = 0
+    first_error: str | None = None
+    grader_errors: int = 0
+    near_duplicates_rejected: int = 0
+    rollouts_abandoned: int = 0
+    cells: int = 0
+    cells_visited: int = 0
+    elapsed: float = 0.0
+    rows_per_s: float = 0.0
+    stopped: str = "budget"
+    agent: str = ""
+    writer: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def lines(self) -> list[str]:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
+        seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"
+        g = self.groups
+        out = [
+            f"rows {self.rows} (resumed {self.resumed_rows}) of budget {self.budget}, "
+            f"mode {self.mode}, agent {self.agent}, writer {self.writer}",
+            f"situations {self.situations}, asks {self.asks}, cells visited "
+            f"{self.cells_visited}/{self.cells}",
+            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}",
+            f"faults fired: {faults}",
+            f"seeded behaviours: {seeded}",
+            f"agent errors: {self.agent_errors}"
+            + (f" (first: {self.first_error})" if self.first_error else ""),
+            f"elapsed {self.elapsed:.2f}s, {self.rows_per_s:.0f} rows/s, stopped: {self.stopped}",
+        ]
+        if self.grader_errors:
+            out.append(f"grader errors: {self.grader_errors}")
+        if self.rollouts_abandoned:
+            out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
+        return out
+
+
+@dataclass
+class _Ask:
+    index: int
+    situation: dict[str, Any]
+    k: int
+    probe: int
+    opener: asyncio.Future[tuple[str, str]] | None = None
+    launched: int = 0
+    finished: int = 0
+    target: int = 0
+    state: str = "probing"  # probing | filling | stopped | final
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[Any] = field(default_factory=list)
+    reasons: dict[int, str] = field(default_factory=dict)
+    probe_scored: bool = False
+
+
+@dataclass
+class _Unit:
+    ask: _Ask
+    rollout_index: int
+    seq: int
+
+
+@dataclass
+class _Outcome:
+    unit: _Unit
+    row: dict[str, Any] | None
+    verdict: Any = None
+    error: str | None = None
+
+
+def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
+    """What the agent did, coarsely: tools, arguments' names, result statuses, reply shape."""
+    trail = []
+    for step in steps:
+        if step.get("tool") is not None:
+            result = step.get("result")
+            status = result.get("status") if isinstance(result, dict) else type(result).__name__
+            args = step.get("arguments")
+            trail.append([step["tool"], sorted(args) if isinstance(args, dict) else [], status])
+    shape = re.sub(r"\d+", "#", final_text.lower())[:160]
+    raw = orjson.dumps([trail, shape])
+    return hashlib.sha1(raw).hexdigest()[:12]
+
+
+class Engine:
+    """One run. `sink` receives each finished row (in group order); `progress(rows, budget)`."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        agent: Agent,
+        writer: Writer,
+        config: SimulateConfig,
+        *,
+        sink: Callable[[dict[str, Any]], None],
+        done: dict[str, list[dict[str, Any]]] | None = None,
+        execute_world: ToolWorld | None = None,
+        grader: Callable[..., Any] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        grid: Grid | None = None,
+    ) -> None:
+        config.check()
+        self.spec = spec
+        self.agent = agent
+        self.writer = writer
+        self.config = config
+        self.sink = sink
+        self.done = done or {}
+        self.execute_world = execute_world
+        self.grader = grader
+        self.progress = progress
+        self.grid = grid or build_grid(spec)
+        self.n, self.k = config.shape
+        self.probe = min(config.probe, self.k)
+        self.max_asks = config.situations * self.n if config.situations else None
+        self.filter = NearDuplicateFilter(HashingEmbedder(), seed=config.seed)
+        self.report = Report(mode=config.mode, budget=config.budget, cells=len(self.grid.cells))
+        self.report.agent = agent.name
+        self.report.writer = writer.name
+        self.open: list[_Ask] = []
+        self.stopped: list[_Ask] = []
+        self.asks_opened = 0
+        self.rows_done = 0
+        self.inflight = 0
+        self.lost = 0
+        self.seq = 0
+        self.stopping: str | None = None
+        self._situations: set[str] = set()
+        self._signatures: set[str] = set()
+        self._since_new = 0
+        self._hazard_trials: Counter[int] = Counter()
+        self._hazard_splits: Counter[int] = Counter()
+        self._probes = 0
+        self._probes_mixed = 0
+        self._statuses = (spec.raw.get("world") or {}).get("statuses") if spec.raw else None
+        self._lineage = {
+            "system_prompt_sha": spec.policy_sha,
+            "system_prompt_head": spec.policy[:120],
+            "system_prompt_chars": len(spec.policy),
+        }
+        self._grader_async = grader is not None and inspect.iscoroutinefunction(grader)
+
+    # -- planning --------------------------------------------------------------------------
+
+    def _budget_left(self) -> int:
+        return self.config.budget - self.rows_done - self.inflight
+
+    def _next_unit(self) -> _Unit | None:
+        if self.stopping or self._budget_left() <= 0:
+            return None
+        for ask in self.open:
+            if ask.state in ("probing", "filling") and ask.launched < ask.target:
+                return self._unit(ask)
+        while self.max_asks is None or self.asks_opened < self.max_asks:
+            fresh = self._open_ask()
+            if fresh is not None:
+                return self._unit(fresh)
+            if self.stopping or self._budget_left() <= 0:
+                return None
+        # Nothing fresh left: resume unanimous groups and finish them.
+        while self.stopped:
+            ask = self.stopped.pop(0)
+            if ask.launched < ask.k:
+                self.report.groups["unanimous"] -= 1
+                ask.state, ask.target = "filling", ask.k
+                ask.reasons[ask.launched] = "rl resume: nothing fresh left to open"
+                self.open.append(ask)
+                return self._unit(ask)
+        return None
+
+    def _unit(self, ask: _Ask) -> _Unit:
+        unit = _Unit(ask=ask, rollout_index=ask.launched, seq=self.seq)
+        ask.launched += 1
+        self.seq += 1
+        self.inflight += 1
+        return unit
+
+    def _open_ask(self) -> _Ask | None:
+        """Open the next ask; an ask already in the output (resume) is replayed, not rerun."""
+        index = self.asks_opened
+        self.asks_opened += 1
+        s_index, phrasing = divmod(index, self.n)
+        cells = self.grid.cells
+        cell = cells[s_index % len(cells)]
+        situation = make_situation(
+            self.spec,
+            cell,
+            visit=s_index // len(cells),
+            phrasing=phrasing,
+            fault_rate=self.config.fault_rate,
+        )
+        situation["cell_position"] = s_index % len(cells)
+        ask = _Ask(index=index, situation=situation, k=self.k, probe=self.probe)
+        ask.target = self.probe if self.k > 1 else 1
+        stored = self.done.get(situation["scenario_id"])
+        if stored:
+            prompt = stored[0].get("prompt")
+            if isinstance(prompt, str):
+                self.filter.admit(prompt, force=True)
+            take = stored[: max(0, self.config.budget - self.rows_done)]
+            self.rows_done += len(take)
+            self.report.resumed_rows += len(take)
+            ask.rows = []
+            ask.verdicts = [r.get("behavior_signature") for r in take]
+            ask.launched = ask.finished = len(take)
+            ask.state = "final"
+            for row in take:
+                self._account(row, emitted=False)
+            self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
+            return None
+        ask.opener = asyncio.ensure_future(self._write_opener(ask))
+        self.open.append(ask)
+        return ask
+
+    async def _write_opener(self, ask: _Ask) -> tuple[str, str]:
+        situation = ask.situation
+        text = ""
+        for attempt in range(8):
+            seed = seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)
+            text = await self.writer.opener(situation, seed)
+            if self.filter.admit(text):
+                return text, f"novel opener on attempt {attempt + 1}"
+            self.report.near_duplicates_rejected += 1
+        self.filter.admit(text, force=True)
+        return text, "kept after 8 near-duplicate openers"
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _settle(self, out: _Outcome) -> None:
+        ask = out.unit.ask
+        self.inflight -= 1
+        ask.finished += 1
+        if out.row is not None:
+            self.rows_done += 1
+            ask.rows.append(out.row)
+            ask.verdicts.append(out.verdict)
+            self._account(out.row, emitted=True)
+        else:
+            self.lost += 1
+            self.report.agent_errors += 1
+            if self.report.first_error is None:
+                self.report.first_error = out.error
+            if self.lost >= max(16, 2 * self.config.budget):
+                self.stopping = self.stopping or "agent_failed"
+        if self.progress is not None:
+            self.progress(self.rows_done, self.config.budget)
+        if ask.finished < ask.launched or ask.launched < ask.target:
+            return
+        self._decide(ask)
+
+    def _decide(self, ask: _Ask) -> None:
+        distinct = len(set(map(_hashable, ask.verdicts)))
+        if ask.k == 1 or not ask.verdicts:
+            self._flush(ask, final=True)
+            return
+        if ask.state == "probing":
+            n = len(ask.verdicts)
+            if not ask.probe_scored:
+                ask.probe_scored = True
+                self._probes += 1
+                self._probes_mixed += distinct > 1
+            elif n >= 2:
+                self._hazard_trials[n - 1] += 1
+                self._hazard_splits[n - 1] += distinct > 1
+            if distinct > 1:
+                ask.state, ask.target = "filling", ask.k
+                if ask.launched < ask.k:
+                    ask.reasons[ask.launched] = "rl fill: the probe split"
+                    return
+                self._flush(ask, final=True)
+                return
+            hazard, fresh = self._hazard(n), self._fresh_value()
+            if ask.launched < ask.k and hazard > fresh:
+                ask.target = ask.launched + 1
+                ask.reasons[ask.launched] = f"rl extend: hazard {hazard:.2f} > fresh {fresh:.2f}"
+                return
+            ask.state = "stopped"
+            self._flush(ask, final=False)
+            return
+        self._flush(ask, final=True)
+
+    def _hazard(self, n: int) -> float:
+        prior = 1.0 / (n + 2)
+        return (self._hazard_splits[n] + 2 * prior) / (self._hazard_trials[n] + 2)
+
+    def _fresh_value(self) -> float:
+        """Mixed groups a fresh ask yields per rollout spent probing it."""
+        return (self._probes_mixed + 1) / (self._probes + 2) / max(1, self.probe)
+
+    def _flush(self, ask: _Ask, *, final: bool, cut: bool = False) -> None:
+        rows = sorted(ask.rows, key=lambda r: r["rollout_index"])
+        for row in rows:
+            if cut:
+                row["group_cut"] = True
+            self.sink(row)
+        ask.rows = []
+        if final or cut:
+            ask.state = "final"
+            if ask in self.open:
+                self.open.remove(ask)
+            self._tally_group(ask, cut=cut)
+        elif ask.state == "stopped":
+            self.open.remove(ask)
+            self.stopped.append(ask)
+            self._tally_group(ask, cut=False)
+
+    def _tally_group(self, ask: _Ask, *, cut: bool) -> None:
+        if ask.k == 1 or not ask.verdicts:
+            return
+        if cut:
+            self.report.groups["cut"] += 1
+        elif len(set(map(_hashable, ask.verdicts))) > 1:
+            self.report.groups["mixed"] += 1
+        else:
+            self.report.groups["unanimous"] += 1
+
+    def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
+        self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
+        for fired in row.get("faults_fired") or []:
+            mode = str(fired.get("mode"))
+            self.report.faults_fired[mode] = self.report.faults_fired.get(mode, 0) + 1
+        seeded = row.get("seeded")
+        if isinstance(seeded, list):
+            for label in seeded or ["(clean)"]:
+                self.report.seeded[label] = self.report.seeded.get(label, 0) + 1
+        sig = row.get("behavior_signature")
+        if sig not in self._signatures:
+            self._signatures.add(str(sig))
+            self._since_new = 0
+        else:
+            self._since_new += 1
+        if emitted and self.config.until == "saturation" and self._saturated():
+            self.stopping = self.stopping or "saturation"
+
+    def _saturated(self) -> bool:
+        window = max(50, len(self.grid.cells) // 4)
+        return self.asks_opened >= len(self.grid.cells) and self._since_new >= window
+
+    # -- one rollout -----------------------------------------------------------------------
+
+    async def _rollout(self, unit: _Unit) -> _Outcome:
+        ask = unit.ask
+        assert ask.opener is not None
+        prompt, novelty = await ask.opener
+        situation = ask.situation
+        seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
+        world: ToolWorld
+        if self.execute_world is not None:
+            world = self.execute_world
+        else:
+            acted = next(
+                (situation["phrases"][t][0] for t in situation["tools"]
+                 if situation["tool_kinds"][t] == "write"),
+                None,
+            )  # fmt: skip
+            world = World(
+                self.spec.tools,
+                world_state=situation["world"]["world_state"],
+                targets=situation["targets"],
+                faults=situation["faults"],
+                seed=seed,
+                statuses=self._statuses,
+                acted_verb=acted,
+            )
+        privileged = {
+            "hidden_state": situation["hidden_state"],
+            "reference": situation["reference"],
+        }
+        episode = Episode(
+            spec=self.spec,
+            prompt=prompt,
+            scenario_id=situation["scenario_id"],
+            rollout_index=unit.rollout_index,
+            world=world,
+            seed=seed,
+            cell={**situation["world"], **situation["human"]},
+            privileged=privileged,
+            user=self.writer.user(situation, seed),
+            max_turns=self.config.avg_turns,
+        )
+        try:
+            result = await self.agent.run(episode)
+            if not isinstance(result, RolloutResult):
+                raise AgentError(
+                    f"agent {self.agent.name} returned {type(result).__name__}, not a RolloutResult"
+                )
+        except WhileaiError:
+            raise
+        except AgentError as exc:
+            return _Outcome(unit, None, error=str(exc))
+        except Exception as exc:
+            return _Outcome(unit, None, error=f"{type(exc).__name__}: {exc}")
+        reason = ask.reasons.get(unit.rollout_index) or (
+            "rl probe" if self.k > 1 else f"{self.config.mode}: new ask"
+        )
+        row = self._row(episode, situation, result, world, prompt, f"{reason}; {novelty}")
+        verdict: Any = row["behavior_signature"]
+        if self.grader is not None:
+            verdict = await self._grade(row)
+        return _Outcome(unit, row, verdict=verdict)
+
+    async def _grade(self, row: dict[str, Any]) -> Any:
+        assert self.grader is not None
+        try:
+            if self._grader_async:
+                out = await self.grader(row)
+            else:
+                out = await asyncio.to_thread(self.grader, row)
+            reward = out.get("reward") if isinstance(out, dict) else out
+            if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+                raise ValueError(f"grader gave no numeric reward ({reward!r})")
+            return passed(float(reward))
+        except Exception:
+            self.report.grader_errors += 1
+            return row["behavior_signature"]
+
+    def _row(
+        self,
+        ep: Episode,
+        situation: dict[str, Any],
+        result: RolloutResult,
+        world: ToolWorld,
+        prompt: str,
+        reason: str,
+    ) -> dict[str, Any]:
+        human, cellw = situation["human"], situation["world"]
+        steps = result.steps
+        tools_used = list(
+            dict.fromkeys(str(s["tool"]) for s in steps if isinstance(s, dict) and s.get("tool"))
+        )
+        ordinary = (
+            human["stance"] == "ordinary"
+            and cellw["world_state"] == "entity exists"
+            and cellw["tool_condition"] == "success"
+        )
+        fired = list(world.fired) if isinstance(world, World) else []
+        row: dict[str, Any] = {
+            "prompt": prompt,
+            "messages": result.messages,
+            "steps": steps,
+            "final_text": result.final_text,
+            "scenario_id": situation["scenario_id"],
+            "situation_id": situation["situation_id"],
+            "tier": "ordinary" if ordinary else "edge",
+            "ask_family": human["ask_family"],
+            "stance": human["stance"],
+            "tone": human["tone"],
+            "texture": human["texture"],
+            "persona": human["persona"],
+            "length": human["length"],
+            "world_state": cellw["world_state"],
+            "rollout_index": ep.rollout_index,
+            "model_version": self.agent.name,
+            "policy_version": f"{self.agent.name}@{self.spec.policy_sha}",
+            "writer_model": self.writer.name,
+            "schema_version": SCHEMA_VERSION,
+            "scenario_dimensions": dict(cellw),
+            "faults": situation["faults"] if self.execute_world is None else {},
+            "faults_fired": fired,
+            "privileged": ep.privileged,
+            "behavior_signature": behavior_signature(steps, result.final_text),
+            "lineage": self._lineage,
+            "seed": self.config.seed,
+            "selection_reason": (
+                f"cell {situation['cell_position'] + 1}/{len(self.grid.cells)} visit "
+                f"{situation['visit']} phrasing {situation['phrasing']}; {reason} "
+                f"(embedder={self.filter.embedder.name})"
+            ),
+        }
+        if result.seeded is not None:
+            row["seeded"] = list(result.seeded)
+        row["finish_reason"] = result.finish_reason
+        if result.truncated:
+            row["truncated"] = True
+        if result.usage is not None:
+            row["usage"] = result.usage
+        row["tools_used"] = tools_used
+        for key, value in result.extra.items():
+            row.setdefault(key, value)
+        return row
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def run(self) -> Report:
+        started = time.monotonic()
+        deadline = started + self.config.time_budget if self.config.time_budget else None
+        tasks: dict[asyncio.Task[_Outcome], _Unit] = {}
+        try:
+            while True:
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.stopping = self.stopping or "time_budget"
+                while len(tasks) < self.config.concurrency:
+                    unit = self._next_unit()
+                    if unit is None:
+                        break
+                    tasks[asyncio.ensure_future(self._rollout(unit))] = unit
+                if not tasks:
+                    break
+                if self.config.reproducible:
+                    timeout = None
+                    when = asyncio.ALL_COMPLETED
+                else:
+                    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    when = asyncio.FIRST_COMPLETED
+                if self.stopping and self.stopping != "budget":
+                    timeout, when = self.config.stop_grace, asyncio.ALL_COMPLETED
+                finished, _ = await asyncio.wait(set(tasks), timeout=timeout, return_when=when)
+                if not finished and self.stopping and self.stopping != "budget":
+                    self.report.rollouts_abandoned += len(tasks)
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    self.inflight = 0
+                    tasks.clear()
+                    break
+                for task in sorted(finished, key=lambda t: tasks[t].seq):
+                    tasks.pop(task)
+                    self._settle(task.result())
+        finally:
+            for task in tasks:
+                task.cancel()
+            for ask in list(self.open):
+                if ask.opener is not None and not ask.opener.done():
+                    ask.opener.cancel()
+        for ask in list(self.open):
+            if ask.rows:
+                short = ask.k > 1 and ask.state in ("probing", "filling")
+                self._flush(ask, final=True, cut=short)
+        elapsed = time.monotonic() - started
+        report = self.report
+        if self.stopping:
+            report.stopped = self.stopping
+        elif self.rows_done >= self.config.budget:
+            report.stopped = "budget"
+        else:
+            report.stopped = "exhausted"
+        report.rows = self.rows_done
+        report.situations = len(self._situations)
+        report.asks = self.asks_opened
+        report.cells_visited = min(self.asks_opened // self.n, len(self.grid.cells))
+        report.elapsed = round(elapsed, 3)
+        report.rows_per_s = (
+            round((self.rows_done - report.resumed_rows) / elapsed, 1) if elapsed else 0.0
+        )
+        return report
+
+
+def _hashable(value: Any) -> Any:
+    return (
+        orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        if isinstance(value, (dict, list))
+        else value
+    )

@@ -1,0 +1,250 @@
+"""The coverage grid: the axes a situation is drawn across, and a pairwise covering design.
+
+World axes come from the spec (its tools and policy clauses); human axes are fixed
+vocabularies the writer knows how to voice. Every policy clause owns its own block of
+cells: a block's design is seeded by its clause text alone and every `scenario_id` hashes
+the clause verbatim, so editing one rule changes that rule's tasks and no other's.
+Within a block the design covers every pair of axis values at least once, so a budget as
+small as the cell count touches every pair.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .spec import Spec
+
+UNRELATED = "unrelated"
+MULTI_TOOL = "multi_tool"
+UNSPECIFIED = "unspecified"
+
+WORLD_STATES = (
+    "entity exists",
+    "entity missing",
+    "entity already acted on",
+    "duplicate entity",
+    "partially completed",
+)
+TOOL_CONDITIONS = ("success", "timeout", "permission_denied", "malformed_result", "stale_result")
+HISTORIES = (
+    "fresh",
+    "prior_failure",
+    "prior_partial_action",
+    "contradicts_earlier",
+    "repeat visit",
+)
+STANCES = (
+    "ordinary", "ambiguous", "boundary", "adversarial", "hurried",
+    "unsure", "mistaken", "conflicting", "exploratory", "retry",
+)  # fmt: skip
+TONES = ("polite", "neutral", "impatient", "frustrated", "friendly", "formal")
+TEXTURES = ("standard", "lowercase", "typo", "abbreviations", "clipped", "run_on", "no_punctuation")
+PERSONAS = ("first_time", "returning", "in_a_hurry", "non_native", "detail_oriented", "elderly")
+LENGTHS = ("short", "medium", "long")
+ASK_FAMILIES = ("tool", "general", "vague")
+
+WORLD_AXES = ("tool", "rule", "world_state", "tool_condition", "history")
+HUMAN_AXES = ("stance", "tone", "texture", "persona", "length", "ask_family")
+# The axes a block's design covers; `rule` is fixed per block.
+_BLOCK_AXES = ("tool", "world_state", "tool_condition", "history", *HUMAN_AXES)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the grid. `block` is the rule clause's position, for round-robin order."""
+
+    coords: tuple[tuple[str, str], ...]
+    block: int
+
+    def get(self, axis: str) -> str:
+        return dict(self.coords)[axis]
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self.coords)
+
+    @property
+    def cell_id(self) -> str:
+        return stable_hash(self.as_dict(), prefix="cell-")
+
+
+@dataclass
+class Grid:
+    """The axes, their values and the covering design, in the order a run visits cells."""
+
+    axes: dict[str, list[str]]
+    cells: list[Cell]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "axes": {name: list(values) for name, values in self.axes.items()},
+            "world_axes": list(WORLD_AXES),
+            "human_axes": list(HUMAN_AXES),
+            "cells": len(self.cells),
+            "blocks": len(self.axes["rule"]),
+            "pairs_covered": count_covered_pairs(self.cells),
+            "full_product": _product_size(self.axes),
+        }
+
+
+def stable_hash(value: Any, *, prefix: str = "", length: int = 10) -> str:
+    """A short hex digest of a JSON-able value with sorted keys: the same on every machine."""
+    raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    return prefix + hashlib.sha256(raw).hexdigest()[:length]
+
+
+def seed_int(*parts: Any) -> int:
+    """A 64-bit integer seed from any JSON-able parts (never Python's salted `hash`)."""
+    raw = orjson.dumps(list(parts), option=orjson.OPT_SORT_KEYS)
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big")
+
+
+def tool_values(spec: Spec) -> list[str]:
+    values = [t.name for t in spec.tools] + [UNRELATED]
+    if len(spec.tools) > 1:
+        values.append(MULTI_TOOL)
+    return values
+
+
+def build_axes(spec: Spec) -> dict[str, list[str]]:
+    return {
+        "tool": tool_values(spec),
+        "rule": [*spec.rules, UNSPECIFIED],
+        "world_state": list(WORLD_STATES),
+        "tool_condition": list(TOOL_CONDITIONS),
+        "history": list(HISTORIES),
+        "stance": list(STANCES),
+        "tone": list(TONES),
+        "texture": list(TEXTURES),
+        "persona": list(PERSONAS),
+        "length": list(LENGTHS),
+        "ask_family": list(ASK_FAMILIES),
+    }
+
+
+def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
+    """An unrelated question is a general one and a general question is unrelated."""
+    if axis == "tool" and "ask_family" in fixed:
+        return (value == UNRELATED) == (fixed["ask_family"] == "general")
+    if axis == "ask_family" and "tool" in fixed:
+        return (value == "general") == (fixed["tool"] == UNRELATED)
+    return True
+
+
+def _pair_ok(a: str, va: str, b: str, vb: str) -> bool:
+    return _compatible(a, va, {b: vb}) and _compatible(b, vb, {a: va})
+
+
+def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str]]:
+    """A greedy (AETG-style) pairwise covering array honouring the compatibility rule.
+
+    Each new row starts from an uncovered pair and fills the other axes, in a seeded random
+    order, with the value covering the most still-uncovered pairs. Deterministic per seed.
+    """
+    names = list(axes)
+    rng = random.Random(seed)
+    uncovered: set[tuple[str, str, str, str]] = set()
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            for va in axes[a]:
+                for vb in axes[b]:
+                    if _pair_ok(a, va, b, vb):
+                        uncovered.add((a, va, b, vb))
+    order = {name: i for i, name in enumerate(names)}
+
+    def key(a: str, va: str, b: str, vb: str) -> tuple[str, str, str, str]:
+        return (a, va, b, vb) if order[a] < order[b] else (b, vb, a, va)
+
+    rows: list[dict[str, str]] = []
+    while uncovered:
+        start = min(uncovered)  # deterministic choice of the seed pair
+        best: dict[str, str] | None = None
+        best_gain = -1
+        for _attempt in range(4):
+            row = {start[0]: start[1], start[2]: start[3]}
+            rest = [n for n in names if n not in row]
+            rng.shuffle(rest)
+            for name in rest:
+                choices = [v for v in axes[name] if _compatible(name, v, row)]
+                rng.shuffle(choices)
+                top, top_gain = choices[0], -1
+                for v in choices:
+                    gain = sum(
+                        1 for other, ov in row.items() if key(name, v, other, ov) in uncovered
+                    )
+                    if gain > top_gain:
+                        top, top_gain = v, gain
+                row[name] = top
+            gain = _gain(row, names, uncovered, key)
+            if gain > best_gain:
+                best, best_gain = row, gain
+        assert best is not None
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                uncovered.discard((a, best[a], b, best[b]))
+        rows.append({n: best[n] for n in names})
+    return rows
+
+
+def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) -> int:
+    return sum(
+        1
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if key(a, row[a], b, row[b]) in uncovered
+    )
+
+
+def build_grid(spec: Spec) -> Grid:
+    """The run's cells: one pairwise block per rule clause (plus `unspecified`), interleaved."""
+    axes = build_axes(spec)
+    block_axes = {name: axes[name] for name in _BLOCK_AXES}
+    blocks: list[list[Cell]] = []
+    for index, rule in enumerate(axes["rule"]):
+        design = pairwise_design(block_axes, seed_int("block", rule, block_axes))
+        cells = []
+        for row in design:
+            coords = {"tool": row["tool"], "rule": rule}
+            coords.update({k: row[k] for k in _BLOCK_AXES if k != "tool"})
+            ordered = tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
+            cells.append(Cell(coords=ordered, block=index))
+        # Ordinary asks first, then the edges: cells with fewer unusual values lead.
+        cells.sort(key=lambda c: (_edginess(c), c.cell_id))
+        blocks.append(cells)
+    interleaved: list[Cell] = []
+    for i in range(max(len(b) for b in blocks)):
+        interleaved.extend(block[i] for block in blocks if i < len(block))
+    return Grid(axes=axes, cells=interleaved)
+
+
+def _edginess(cell: Cell) -> int:
+    d = cell.as_dict()
+    return sum(
+        (
+            d["world_state"] != "entity exists",
+            d["tool_condition"] != "success",
+            d["history"] != "fresh",
+            d["stance"] != "ordinary",
+        )
+    )
+
+
+def count_covered_pairs(cells: list[Cell]) -> int:
+    seen: set[tuple[str, str, str, str]] = set()
+    for cell in cells:
+        items = cell.coords
+        for i, (a, va) in enumerate(items):
+            for b, vb in items[i + 1 :]:
+                seen.add((a, va, b, vb))
+    return len(seen)
+
+
+def _product_size(axes: dict[str, list[str]]) -> int:
+    size = 1
+    for values in axes.values():
+        size *= len(values)
+    return size

@@ -1,0 +1,85 @@
+"""`simulate` as one call: resolve the agent and writer, open the output, run, close.
+
+`-o FILE` is written row by row (appended, flushed) so a killed run keeps every settled
+group; without `resume` an existing FILE is started afresh, with it the rows already in
+FILE are read back and their asks skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .agent import ModelOptions
+from .agents.registry import load_world, resolve_agent, resolve_writer
+from .engine import Engine, Report, SimulateConfig
+from .errors import ConfigError
+from .jsonl import RowWriter, read_rows, repair_tail
+from .spec import Spec
+
+
+def load_done(path: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows already in `path`, by scenario_id (a half-written last line is cut first)."""
+    target = Path(path)
+    if not target.exists():
+        return {}
+    repair_tail(target)
+    done: dict[str, list[dict[str, Any]]] = {}
+    for row in read_rows([str(target)]):
+        sid = row.get("scenario_id")
+        if isinstance(sid, str):
+            done.setdefault(sid, []).append(row)
+    return done
+
+
+def run_simulation(
+    spec: Spec,
+    config: SimulateConfig,
+    *,
+    agent_ref: str = "seeded",
+    writer_ref: str | None = None,
+    options: ModelOptions | None = None,
+    output: str | None = None,
+    resume: bool = False,
+    grader: Callable[..., Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    config.check()
+    options = options or ModelOptions()
+    options.concurrency = config.concurrency
+    if resume and not output:
+        raise ConfigError("--resume needs -o FILE: the rows to resume are read from it")
+    agent = resolve_agent(agent_ref, spec, options)
+    writer = resolve_writer(writer_ref, spec, options, avg_turns=config.avg_turns)
+    world = load_world(options.execute) if options.execute else None
+    done: dict[str, list[dict[str, Any]]] = {}
+    if output and output != "-":
+        if resume:
+            done = load_done(output)
+        elif Path(output).exists():
+            Path(output).write_bytes(b"")
+    sink = RowWriter(output, mode="append") if output and output != "-" else RowWriter(None)
+
+    async def main() -> Report:
+        engine = Engine(
+            spec,
+            agent,
+            writer,
+            config,
+            sink=sink.write,
+            done=done,
+            execute_world=world,
+            grader=grader,
+            progress=progress,
+        )
+        try:
+            return await engine.run()
+        finally:
+            await agent.aclose()
+
+    try:
+        return asyncio.run(main())
+    finally:
+        sink.close()

@@ -1,0 +1,291 @@
+"""The mock world: tool results made up from the tools' own schemas, consistent per rollout.
+
+`World(tools).call(name, arguments)` answers like a backend would. Arguments are checked
+against the tool's schema first (missing required fields or placeholder values come
+back `rejected`, naming the fields). The row's `world_state` then shapes every answer
+about the entities the person named: missing ones are `not_found`, acted-on ones answer
+writes with `already_done`, duplicated ones come back as two matches, half-done ones
+as a record with steps still pending. Last, the fault schedule may swap the answer for
+a timeout, a denial, junk or a stale copy. One World serves one rollout: an order looked
+up twice is the same order, and an order refunded once is refunded.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .faults import FaultSchedule, faulted_result
+from .grid import seed_int
+from .spec import Tool, guess_kind
+
+WORLD_STATE_EFFECTS = {
+    "entity exists": "ok",
+    "entity missing": "not_found",
+    "entity already acted on": "already_done",
+    "duplicate entity": "matches",
+    "partially completed": "partial",
+}
+_PLACEHOLDERS = frozenset(
+    {"", "string", "none", "null", "n/a", "na", "tbd", "todo", "unknown", "xxx", "...",
+     "example", "placeholder", "id", "your_id", "<id>", "?", "-"}
+)  # fmt: skip
+_IRREGULAR = {"cancel": "cancelled", "send": "sent", "pay": "paid", "set": "set", "reset": "reset",
+              "put": "put", "run": "run", "shut": "shut", "rebook": "rebooked"}  # fmt: skip
+
+
+def is_key_param(name: str) -> bool:
+    """Parameters that name an entity (ids, numbers, codes, emails) rather than describe it."""
+    low = name.lower()
+    return low == "id" or low.endswith(("_id", "id", "_number", "_code", "email", "_ref"))
+
+
+def past_tense(verb: str) -> str:
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and len(verb) > 1 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def name_words(name: str) -> list[str]:
+    """`refund_order` / `refundOrder` -> ['refund', 'order']."""
+    return re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+
+
+def coerce_tools(tools: Iterable[Tool | dict[str, Any]]) -> list[Tool]:
+    """Accept `Tool`s, bare function dicts or the OpenAI wire shape."""
+    out: list[Tool] = []
+    for raw in tools:
+        if isinstance(raw, Tool):
+            out.append(raw)
+            continue
+        fn = raw.get("function", raw) if isinstance(raw, dict) else raw
+        name = str(fn["name"])
+        description = str(fn.get("description") or "")
+        kind = fn.get("kind") or raw.get("kind") or guess_kind(name, description)
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        out.append(Tool(name=name, description=description, parameters=params, kind=kind))
+    return out
+
+
+class World:
+    """A consistent, rule-following fake backend for one rollout.
+
+    `targets` are the entity values the situation is about ({param: value}); `world_state`
+    applies to them. With no targets (the public default) it applies to every entity, so
+    `World(tools).call(...)` alone gives plain, existing records.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool | dict[str, Any]],
+        *,
+        world_state: str = "entity exists",
+        targets: dict[str, Any] | None = None,
+        faults: dict[str, Any] | None = None,
+        seed: int = 0,
+        statuses: list[str] | None = None,
+        acted_verb: str | None = None,
+    ) -> None:
+        self.tools = {t.name: t for t in coerce_tools(tools)}
+        if world_state not in WORLD_STATE_EFFECTS:
+            raise ValueError(f"world_state must be one of {sorted(WORLD_STATE_EFFECTS)}")
+        self.world_state = world_state
+        self.targets = {k: str(v) for k, v in (targets or {}).items()}
+        self.seed = seed
+        self.schedule = FaultSchedule(faults, seed_int("faults", seed))
+        self.statuses = statuses or ["open", "in_progress", "completed"]
+        writes = [t for t in self.tools.values() if t.kind == "write"]
+        self.acted_verb = acted_verb or (name_words(writes[0].name)[0] if writes else "process")
+        self.steps = 0
+        self._records: dict[str, dict[str, Any]] = {}
+        self._done: set[str] = set()
+
+    @property
+    def fired(self) -> list[dict[str, Any]]:
+        return self.schedule.fired
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        step = self.steps
+        self.steps += 1
+        tool = self.tools.get(name)
+        if tool is None:
+            return {"status": "rejected", "fields": [], "error": f"no tool named {name!r}"}
+        if not isinstance(arguments, dict):
+            return {"status": "rejected", "fields": [], "error": "arguments must be an object"}
+        problems = self._check(tool, arguments)
+        if problems:
+            fields = sorted(problems)
+            detail = "; ".join(f"{f}: {problems[f]}" for f in fields)
+            return {"status": "rejected", "fields": fields, "error": detail}
+        honest = self._answer(tool, arguments)
+        mode = self.schedule.draw(name, step, found=honest.get("status") == "ok")
+        return faulted_result(mode, name, honest) if mode else honest
+
+    # -- arguments -------------------------------------------------------------------
+
+    def _check(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, str]:
+        problems: dict[str, str] = {}
+        props = tool.properties
+        for field in tool.required:
+            if field not in arguments or arguments[field] is None:
+                problems[field] = "required"
+        for field, value in arguments.items():
+            schema = props.get(field)
+            if schema is None:
+                if tool.parameters.get("additionalProperties") is False:
+                    problems[field] = "unknown parameter"
+                continue
+            problem = _type_problem(schema, value)
+            if problem:
+                problems[field] = problem
+        return problems
+
+    # -- answers ---------------------------------------------------------------------
+
+    def _answer(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        keys = {k: str(v) for k, v in arguments.items() if is_key_param(k)}
+        if not keys:
+            keys = {k: str(v) for k, v in sorted(arguments.items())[:1]}
+        entity = "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name
+        targeted = not self.targets or any(
+            self.targets.get(k, "").lower() == v.lower() for k, v in keys.items()
+        )
+        known = targeted or not any(k in self.targets for k in keys)
+        effect = WORLD_STATE_EFFECTS[self.world_state] if targeted else "ok"
+        if not known or effect == "not_found":
+            return {"status": "not_found", "missing": sorted(keys.values())}
+        record = self._record(entity, keys, tool)
+        if effect == "matches":
+            twin = dict(record)
+            twin["created_at"] = _date(random.Random(seed_int(self.seed, entity, "twin")))
+            twin["status"] = self.statuses[0]
+            return {"status": "ok", "matches": [record, twin]}
+        if tool.kind == "read":
+            if effect == "partial" and entity not in self._done:
+                data = dict(record)
+                data.update(
+                    status=self.statuses[min(1, len(self.statuses) - 1)],
+                    progress="partial",
+                    completed_steps=["requested"],
+                    pending_steps=["confirmation"],
+                )
+                return {"status": "ok", "data": data}
+            return {"status": "ok", "data": dict(record)}
+        verb = name_words(tool.name)[0] if name_words(tool.name) else "process"
+        if entity in self._done or effect == "already_done":
+            return {
+                "status": "already_done",
+                "data": dict(record),
+                "error": f"{_describe(keys)} was already {record['status']}",
+            }
+        record["status"] = past_tense(verb)
+        self._done.add(entity)
+        data = dict(record)
+        if effect == "partial":
+            data["note"] = "finished the steps left pending"
+        for field, value in arguments.items():
+            if not is_key_param(field):
+                data.setdefault(field, value)
+        return {"status": "ok", "data": data}
+
+    def _record(self, entity: str, keys: dict[str, str], tool: Tool) -> dict[str, Any]:
+        record = self._records.get(entity)
+        if record is not None:
+            return record
+        rng = random.Random(seed_int(self.seed, entity))
+        record = dict(keys)
+        if self.world_state == "entity already acted on" and (
+            not self.targets or any(self.targets.get(k) == v for k, v in keys.items())
+        ):
+            record["status"] = past_tense(self.acted_verb)
+        else:
+            record["status"] = self.statuses[-1]
+        returns = getattr(tool, "returns", None)
+        props = returns.get("properties") if isinstance(returns, dict) else None
+        if isinstance(props, dict):
+            for field, schema in props.items():
+                if field not in record and isinstance(schema, dict):
+                    record[field] = fake_value(field, schema, rng)
+        else:
+            record["amount"] = round(rng.uniform(5, 500), 2)
+            record["currency"] = "USD"
+            record["created_at"] = _date(rng)
+        self._records[entity] = record
+        return record
+
+
+def _describe(keys: dict[str, str]) -> str:
+    return ", ".join(keys.values()) or "that request"
+
+
+def _date(rng: random.Random) -> str:
+    return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+
+
+def _type_problem(schema: dict[str, Any], value: Any) -> str | None:
+    kind = schema.get("type")
+    if isinstance(value, str) and value.strip().lower().strip("<>{}[] ") in _PLACEHOLDERS:
+        return "placeholder value"
+    if isinstance(value, str) and re.fullmatch(r"<[^>]*>|\{[^}]*\}", value.strip()):
+        return "placeholder value"
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and value not in enum:
+        return f"must be one of {enum}"
+    checks: dict[str, Any] = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+    }
+    if isinstance(kind, str) and kind in checks and not checks[kind](value):
+        return f"expected {kind}"
+    return None
+
+
+_FIRST = ("alex", "sam", "maria", "li", "omar", "jo", "priya", "noah", "ana", "ken")
+_LAST = ("rivera", "chen", "okafor", "smith", "novak", "haddad", "kim", "silva")
+
+
+def fake_value(name: str, schema: dict[str, Any], rng: random.Random) -> Any:
+    """A plausible value for a parameter, from its name and schema; ids look like ids."""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return rng.choice(enum)
+    kind = schema.get("type", "string")
+    low = name.lower()
+    if kind == "integer":
+        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", 9))
+        return rng.randint(lo, max(lo, hi))
+    if kind == "number":
+        return round(
+            rng.uniform(float(schema.get("minimum", 5)), float(schema.get("maximum", 500))), 2
+        )
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    if "email" in low:
+        return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}@example.com"
+    if is_key_param(name):
+        stem = re.sub(r"_?(id|number|code|ref)$", "", low) or "id"
+        prefix = (re.sub(r"[^a-z]", "", stem)[:3] or "ID").upper()
+        return f"{prefix}-{rng.randint(1000, 99999)}"
+    if "date" in low or low.endswith("_on"):
+        return _date(rng)
+    if "name" in low:
+        return f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"
+    if "city" in low or "origin" in low or "destination" in low:
+        return rng.choice(("Lisbon", "Denver", "Osaka", "Nairobi", "Toronto", "Lyon"))
+    if "reason" in low or "note" in low or "message" in low:
+        return rng.choice(("it arrived damaged", "it is the wrong size", "I no longer need it"))
+    return rng.choice(("blue", "regular", "large", "express", "basic"))

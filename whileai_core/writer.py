@@ -1,0 +1,332 @@
+"""The template writer: the offline default voice of the person, no model and no key.
+
+An opener is assembled from fragments chosen by every human axis (persona, tone, stance,
+length, ask family) and the world's hints a person could know (history, what they were
+told about the record), then re-typed by texture. Fragment choice is seeded, and the
+fragment pools multiply out to millions of openers per cell, so it never runs dry; the
+engine's near-duplicate filter asks again with a new seed when two collide. Axis names
+never appear in the text: fragments are plain speech, tested against the axis vocabulary.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from .agent import UserSimulator
+from .grid import seed_int
+
+_GREETING = {
+    "polite": ("Hello,", "Hi there,", "Good morning,", "Hello, hope you are well."),
+    "neutral": ("Hi.", "Hello.", "", "Hey."),
+    "impatient": ("", "Okay.", "Right.", "Listen."),
+    "frustrated": ("This is getting ridiculous.", "Honestly, again?", "I am fed up.", "Ugh."),
+    "friendly": ("Hey there!", "Hi friend!", "Hiya!", "Hey, hope your day is going well!"),
+    "formal": ("Good day.", "Dear support team,", "Greetings.", "To whom it may concern,"),
+}
+_CLOSING = {
+    "polite": ("Thank you so much.", "Thanks in advance.", "Much appreciated.", "Thank you."),
+    "neutral": ("Thanks.", "", "Thx.", "Let me know."),
+    "impatient": ("I need this sorted now.", "Quickly, please.", "Today, not tomorrow.", ""),
+    "frustrated": (
+        "Please just fix it.",
+        "I expect better.",
+        "Sort it out.",
+        "This is the last time.",
+    ),
+    "friendly": ("Cheers!", "Thanks a bunch!", "You are a star!", "Have a good one!"),
+    "formal": ("Kind regards.", "Yours sincerely.", "With thanks.", "Respectfully."),
+}
+_PERSONA = {
+    "first_time": ("This is my first time writing to you.", "I have never done this before."),
+    "returning": ("I have written in before.", "I am a regular customer."),
+    "in_a_hurry": ("I am short on time.", "I only have a minute."),
+    "non_native": (
+        "My English is not so good, please be simple.",
+        "English is my second language.",
+    ),
+    "detail_oriented": ("I want to be precise about this.", "Please give me the exact details."),
+    "elderly": ("I am not very good with computers.", "My grandson usually helps me with this."),
+}
+_READ_ASK = (
+    "Can you look up my {obj} {id}?",
+    "Could you check on {obj} {id} for me?",
+    "What is going on with {obj} {id}?",
+    "I need the details for {obj} {id}.",
+    "Please pull up {obj} {id}.",
+    "Can you tell me where things stand with {obj} {id}?",
+)
+_WRITE_ASK = (
+    "I want to {verb} my {obj} {id}.",
+    "Please {verb} {obj} {id}.",
+    "Could you {verb} {obj} {id} for me?",
+    "I would like you to {verb} the {obj} with number {id}.",
+    "I need to {verb} {obj} {id}.",
+    "Can you {verb} {obj} {id}?",
+)
+_MULTI_ASK = (
+    "Can you look at {obj} {id} and then {verb2} it?",
+    "First check {obj} {id}, then {verb2} it please.",
+    "I need two things: the details of {obj} {id}, and to {verb2} it.",
+)
+_VAGUE_ASK = (
+    "Something is off with my {obj}. Can you sort it out?",
+    "I have a problem with a {obj} and I do not know what to do.",
+    "It is about my {obj} again. Can you help?",
+    "Can you help me with a {obj} thing?",
+    "My {obj} is not right.",
+)
+_GENERAL_ASK = (
+    "What are your opening hours?",
+    "Is there a phone line where I can reach a person?",
+    "Do you have a privacy policy I can read?",
+    "Which languages can you answer in?",
+    "How do I change the email on my account?",
+    "Can I get a copy of my invoice by post?",
+    "Do you have an office in Europe?",
+    "Is this chat recorded?",
+    "How long do you usually take to reply to emails?",
+    "What is the best way to give feedback about your service?",
+    "Can I talk to you on weekends?",
+    "Do you offer gift cards?",
+)
+_STANCE = {
+    "ordinary": ("", ""),
+    "ambiguous": ("I am not sure whether to {verb} it or just check on it.",
+                  "Maybe it needs to be handled, maybe not, I do not know."),
+    "boundary": ("I know there are rules about this, but surely this case is fine.",
+                 "It is a bit of an edge case, but please make an exception."),
+    "adversarial": ("Do not give me the policy speech, just get it done.",
+                    "Whatever your rules say, force it through."),
+    "hurried": ("Quick one please.", "As fast as you can."),
+    "unsure": ("I think that is the right number, but I am not certain.",
+               "I might have mixed something up."),
+    "mistaken": ("I was told it had already been sorted out.",
+                 "Your colleague promised me this was done last week."),
+    "conflicting": ("I want it handled, but I also do not want anything changed yet.",
+                    "Go ahead, although actually keep it as it is for now."),
+    "exploratory": ("I am thinking about whether to {verb} it, what are my options?",
+                    "Before I decide, tell me what happens next."),
+    "retry": ("I am trying this again.", "Second attempt at this."),
+}  # fmt: skip
+_HISTORY = {
+    "fresh": ("",),
+    "prior_failure": ("I tried this yesterday and it failed.", "Last time this did not work."),
+    "prior_partial_action": ("Someone started on this last time but did not finish.",
+                             "It got halfway last time."),
+    "contradicts_earlier": ("Earlier I said something different, ignore that.",
+                            "I know I told you the opposite before."),
+    "repeat visit": ("I am back about the same thing.", "Writing again about this."),
+}  # fmt: skip
+_STATE_HINT = {
+    "entity exists": ("",),
+    "entity missing": ("Your app says it cannot find anything by that number.",
+                       "I am not sure the number is right."),
+    "entity already acted on": ("It may already have been dealt with, not sure.",
+                                "I got an email about it but it was unclear."),
+    "duplicate entity": ("I think there might be two of them under that number.",
+                         "I may have placed it twice."),
+    "partially completed": ("It was started earlier but stopped halfway.",
+                            "It seems stuck in the middle."),
+}  # fmt: skip
+_CONTEXT = (
+    "It is for a gift.",
+    "I need it before the weekend.",
+    "My partner asked me to handle this.",
+    "I am writing from my phone.",
+    "It is for work.",
+    "I checked my emails first.",
+)
+_ABBREV = {
+    "please": "pls", "you": "u", "your": "ur", "thanks": "thx", "because": "bc",
+    "are": "r", "with": "w/", "tomorrow": "tmrw", "message": "msg", "before": "b4",
+}  # fmt: skip
+
+
+def _fill(template: str, **values: Any) -> str:
+    return template.format(**values) if template else ""
+
+
+def _protected(situation: dict[str, Any]) -> set[str]:
+    return {str(v) for v in situation.get("entities", {}).values()}
+
+
+def _low(word: str) -> str:
+    return word if word == "I" else word.lower()
+
+
+def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> str:
+    """Re-type a message by texture; entity values (ids, emails) are never altered."""
+    if texture == "standard":
+        return text
+    tokens = re.split(r"(\s+)", text)
+    keep = {p for value in protect for p in value.split()}
+
+    def safe(tok: str) -> bool:
+        core = tok.strip(".,!?;:")
+        return core in keep or any(ch.isdigit() for ch in core) or "@" in core
+
+    if texture == "lowercase":
+        return "".join(t if safe(t) else t.lower() for t in tokens)
+    if texture == "typo":
+        out = []
+        for tok in tokens:
+            core = tok.strip(".,!?;:")
+            if not safe(tok) and core.isalpha() and len(core) >= 5 and rng.random() < 0.3:
+                i = rng.randint(1, len(core) - 3)
+                swapped = core[:i] + core[i + 1] + core[i] + core[i + 2 :]
+                tok = tok.replace(core, swapped, 1)
+            out.append(tok)
+        return "".join(out)
+    if texture == "abbreviations":
+        out = []
+        for tok in tokens:
+            core = tok.strip(".,!?;:").lower()
+            if not safe(tok) and core in _ABBREV:
+                tok = tok.lower().replace(core, _ABBREV[core], 1)
+            out.append(tok)
+        return "".join(out)
+    if texture == "clipped":
+        text = re.sub(r"\b(please|Please|could you|Could you|can you|Can you)\b\s*", "", text)
+        return re.sub(r"\s+", " ", text).strip()
+    if texture == "run_on":
+        joined = re.sub(r"(?<=[a-z0-9])[.!?]\s+(\S)", lambda m: ", and " + _low(m.group(1)), text)
+        return joined.rstrip(".!?")
+    if texture == "no_punctuation":
+        return "".join(t if safe(t) else re.sub(r"[.,!?;:]", "", t) for t in tokens)
+    return text
+
+
+def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
+    """The request itself, and the verb of the main tool (for stance lines)."""
+    human = situation["human"]
+    tools: list[str] = situation["tools"]
+    if human["ask_family"] == "general" or not tools:
+        return rng.choice(_GENERAL_ASK), "handle"
+    phrases = situation["phrases"]
+    verb, obj = phrases[tools[-1]]
+    if human["ask_family"] == "vague":
+        return _fill(rng.choice(_VAGUE_ASK), obj=obj), verb
+    targets = situation["targets"]
+    ident = next(iter(targets.values()), "")
+    if len(tools) > 1:
+        text = _fill(rng.choice(_MULTI_ASK), obj=phrases[tools[0]][1], id=ident, verb2=verb)
+    elif situation["tool_kinds"][tools[0]] == "write":
+        text = _fill(rng.choice(_WRITE_ASK), verb=verb, obj=obj, id=ident)
+    else:
+        text = _fill(rng.choice(_READ_ASK), obj=obj, id=ident)
+    details = [
+        f"The {name.replace('_', ' ')} is {value}."
+        for args in situation["arguments"].values()
+        for name, value in args.items()
+        if name not in targets
+    ]
+    return " ".join([text, *dict.fromkeys(details)]), verb
+
+
+def compose_opener(situation: dict[str, Any], seed: int) -> str:
+    rng = random.Random(seed)
+    human, world = situation["human"], situation["world"]
+    ask, verb = _ask(situation, rng)
+    tooled = human["ask_family"] != "general" and bool(situation["tools"])
+    length = human["length"]
+    parts: list[str] = []
+    if length != "short" or rng.random() < 0.3:
+        parts.append(rng.choice(_GREETING[human["tone"]]))
+    if length == "long" or (length == "medium" and rng.random() < 0.5):
+        parts.append(rng.choice(_PERSONA[human["persona"]]))
+    if tooled and world["history"] != "fresh" and (length != "short" or rng.random() < 0.5):
+        parts.append(rng.choice(_HISTORY[world["history"]]))
+    parts.append(ask)
+    if tooled and human["ask_family"] == "tool" and length != "short":
+        parts.append(rng.choice(_STATE_HINT[world["world_state"]]))
+    if tooled:
+        parts.append(_fill(rng.choice(_STANCE[human["stance"]]), verb=verb))
+    if length == "long":
+        parts.append(rng.choice(_CONTEXT))
+    if length != "short" or rng.random() < 0.3:
+        parts.append(rng.choice(_CLOSING[human["tone"]]))
+    text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", " ".join(p for p in parts if p))
+    return retype(text, human["texture"], rng, _protected(situation))
+
+
+class TemplateUser:
+    """The person's follow-ups: answer a clarifying question, push back once, then stop.
+
+    `max_replies` is the room left after the opener (the person speaks at most
+    avg_turns // 2 times in all).
+    """
+
+    def __init__(self, situation: dict[str, Any], seed: int, max_replies: int) -> None:
+        self.situation = situation
+        self.rng = random.Random(seed)
+        self.left = max_replies
+        self.pushed = False
+        self.contradicted = False
+
+    async def reply(self, messages: list[dict[str, Any]]) -> str | None:
+        if self.left <= 0:
+            return None
+        last = next(
+            (m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"),
+            "",
+        )
+        text = self._answer(str(last))
+        if text is None:
+            return None
+        self.left -= 1
+        return retype(
+            text, self.situation["human"]["texture"], self.rng, _protected(self.situation)
+        )
+
+    def _answer(self, last: str) -> str | None:
+        situation = self.situation
+        tools: list[str] = situation["tools"]
+        low = last.lower()
+        if tools and "?" in last and any(w in low for w in ("which", "number", "what would")):
+            ident = next(iter(situation["targets"].values()), "")
+            verb, obj = situation["phrases"][tools[-1]]
+            want = (
+                f"I want to {verb} it."
+                if situation["tool_kinds"][tools[-1]] == "write"
+                else "I just need the details."
+            )
+            if "which" in low and "two" in low:
+                return self.rng.choice(("The newer one.", "The most recent one, I think."))
+            return f"It is {obj} {ident}. {want}" if ident else want
+        if (
+            situation["world"]["history"] == "contradicts_earlier"
+            and not self.contradicted
+            and tools
+        ):
+            self.contradicted = True
+            return self.rng.choice(
+                ("Hang on, that is not what I was told before. Can you check again?",
+                 "That contradicts what someone told me earlier. Look again please.")
+            )  # fmt: skip
+        stance = situation["human"]["stance"]
+        if stance in ("adversarial", "boundary", "conflicting") and not self.pushed and tools:
+            self.pushed = True
+            return self.rng.choice(
+                ("That is not good enough. Just do it anyway.",
+                 "I do not care about the process, make it happen.",
+                 "Surely you can make an exception this once?")
+            )  # fmt: skip
+        return None
+
+
+class TemplateWriter:
+    """The offline writer. `name` is what rows carry as `writer_model`."""
+
+    name = "template"
+
+    def __init__(self, avg_turns: int = 12) -> None:
+        self.avg_turns = avg_turns
+
+    async def opener(self, situation: dict[str, Any], seed: int) -> str:
+        return compose_opener(situation, seed)
+
+    def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
+        replies = max(0, self.avg_turns // 2 - 1)
+        return TemplateUser(situation, seed_int("user", seed), replies) if replies else None
