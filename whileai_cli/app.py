@@ -16,6 +16,7 @@ from whileai_core import __version__
 
 from .commands import account as account_cmds
 from .commands import cache as cache_cmds
+from .commands import export as export_cmds
 from .commands import grade as grade_cmds
 from .commands import inspect as inspect_cmds
 from .commands import optimize as optimize_cmds
@@ -53,7 +54,15 @@ def _root(
         os.environ["WHILEAI_DEBUG"] = "1"
 
 
-for _module in (inspect_cmds, optimize_cmds, platform_cmds, account_cmds, cache_cmds, grade_cmds):
+for _module in (
+    inspect_cmds,
+    optimize_cmds,
+    export_cmds,
+    platform_cmds,
+    account_cmds,
+    cache_cmds,
+    grade_cmds,
+):
     _module.register(app)
 
 

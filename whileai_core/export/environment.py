@@ -1,0 +1,343 @@
+"""An RL environment package: the tasks, the world and the reward, not the rollouts.
+
+On-policy RL samples its own rollouts, so what a trainer needs from graded rows is what
+they came from. `export_environment` writes an installable, `verifiers`-style package:
+
+    DIR/pyproject.toml       installable; `verifiers` only behind the `[rl]` extra
+    DIR/README.md            the gate that was applied, in numbers
+    DIR/__init__.py          `load_environment(split=...)`, `load_tasks(split)`
+    DIR/environment.py       the environment class, written against `verifiers`
+    DIR/spec.json            system prompt, tool schemas verbatim, turn cap, reward, world
+    DIR/data/train.jsonl     one task per ask: question + info (coordinates, faults,
+    DIR/data/holdout.jsonl   calibration); privileged never ships
+
+The gate: the set must pass `publish_gate`; asks whose calibrated pass rate lies outside
+the band are dropped (no advantage); the split is by task id through a hash, so a task
+always lands on the same side; and train asks that share a word 8-gram with a holdout ask
+are dropped from train (decontamination). The export itself needs no `verifiers`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import ConfigError
+from ..gate import DEFAULT_BAND, in_band, publish_gate
+from ..groups import group_by_task
+from ..optimize import calibration_stamp
+from ..privileged import quotes_privileged, strip_privileged
+from ..spec import Spec
+
+_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_WORD = re.compile(r"\w+")
+_INFO_KEYS = (
+    "scenario_dimensions",
+    "world_state",
+    "faults",
+    "ask_family",
+    "stance",
+    "tier",
+    "tool_known",
+    "intent_known",
+)
+NGRAM = 8
+# The package's modules are real, typed and linted code in this repository, copied as is.
+_TEMPLATE = Path(__file__).resolve().parent / "env_package"
+
+
+@dataclass
+class EnvironmentReport:
+    """What the environment export kept, dropped and split."""
+
+    directory: str = ""
+    name: str = ""
+    rows_in: int = 0
+    tasks_in: int = 0
+    refused_privileged: int = 0
+    band: tuple[float, float] = DEFAULT_BAND
+    band_dropped: dict[str, int] = field(default_factory=lambda: {"too_easy": 0, "too_hard": 0})
+    uncalibrated: int = 0
+    graded_mixed: int = 0
+    train: int = 0
+    holdout: int = 0
+    decontaminated: int = 0
+    holdout_fraction: float = 0.2
+    gate: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "environment",
+            "directory": self.directory,
+            "name": self.name,
+            "rows_in": self.rows_in,
+            "tasks_in": self.tasks_in,
+            "refused_privileged": self.refused_privileged,
+            "band": list(self.band),
+            "band_dropped": dict(self.band_dropped),
+            "uncalibrated": self.uncalibrated,
+            "graded_mixed": self.graded_mixed,
+            "train": self.train,
+            "holdout": self.holdout,
+            "decontaminated": self.decontaminated,
+            "holdout_fraction": self.holdout_fraction,
+            "gate": self.gate,
+            "warnings": list(self.warnings),
+        }
+
+
+def check_ref(ref: str, what: str) -> str:
+    """A reward or world must import by name in the trainer's process: `package.module:attr`."""
+    if not _REF.match(ref):
+        raise ConfigError(
+            f"{what} {ref!r}: expected 'module:attr' importable by name (a file path does not "
+            "travel to the trainer)"
+        )
+    return ref
+
+
+def export_environment(
+    rows: Iterable[dict[str, Any]],
+    directory: str | Path,
+    spec: Spec,
+    *,
+    reward: str,
+    world: str,
+    name: str | None = None,
+    max_turns: int = 12,
+    band: tuple[float, float] = DEFAULT_BAND,
+    holdout: float = 0.2,
+) -> EnvironmentReport:
+    """Write the environment package to `directory` (created; existing files replaced)."""
+    check_ref(reward, "reward")
+    check_ref(world, "world")
+    if not 0.0 <= holdout < 1.0:
+        raise ConfigError(f"holdout {holdout}: must be in [0, 1)")
+    if max_turns < 1:
+        raise ConfigError(f"max_turns {max_turns}: must be at least 1")
+    env_name = _module_name(name or spec.name)
+    materialised = list(rows)
+    report = EnvironmentReport(
+        directory=str(directory), name=env_name, band=band, holdout_fraction=holdout
+    )
+    report.rows_in = len(materialised)
+    report.gate = publish_gate(materialised, band=band).as_dict()
+    report.warnings.extend(_importable_warnings(reward, world))
+    tasks: list[tuple[str, dict[str, Any]]] = []
+    groups = group_by_task(materialised)
+    report.tasks_in = len(groups)
+    for task_id, group in groups.items():
+        clean = [row for row in group if not quotes_privileged(row)]
+        report.refused_privileged += len(group) - len(clean)
+        if not clean:
+            continue
+        carried = clean[0].get("calibration")
+        stamp = carried if isinstance(carried, dict) else calibration_stamp(task_id, group)
+        rate, k = stamp.get("pass_rate"), stamp.get("k") or 0
+        if rate is None or k < 2:
+            report.uncalibrated += 1
+        elif not in_band(float(rate), band):
+            report.band_dropped["too_easy" if rate > band[1] else "too_hard"] += 1
+            continue
+        elif 0 < rate < 1:
+            report.graded_mixed += 1
+        tasks.append((task_id, _task(task_id, clean[0], stamp, env_name)))
+    if report.uncalibrated:
+        report.warnings.append(
+            f"{report.uncalibrated} asks have fewer than 2 graded rollouts: their difficulty is a "
+            "guess; calibrate with 8-16 rollouts per ask (`simulate --mode rl`) before training"
+        )
+    train, held = _split(tasks, holdout)
+    train, report.decontaminated = _decontaminate(train, held)
+    report.train, report.holdout = len(train), len(held)
+    if not train:
+        report.warnings.append("no train tasks survived the gate")
+    _write_package(Path(directory), env_name, spec, reward, world, max_turns, train, held, report)
+    return report
+
+
+def _module_name(raw: str) -> str:
+    name = re.sub(r"\W+", "_", raw.strip().lower()).strip("_") or "whileai_env"
+    return name if not name[0].isdigit() else f"env_{name}"
+
+
+def _importable_warnings(reward: str, world: str) -> list[str]:
+    warnings = []
+    for what, ref in (("reward", reward), ("world", world)):
+        module = ref.partition(":")[0]
+        try:
+            importlib.import_module(module)
+        except Exception:
+            warnings.append(
+                f"{what} module {module!r} does not import here; it must import in the trainer"
+            )
+    return warnings
+
+
+def _task(task_id: str, row: dict[str, Any], stamp: dict[str, Any], env: str) -> dict[str, Any]:
+    question = row.get("prompt")
+    if not isinstance(question, str) or not question:
+        question = next(
+            (
+                str(m.get("content"))
+                for m in row.get("messages") or []
+                if isinstance(m, dict) and m.get("role") == "user"
+            ),
+            "",
+        )
+    info: dict[str, Any] = {"task_id": task_id, "scenario_id": row.get("scenario_id")}
+    info.update({k: row[k] for k in _INFO_KEYS if k in row})
+    info["calibration"] = stamp
+    task = {"question": question, "answer": "", "task": env, "info": info}
+    cleaned: dict[str, Any] = strip_privileged(task)
+    return cleaned
+
+
+def holdout_side(task_id: str, fraction: float) -> bool:
+    """True when the task belongs to holdout: a hash of its id, so every run agrees."""
+    digest = hashlib.blake2b(task_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < fraction
+
+
+def _split(
+    tasks: list[tuple[str, dict[str, Any]]], fraction: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    train: list[dict[str, Any]] = []
+    held: list[dict[str, Any]] = []
+    for task_id, task in tasks:
+        (held if holdout_side(task_id, fraction) else train).append(task)
+    return train, held
+
+
+def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
+    """Word n-grams of a lower-cased text; a shorter text is one gram of all its words."""
+    words = tuple(_WORD.findall(text.lower()))
+    if len(words) < n:
+        return {words} if words else set()
+    return {words[i : i + n] for i in range(len(words) - n + 1)}
+
+
+def _decontaminate(
+    train: list[dict[str, Any]], held: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
+    seen: set[tuple[str, ...]] = set()
+    for task in held:
+        seen |= ngrams(task["question"])
+    kept = [t for t in train if not (ngrams(t["question"]) & seen)]
+    return kept, len(train) - len(kept)
+
+
+def _write_package(
+    root: Path,
+    name: str,
+    spec: Spec,
+    reward: str,
+    world: str,
+    max_turns: int,
+    train: list[dict[str, Any]],
+    held: list[dict[str, Any]],
+    report: EnvironmentReport,
+) -> None:
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    spec_json = {
+        "name": name,
+        "system_prompt": spec.policy,
+        "tools": [tool.openai() for tool in spec.tools],
+        "max_turns": max_turns,
+        "reward": reward,
+        "world": world,
+        "band": list(report.band),
+        "policy_sha": spec.policy_sha,
+    }
+    _write(root / "spec.json", orjson.dumps(spec_json, option=orjson.OPT_INDENT_2) + b"\n")
+    for split, tasks in (("train", train), ("holdout", held)):
+        _write(root / "data" / f"{split}.jsonl", b"".join(orjson.dumps(t) + b"\n" for t in tasks))
+    _write(root / "pyproject.toml", _pyproject(name).encode())
+    for module in ("__init__.py", "environment.py"):
+        _write(root / module, (_TEMPLATE / module).read_bytes())
+    _write(root / "README.md", _readme(name, spec_json, report).encode())
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write through a temporary sibling so a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _pyproject(name: str) -> str:
+    return f"""[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name.replace("_", "-")}"
+version = "0.1.0"
+description = "RL environment exported by whileai: tasks, world and reward by name"
+readme = "README.md"
+requires-python = ">=3.10"
+dependencies = []
+
+[project.optional-dependencies]
+rl = ["verifiers", "datasets"]
+
+[tool.setuptools]
+packages = ["{name}"]
+package-dir = {{ "{name}" = "." }}
+
+[tool.setuptools.package-data]
+"{name}" = ["spec.json", "README.md", "data/*.jsonl"]
+"""
+
+
+def _readme(name: str, spec_json: dict[str, Any], report: EnvironmentReport) -> str:
+    lo, hi = report.band
+    bd = report.band_dropped
+    gate = report.gate
+    warnings = "".join(f"- {w}\n" for w in [*gate.get("warnings", []), *report.warnings])
+    return f"""# {name}
+
+An RL environment exported by `whileai export --env`: the tasks, the world that answers
+tool calls, and the reward that grades a finished trajectory. On-policy RL samples its own
+rollouts from here.
+
+```bash
+pip install -e '.[rl]'          # verifiers + datasets; the reward and world modules too
+vf-eval {name} -a '{{"split": "holdout"}}' -m <policy> -b <base url> -k <key var>
+```
+
+`load_tasks(split)` reads the task files without `verifiers`; `load_environment(split=...)`
+builds the environment with it.
+
+## What is inside
+
+- `spec.json`: the system prompt, the {len(spec_json["tools"])} tool schemas verbatim, the turn
+  cap ({spec_json["max_turns"]}), the reward `{spec_json["reward"]}` and the world
+  `{spec_json["world"]}` (both imported by name in the trainer).
+- `data/train.jsonl` ({report.train} tasks) and `data/holdout.jsonl` ({report.holdout} tasks):
+  one task per ask, `question` plus `info` (task id, grid coordinates, fault plan, world state,
+  calibration). The privileged block (hidden state, reference) is never shipped: a reward that
+  needs it must recompute it from the task's coordinates.
+
+## The gate that was applied
+
+- Publish gate on {report.rows_in} graded rows over {report.tasks_in} asks:
+  {gate.get("graded_mixed", 0)} asks with both a pass and a fail.
+- Difficulty band {lo:g}-{hi:g} on each ask's calibrated pass rate: {bd["too_easy"]} asks
+  dropped as too easy, {bd["too_hard"]} as too hard (always or never solved: no advantage).
+  {report.uncalibrated} asks had fewer than 2 graded rollouts and were kept uncalibrated.
+- {report.refused_privileged} rollouts that quoted their privileged block were left out.
+- Split by task id (a hash, so a task always lands on the same side):
+  {report.holdout_fraction:g} of asks to holdout.
+- Decontamination: {report.decontaminated} train asks sharing a word {NGRAM}-gram with a
+  holdout ask were dropped from train.
+
+{("## Warnings" + chr(10) + chr(10) + warnings) if warnings else ""}"""
