@@ -21,6 +21,7 @@ from .commands import grade as grade_cmds
 from .commands import inspect as inspect_cmds
 from .commands import optimize as optimize_cmds
 from .commands import platform as platform_cmds
+from .commands import simulate as simulate_cmds
 
 app = typer.Typer(
     name="whileai",
@@ -62,6 +63,7 @@ for _module in (
     account_cmds,
     cache_cmds,
     grade_cmds,
+    simulate_cmds,
 ):
     _module.register(app)
 
