@@ -120,7 +120,7 @@ def grade(
         if progress is not None:
             progress.stop()
     if judge is None:
-        say("no --judge: graded the conduct floor and the task checklist only "
+        say("no --judge: graded only the conduct floor and the task checklist "
             "(pass --judge for a verifier, a rubric judge or your own)")
     for note in result.notes:
         warn(note)

@@ -57,9 +57,13 @@ def _inside(path, roots):
     except Exception:
         return False
     return any(real == r or real.startswith(r + os.sep) for r in roots)
+_DENY_IMPORTS = {"_posixsubprocess", "_ctypes", "ctypes", "_socket", "socket", "_multiprocessing"}
 def _hook(event, args):
     if event.startswith(_DENY):
         _stop("refused " + event)
+    if event == "import" and args and args[0] in _DENY_IMPORTS:
+        # These reach fork/exec or raw sockets without passing an audited call.
+        _stop("refused import " + str(args[0]))
     if event == "open":
         path, mode = args[0], args[1]
         if isinstance(path, int) or path is None:
