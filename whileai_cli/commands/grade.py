@@ -43,6 +43,11 @@ def grade(
     rubric: Annotated[
         str | None, typer.Option("--rubric", help="Rubric file for an LLM judge.")
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", envvar="WHILEAI_JUDGE_MODEL",
+                     help="Model name for a judge given as a bare URL."),
+    ] = None,
     use_privileged: Annotated[
         bool, typer.Option("--use-privileged", help="Let an LLM judge read the privileged block.")
     ] = False,
@@ -94,7 +99,8 @@ def grade(
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
     opts = JudgeOptions(field=field, schema=schema, tolerance=tolerance, timeout=timeout,
-                        spec=loaded, rubric=rubric_text, use_privileged=use_privileged)
+                        spec=loaded, rubric=rubric_text, use_privileged=use_privileged,
+                        model=model, concurrency=concurrency)
     chosen = parse_judge(judge, opts)
     on_row = None
     progress = None

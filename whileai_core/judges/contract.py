@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import WhileaiError
+
 # Verdict keys that land on the row itself; everything else a judge returns is metadata.
 _ROW_KEYS = ("reward", "reason", "markers", "failure_class")
 
@@ -167,6 +169,8 @@ def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
     """Run a sync judge on one row and return its verdict fields; never raises."""
     try:
         verdict = judge.fn(row)
+    except WhileaiError:
+        raise
     except Exception as exc:
         return error_fields(exc)
     if inspect.isawaitable(verdict):
@@ -187,6 +191,8 @@ async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
             verdict = await asyncio.to_thread(judge.fn, row)
         if inspect.isawaitable(verdict):
             verdict = await verdict
+    except WhileaiError:
+        raise
     except Exception as exc:
         return error_fields(exc)
     return verdict_fields(verdict)

@@ -41,6 +41,8 @@ class JudgeOptions:
     spec: Spec | None = None
     rubric: str | None = None
     use_privileged: bool = False
+    model: str | None = None
+    concurrency: int = 8
 
 
 Factory = Callable[[JudgeOptions, list[Any], dict[str, Any]], Judge]
@@ -167,8 +169,9 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
     if text.startswith(_LLM_PREFIXES):
         from .llm import llm_judge
 
-        return llm_judge(text, rubric=opts.rubric, spec=opts.spec,
-                         use_privileged=opts.use_privileged, timeout=opts.timeout)
+        return llm_judge(text, rubric=opts.rubric, spec=opts.spec, model=opts.model,
+                         use_privileged=opts.use_privileged, timeout=opts.timeout,
+                         concurrency=opts.concurrency)
     for kind in ("all", "any", "weighted"):
         if text.startswith(kind + ":"):
             return _composite(kind, text[len(kind) + 1:], opts)
