@@ -22,6 +22,7 @@ from .commands import inspect as inspect_cmds
 from .commands import optimize as optimize_cmds
 from .commands import platform as platform_cmds
 from .commands import simulate as simulate_cmds
+from .commands import traces as traces_cmds
 
 app = typer.Typer(
     name="whileai",
@@ -61,6 +62,7 @@ for _module in (
     export_cmds,
     platform_cmds,
     account_cmds,
+    traces_cmds,
     cache_cmds,
     grade_cmds,
     simulate_cmds,

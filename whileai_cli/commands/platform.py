@@ -139,6 +139,8 @@ def pull(
 
 def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     """List your datasets."""
+    import sys
+
     from whileai_core.store import open_store
 
     from ..console import out, print_json, say
@@ -151,13 +153,9 @@ def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     if json:
         print_json({"datasets": records})
         return
-    from rich.table import Table
-
-    table = Table(title_justify="left")
-    for col in ("id", "name", "purpose", "mode", "agent", "rows", "bytes", "parent", "created"):
-        table.add_column(col)
-    for d in records:
-        table.add_row(
+    columns = ("id", "name", "purpose", "mode", "agent", "rows", "bytes", "parent", "created")
+    cells = [
+        [
             d["datasetId"],
             d["name"],
             d["purpose"],
@@ -167,8 +165,22 @@ def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
             str(d["bytes"]),
             d.get("parentDatasetId") or "-",
             d.get("createdAt") or "-",
-        )
-    out().print(table)
+        ]
+        for d in records
+    ]
+    if sys.stdout.isatty():
+        from rich.table import Table
+
+        table = Table(title_justify="left")
+        for col in columns:
+            table.add_column(col)
+        for row in cells:
+            table.add_row(*row)
+        out().print(table)
+    else:
+        # Piped: one tab-separated line per set, never truncated to a terminal width.
+        for row in [list(columns), *cells]:
+            print("\t".join(row))
     total = sum(int(d["bytes"]) for d in records)
     say(f"{len(records)} datasets, {total} bytes on {store.kind} store {store.location}")
 

@@ -470,8 +470,9 @@ class Storage:
                 orjson.dumps(row).decode(),
             ),
         )
-        if row.get("agent"):
-            self._ensure_agent(db, account, row["agent"])
+        declared = otlp.declared_agent(spans)
+        if declared:
+            self._ensure_agent(db, account, declared)
         return row
 
     def list_traces(

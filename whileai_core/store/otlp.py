@@ -244,6 +244,13 @@ def _message_text(messages: Any, role: str, last: bool) -> str | None:
     return None
 
 
+def declared_agent(spans: list[Span]) -> str | None:
+    """The agent a span names itself (`gen_ai.agent.name`); only this registers an agent,
+    so the service name of a half-arrived trace never leaves a stray agent behind."""
+    value = _first(spans, ["gen_ai.agent.name"])
+    return str(value) if value is not None else None
+
+
 def span_reward(spans: list[Span]) -> float | None:
     value = _first(spans, REWARD_KEYS)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,0 +1,95 @@
+"""A real `whileai serve` app on a free loopback port, and an in-process CLI runner, for
+the platform tests (test_server, test_platform_cli, test_traces, test_store_local)."""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+import uvicorn
+from click.testing import Result
+from typer.testing import CliRunner
+
+from whileai_cli.app import app
+from whileai_server import create_app
+
+_emails = itertools.count()
+
+
+@dataclass
+class LiveServer:
+    url: str
+    data: Path
+
+    def signup(self) -> str:
+        email = f"user{next(_emails)}-{time.monotonic_ns()}@example.com"
+        response = httpx.post(f"{self.url}/signup", json={"email": email})
+        response.raise_for_status()
+        return str(response.json()["api_key"])
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"X-Api-Key": key} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """uvicorn serving the platform app in a background thread for the whole session."""
+    data = tmp_path_factory.mktemp("server-data")
+    port = free_port()
+    application = create_app(data, url_ttl=60, device_interval=0.2)
+    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
+    uv = uvicorn.Server(config)
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not uv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("test server did not start")
+        time.sleep(0.02)
+    yield LiveServer(f"http://127.0.0.1:{port}", data)
+    uv.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(params=["embedded", "server"])
+def store_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each CLI test runs twice: on the embedded store and on a fresh server account."""
+    if request.param == "server":
+        live: LiveServer = request.getfixturevalue("server")
+        monkeypatch.setenv("WHILEAI_API_URL", live.url)
+        monkeypatch.setenv("WHILEAI_API_KEY", live.signup())
+    return str(request.param)
+
+
+def cli(*args: str, input: bytes | str | None = None) -> Result:
+    """`whileai ARGS` in process (the env is the test's own, via monkeypatch)."""
+    return CliRunner().invoke(app, list(args), input=input)
+
+
+def ok(*args: str, input: bytes | str | None = None) -> Result:
+    result = cli(*args, input=input)
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result
+
+
+def stdout_json(result: Result) -> dict:  # type: ignore[type-arg]
+    return orjson.loads(result.stdout_bytes)
+
+
+def jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]

@@ -1,0 +1,141 @@
+"""The embedded store and the pieces the CLI builds on: storage, push, credentials."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import orjson
+import pytest
+
+from whileai_core.errors import ConfigError
+from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
+from whileai_core.store.local import BoundStore, LocalStore, Storage
+from whileai_core.store.push import holdout_side, push_rows
+
+from .helpers import SDK_ROWS
+
+ROW = orjson.dumps({"prompt": "hi"}) + b"\n"
+
+
+def test_open_store_is_embedded_without_api_url_and_needs_a_key_with_one(monkeypatch) -> None:
+    store = open_store()
+    assert store.kind == "embedded" and store.location == os.environ["WHILEAI_HOME"]
+    store.close()
+    monkeypatch.setenv("WHILEAI_API_URL", "http://127.0.0.1:9")
+    with pytest.raises(ConfigError, match="whileai login"):
+        open_store()
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    assert storage.query("PRAGMA journal_mode")[0][0] == "wal"
+
+
+def test_finalize_refuses_a_bad_line_by_number_and_keeps_it_pending(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    created = store.create_dataset(NewDataset(name="x"))
+    store.upload(created["datasetId"], [ROW, b"\n", ROW, b"[1, 2]\n"])
+    with pytest.raises(BadRequest, match="line 4: not a JSON object"):
+        store.finalize(created["datasetId"])
+    assert store.get_dataset(created["datasetId"])["status"] == "pending"
+    assert store.list_datasets() == []
+    store.upload(created["datasetId"], [ROW, ROW])  # a corrected retry of the upload
+    assert store.finalize(created["datasetId"])["rows"] == 2
+
+
+def test_same_idempotency_key_returns_the_first_dataset(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    spec = NewDataset(name="x", idempotency_key="k1")
+    first = store.create_dataset(spec)
+    assert store.create_dataset(spec)["datasetId"] == first["datasetId"]
+    store.upload(first["datasetId"], [ROW])
+    store.finalize(first["datasetId"])
+    assert store.create_dataset(spec)["existing"] is True
+    with pytest.raises(BadRequest, match="already finalized"):
+        store.upload(first["datasetId"], [ROW])
+
+
+def test_accounts_do_not_see_each_others_data(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    a, b = BoundStore(storage, "acct-a"), BoundStore(storage, "acct-b")
+    created = a.create_dataset(NewDataset(name="private", agent="bot"))
+    a.upload(created["datasetId"], [ROW])
+    a.finalize(created["datasetId"])
+    with pytest.raises(NotFound):
+        b.get_dataset(created["datasetId"])
+    with pytest.raises(NotFound):
+        b.delete_dataset(created["datasetId"])
+    with pytest.raises(NotFound):
+        b.delete_agent("bot")
+    assert b.list_datasets() == [] and b.list_agents() == []
+
+
+def test_parent_must_exist_and_purpose_must_be_known(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    with pytest.raises(NotFound, match="parent"):
+        store.create_dataset(NewDataset(name="x", parent="ds_0000000000000000"))
+    with pytest.raises(BadRequest, match="purpose"):
+        store.create_dataset(NewDataset(name="x", purpose="test"))
+
+
+def test_holdout_side_is_a_fixed_function_of_the_task() -> None:
+    tasks = [f"sc-{i}" for i in range(1000)]
+    sides = [holdout_side(t, 0.2) for t in tasks]
+    assert sides == [holdout_side(t, 0.2) for t in tasks]
+    assert 150 < sum(sides) < 250
+    assert not any(holdout_side(t, 0.0) for t in tasks)
+
+
+def test_fifty_concurrent_pushes_to_the_embedded_store(tmp_path: Path) -> None:
+    lines = SDK_ROWS.read_bytes().splitlines(keepends=True)
+    paths = []
+    for i in range(50):
+        path = tmp_path / f"in{i}.jsonl"
+        path.write_bytes(b"".join(lines[: 1 + i % 40]))
+        paths.append(path)
+    root = tmp_path / "home"
+
+    def push(i: int) -> None:
+        store = LocalStore(root)  # one store per worker, as separate processes would be
+        try:
+            push_rows(store, [str(paths[i])], name=f"set-{i}", gate=False)
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        list(pool.map(push, range(50)))
+    listed = LocalStore(root).list_datasets()
+    assert {d["name"]: d["rows"] for d in listed} == {f"set-{i}": 1 + i % 40 for i in range(50)}
+
+
+def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    with pytest.raises(ConfigError, match="no rows"):
+        push_rows(LocalStore(tmp_path / "h"), [str(empty)], name="x", gate=False)
+
+
+def test_credentials_resolve_flag_then_env_then_file(monkeypatch) -> None:
+    assert credentials.resolve() is None
+    path = credentials.save("wai_saved_key_0123456789", api_url="http://x", name=None, user_id="u")
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert credentials.resolve() == credentials.ResolvedKey("wai_saved_key_0123456789", str(path))
+    monkeypatch.setenv("WHILEAI_API_KEY", "wai_env_key_0123456789")
+    assert credentials.resolve().source == "WHILEAI_API_KEY"  # type: ignore[union-attr]
+    assert credentials.resolve("wai_flag").source == "--api-key"  # type: ignore[union-attr]
+
+
+def test_mask_never_shows_the_whole_key() -> None:
+    key = "wai_abcdefghijklmnopqrstuvwxyz0123"
+    masked = credentials.mask(key)
+    assert masked == "wai_ab…0123" and key not in masked
+    assert credentials.mask("short") == "*****"
+
+
+def test_a_corrupt_credentials_file_is_a_clear_error() -> None:
+    credentials.credentials_path().parent.mkdir(parents=True, exist_ok=True)
+    credentials.credentials_path().write_text("{oops")
+    with pytest.raises(ConfigError, match=r"credentials\.json: not valid JSON"):
+        credentials.resolve()

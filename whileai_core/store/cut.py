@@ -1,0 +1,183 @@
+"""Training data out of traces: group scored runs by prompt, keep what a trainer can use,
+write a train set and a held-out set.
+
+Runs of one prompt are grouped by scenario id (`zeroproof.scenario_id` on the span; the
+prompt text when there is none). A run counts only with a verdict: a score of 1.0 or
+above is a pass, anything lower a fail (so a 0..1 quality number sent as the verdict
+never reads as a pass). `rl` keeps every run of the prompts passed some of the time but
+not always (inside the band, 20%-80% by default, edges included); `sft` keeps the best
+run of each prompt that ever passed. The kept prompts are split into train and holdout
+by the same fixed hash a push uses, so a prompt is wholly on one side.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import ConfigError
+from ..groups import task_key
+from ..jsonl import dumps
+from .base import Store, iter_all_traces
+from .otlp import PASS_AT
+
+Kind = Literal["rl", "sft"]
+DEFAULT_BAND: tuple[float, float] = (0.2, 0.8)
+_EPS = 1e-9
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """`7d`, `12h`, `30m`, `2w` -> the unix time that long ago."""
+    if not text:
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if match is None:
+        raise ConfigError(f"--since must look like 7d, 12h, 30m or 2w, got {text!r}")
+    span = float(match.group(1)) * _UNITS[match.group(2)]
+    return (now if now is not None else time.time()) - span
+
+
+def parse_band(text: str) -> tuple[float, float]:
+    """`0.2,0.8` (or `0.2-0.8`) -> (0.2, 0.8)."""
+    parts = re.split(r"[,\-:]", text.strip())
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"--band must be two pass rates like 0.2,0.8, got {text!r}") from None
+    if not 0 <= lo <= hi <= 1:
+        raise ConfigError(f"--band needs 0 <= low <= high <= 1, got {text!r}")
+    return lo, hi
+
+
+def verdict(row: dict[str, Any]) -> float | None:
+    reward = row.get("reward")
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        return None
+    return float(reward)
+
+
+@dataclass
+class CutReport:
+    kind: str
+    band: tuple[float, float]
+    traces: int = 0
+    ungraded: int = 0
+    prompts: int = 0
+    kept_prompts: int = 0
+    kept_runs: int = 0
+    too_easy: int = 0
+    too_hard: int = 0
+    never_passed: int = 0
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "band": list(self.band),
+            "traces": self.traces,
+            "ungraded": self.ungraded,
+            "prompts": self.prompts,
+            "keptPrompts": self.kept_prompts,
+            "keptRuns": self.kept_runs,
+            "dropped": {
+                "tooEasy": self.too_easy,
+                "tooHard": self.too_hard,
+                "neverPassed": self.never_passed,
+            },
+            "groups": self.groups,
+        }
+
+
+def select(
+    traces: Iterable[dict[str, Any]], kind: Kind, band: tuple[float, float] = DEFAULT_BAND
+) -> tuple[list[dict[str, Any]], CutReport]:
+    """The runs a cut keeps, and what it saw and dropped."""
+    if kind not in ("rl", "sft"):
+        raise ConfigError(f"--kind must be rl or sft, got {kind!r}")
+    report = CutReport(kind=kind, band=band)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in traces:
+        report.traces += 1
+        if verdict(row) is None:
+            report.ungraded += 1
+            continue
+        groups.setdefault(task_key(row), []).append(row)
+    report.prompts = len(groups)
+    kept: list[dict[str, Any]] = []
+    for key, runs in groups.items():
+        runs.sort(key=lambda r: (str(r.get("started_at") or ""), str(r.get("trace_id") or "")))
+        passes = sum(1 for r in runs if (verdict(r) or 0.0) >= PASS_AT)
+        rate = passes / len(runs)
+        entry: dict[str, Any] = {"runs": len(runs), "passes": passes, "passRate": round(rate, 4)}
+        if kind == "rl":
+            if rate > band[1] + _EPS:
+                report.too_easy += 1
+                entry["kept"] = 0
+            elif rate < band[0] - _EPS:
+                report.too_hard += 1
+                entry["kept"] = 0
+            else:
+                kept.extend(runs)
+                entry["kept"] = len(runs)
+        else:
+            if passes == 0:
+                report.never_passed += 1
+                entry["kept"] = 0
+            else:
+                kept.append(max(runs, key=lambda r: verdict(r) or 0.0))
+                entry["kept"] = 1
+        if entry["kept"]:
+            report.kept_prompts += 1
+        report.groups[key] = entry
+    report.kept_runs = len(kept)
+    return kept, report
+
+
+def cut(
+    store: Store,
+    *,
+    agent: str,
+    kind: Kind,
+    band: tuple[float, float] = DEFAULT_BAND,
+    holdout: float = 0.2,
+    since: float | None = None,
+    name: str | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    """Select from the agent's scored traces and store a train and a holdout dataset."""
+    from .push import push_rows
+
+    rows, report = select(iter_all_traces(store, agent=agent, since=since), kind, band)
+    result: dict[str, Any] = {"report": report.as_dict(), "train": None, "holdout": None}
+    if dry_run:
+        return result
+    if not rows:
+        raise ConfigError(
+            f"nothing to cut for agent {agent}: {report.traces} traces, {report.ungraded} "
+            f"ungraded, {report.prompts} scored prompts, none kept ({kind})"
+        )
+    stamp = time.strftime("%Y%m%d", time.gmtime())
+    with tempfile.TemporaryDirectory(prefix="whileai-cut-") as tmp:
+        path = Path(tmp) / "cut.jsonl"
+        with path.open("wb") as fh:
+            for row in rows:
+                fh.write(dumps(row))
+        pushed = push_rows(
+            store,
+            [str(path)],
+            name=name or f"{agent}-{kind}-cut-{stamp}",
+            purpose="train",
+            mode=kind,
+            agent=agent,
+            description=f"cut from {report.traces} traces ({kind})",
+            holdout=holdout,
+            gate=False,
+        )
+    result["train"], result["holdout"] = pushed["train"], pushed["holdout"]
+    return result
