@@ -36,7 +36,7 @@ from ..optimize import calibration_stamp
 from ..privileged import quotes_privileged, strip_privileged
 from ..spec import Spec
 
-_REF = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 _WORD = re.compile(r"\w+")
 _INFO_KEYS = (
     "scenario_dimensions",
@@ -96,7 +96,7 @@ class EnvironmentReport:
 
 def check_ref(ref: str, what: str) -> str:
     """A reward or world must import by name in the trainer's process: `package.module:attr`."""
-    if not _REF.match(ref):
+    if not _REF.match(ref) or ref.partition(":")[0].endswith(".py"):
         raise ConfigError(
             f"{what} {ref!r}: expected 'module:attr' importable by name (a file path does not "
             "travel to the trainer)"

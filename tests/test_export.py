@@ -1,0 +1,413 @@
+"""Export: SFT shapes, loss masks, unroll, tool-output caps, pairs, the RL environment, and
+the privileged block never reaching a file."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from whileai_core.errors import ConfigError
+from whileai_core.export import (
+    PairsReport,
+    TrainingReport,
+    export_environment,
+    preference_pairs,
+    training_samples,
+)
+from whileai_core.export.environment import holdout_side, ngrams
+from whileai_core.gate import PublishGateError
+from whileai_core.spec import load_spec
+
+from .helpers import ORDERS_SPEC, REPO, SDK_ROWS, run_cli
+
+REFERENCE = "Refund only after the carrier confirms delivery of the parcel"
+HIDDEN = "carrier lost the parcel in transit"
+
+
+def _row(task: str = "sc-1", i: int = 0, reward: float = 1.0, **extra: Any) -> dict[str, Any]:
+    """A graded row with flat SDK tool calls and privileged material in two places."""
+    ask = f"Can you refund order {task}? It never arrived."
+    result = {"status": "ok", "data": {"order_id": task}, "privileged": {"reference": REFERENCE}}
+    row: dict[str, Any] = {
+        "prompt": ask,
+        "scenario_id": task,
+        "rollout_index": i,
+        "messages": [
+            {"role": "user", "content": ask},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"name": "get_order", "arguments": {"order_id": task}}],
+            },
+            {"role": "tool", "name": "get_order", "content": json.dumps(result)},
+            {"role": "assistant", "content": f"Order {task} is in transit; no refund yet. ({i})"},
+        ],
+        "final_text": f"Order {task} is in transit; no refund yet. ({i})",
+        "privileged": {"reference": REFERENCE, "hidden_state": {"note": HIDDEN}},
+        "reward": reward,
+        "judge_status": "ok",
+        "unknown_key": {"kept": True},
+    }
+    row.update(extra)
+    return row
+
+
+def _leaky(task: str = "sc-1", i: int = 9, reward: float = 1.0) -> dict[str, Any]:
+    row = _row(task, i, reward)
+    row["messages"][-1]["content"] = row["final_text"] = f"My notes say: {REFERENCE}."
+    return row
+
+
+def _steps_only() -> dict[str, Any]:
+    return {
+        "prompt": "Cancel ORD-7 please.",
+        "scenario_id": "sc-steps",
+        "steps": [
+            {"tool": "get_order", "arguments": {"order_id": "ORD-7"}, "result": {"status": "ok"}},
+            {"tool": "cancel_order", "arguments": '{"order_id": "ORD-7"}', "result": "done"},
+        ],
+        "final_text": "ORD-7 is cancelled.",
+        "reward": 1.0,
+    }
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return path
+
+
+def _assert_clean(data: bytes) -> None:
+    lowered = data.lower()
+    assert b"privileged" not in lowered
+    assert REFERENCE.lower().encode() not in lowered
+    assert HIDDEN.lower().encode() not in lowered
+
+
+def test_openai_shape_encodes_arguments_as_json_strings_and_keeps_prompt() -> None:
+    report = TrainingReport("openai", "all", False, None)
+    [sample] = list(training_samples([_row()], fmt="openai", report=report))
+    assert sample["prompt"] == _row()["prompt"]
+    call = sample["messages"][1]["tool_calls"][0]
+    assert call["type"] == "function" and call["function"]["name"] == "get_order"
+    assert json.loads(call["function"]["arguments"]) == {"order_id": "sc-1"}
+    assert sample["messages"][2]["tool_call_id"] == call["id"]
+    assert sample["loss_mask"] == [0, 1, 0, 1]
+    assert len(sample["loss_mask"]) == len(sample["messages"])
+    assert report.as_dict()["tool_call_roundtrip"] == {
+        "encoding": "json_string",
+        "checked": 1,
+        "invalid": 0,
+    }
+
+
+def test_trl_shape_has_argument_objects_and_no_prompt_column() -> None:
+    report = TrainingReport("trl", "all", False, None)
+    [sample] = list(training_samples([_row()], fmt="trl", report=report))
+    assert "prompt" not in sample and sample["prompt_text"] == _row()["prompt"]
+    args = sample["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert args == {"order_id": "sc-1"}
+    assert report.roundtrip.encoding == "dict" and report.roundtrip.invalid == 0
+
+
+def test_mask_final_trains_only_the_last_agent_turn() -> None:
+    report = TrainingReport("openai", "final", False, None)
+    [sample] = list(training_samples([_row()], mask="final", report=report))
+    assert sample["loss_mask"] == [0, 0, 0, 1]
+    assert (report.trained_messages, report.masked_messages) == (1, 3)
+
+
+def test_unroll_makes_one_sample_per_agent_turn() -> None:
+    rows = [_row("a"), _steps_only()]
+    report = TrainingReport("openai", "all", True, None)
+    samples = list(training_samples(rows, unroll=True, report=report))
+    # _row has 2 agent turns; the steps-only row rebuilds to 3 (two calls + the reply).
+    assert len(samples) == 5 and report.samples == 5 and report.rows_written == 2
+    for sample in samples:
+        assert len(sample["loss_mask"]) == len(sample["messages"])
+        assert sample["loss_mask"][-1] == 1 and sum(sample["loss_mask"]) == 1
+        assert sample["messages"][-1]["role"] == "assistant"
+    assert [s["turn"] for s in samples] == [0, 1, 0, 1, 2]
+
+
+def test_long_tool_output_is_cut_with_a_visible_marker_and_counted() -> None:
+    row = _row()
+    row["messages"][2]["content"] = json.dumps({"status": "ok", "blob": "x" * 500})
+    report = TrainingReport("openai", "all", False, 100)
+    [sample] = list(training_samples([row], max_tool_output_chars=100, report=report))
+    content = sample["messages"][2]["content"]
+    cut = len(row["messages"][2]["content"]) - 100
+    assert content.endswith(f"[... {cut} chars of tool output truncated]")
+    assert sample["tool_output_truncated"] == 1
+    assert report.counters.tool_outputs_truncated == 1
+    assert report.counters.tool_output_chars_cut == cut
+
+
+def test_rows_with_steps_but_no_messages_are_rebuilt() -> None:
+    report = TrainingReport("trl", "all", False, None)
+    [sample] = list(training_samples([_steps_only()], fmt="trl", report=report))
+    roles = [m["role"] for m in sample["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert sample["messages"][3]["tool_calls"][0]["function"]["arguments"] == {"order_id": "ORD-7"}
+    assert sample["messages"][4]["content"] == "done"
+    assert report.counters.rebuilt_from_steps == 1
+
+
+def test_undecodable_tool_arguments_refuse_the_row() -> None:
+    row = _row()
+    row["messages"][1]["tool_calls"][0]["arguments"] = "{not json"
+    report = TrainingReport("openai", "all", False, None)
+    assert list(training_samples([row], report=report)) == []
+    assert report.counters.refused == {"bad_tool_call": 1}
+
+
+def test_input_rows_are_not_mutated_by_export() -> None:
+    rows = [_row(), _leaky(), _steps_only()]
+    before = copy.deepcopy(rows)
+    list(training_samples(rows, fmt="trl", max_tool_output_chars=5, unroll=True))
+    list(preference_pairs([*rows, _row(i=3, reward=0.0)], fmt="trl"))
+    assert rows == before
+
+
+def test_bad_format_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="format"):
+        list(training_samples([_row()], fmt="jsonl"))  # type: ignore[arg-type]
+
+
+def test_pairs_are_built_within_an_ask_and_use_each_rollout_once() -> None:
+    rows = [
+        _row("a", 0, 1.0),
+        _row("a", 1, 0.0),
+        _row("a", 2, 1.0),
+        _row("b", 0, 1.0),  # no failing rollout in b
+        _row("c", 0, 0.0),
+        _row("c", 1, 0.5),
+        _leaky("c", 2, 1.0),
+    ]
+    report = PairsReport("openai", False)
+    pairs = list(preference_pairs(rows, report=report))
+    assert [(p["scenario_id"], p["chosen_reward"], p["rejected_reward"]) for p in pairs] == [
+        ("a", 1.0, 0.0),
+        ("c", 0.5, 0.0),
+    ]
+    assert pairs[0]["prompt"] == rows[0]["prompt"]
+    assert pairs[0]["chosen"][0]["role"] == "user"
+    assert isinstance(pairs[0]["chosen"][1]["tool_calls"][0]["function"]["arguments"], str)
+    assert report.asks_without_contrast == 1 and report.counters.refused == {"quotes_privileged": 1}
+
+
+def test_trl_pairs_split_prompt_from_completions() -> None:
+    [pair] = list(preference_pairs([_row("a", 0, 1.0), _row("a", 1, 0.0)], fmt="trl"))
+    assert pair["prompt"] == [{"role": "user", "content": _row("a")["prompt"]}]
+    assert pair["chosen"][0]["role"] == "assistant" and pair["rejected"][0]["role"] == "assistant"
+    assert pair["chosen"][0]["tool_calls"][0]["function"]["arguments"] == {"order_id": "a"}
+
+
+def test_length_matched_pairs_skip_replies_of_very_different_length() -> None:
+    short_win = _row("a", 0, 1.0)
+    long_loss = _row("a", 1, 0.0)
+    long_loss["messages"][-1]["content"] = long_loss["final_text"] = "no " * 200
+    close_loss = _row("a", 2, 0.0)
+    report = PairsReport("openai", True)
+    pairs = list(
+        preference_pairs([short_win, long_loss, close_loss], length_matched=True, report=report)
+    )
+    assert len(pairs) == 1 and pairs[0]["rejected"][-1]["content"] == close_loss["final_text"]
+    only_long = list(preference_pairs([short_win, long_loss], length_matched=True, report=report))
+    assert only_long == [] and report.length_unmatched == 1
+
+
+def _graded_set() -> list[dict[str, Any]]:
+    rows = []
+    for t in range(12):
+        for i in range(4):
+            rows.append(_row(f"sc-{t:02d}", i, 1.0 if i < 1 + t % 3 else 0.0))
+    rows += [_row("sc-easy", i, 1.0) for i in range(4)]
+    rows += [_row("sc-hard", i, 1.0 if i == 0 else 0.0) for i in range(8)]
+    rows.append(_leaky("sc-00", 7, 0.0))
+    return rows
+
+
+def test_privileged_never_reaches_any_exported_file(tmp_path: Path) -> None:
+    graded = _write(tmp_path / "graded.jsonl", [*_graded_set(), _steps_only()])
+    outputs = []
+    for fmt in ("openai", "trl"):
+        for extra in ([], ["--pairs"], ["--unroll", "--max-tool-output-chars", "40"]):
+            out = tmp_path / f"{fmt}-{len(extra)}.jsonl"
+            result = run_cli("export", str(graded), "--format", fmt, "-o", str(out), *extra)
+            assert result.returncode == 0, result.stderr.decode()
+            assert b"refused rows: 1 quotes_privileged" in result.stderr
+            outputs.append(out)
+    env = tmp_path / "env"
+    result = run_cli(
+        "export", str(graded), "--env", str(env), "--spec", str(ORDERS_SPEC),
+        "--reward", "whileai_core.groups:reward_of", "--world", "whileai_core.world:MockWorld",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    outputs += [p for p in env.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
+    assert len(outputs) >= 9
+    for path in outputs:
+        data = path.read_bytes()
+        assert data.strip(), path
+        _assert_clean(data)
+
+
+def test_exported_files_load_with_the_datasets_json_loader(tmp_path: Path) -> None:
+    rows = [r for r in _graded_set() if r["rollout_index"] != 7] + [_steps_only()]
+    files = {}
+    for fmt in ("openai", "trl"):
+        sft = tmp_path / f"sft-{fmt}.jsonl"
+        _write(sft, list(training_samples(rows, fmt=fmt)))  # type: ignore[arg-type]
+        pairs = tmp_path / f"pairs-{fmt}.jsonl"
+        _write(pairs, list(preference_pairs(rows, fmt=fmt)))  # type: ignore[arg-type]
+        files[f"sft-{fmt}"], files[f"pairs-{fmt}"] = str(sft), str(pairs)
+    script = (
+        "import json, sys, datasets\n"
+        "files = json.loads(sys.argv[1])\n"
+        "out = {}\n"
+        "for name, path in files.items():\n"
+        "    ds = datasets.load_dataset('json', data_files=path, split='train')\n"
+        "    out[name] = [len(ds), sorted(ds.column_names)]\n"
+        "print(json.dumps(out))\n"
+    )
+    cache = tmp_path / "hf"
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(cache),
+        "HF_DATASETS_CACHE": str(cache / "datasets"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(files)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    loaded = json.loads(result.stdout)
+    assert loaded["sft-openai"][0] == len(rows)
+    assert "prompt" in loaded["sft-openai"][1] and "loss_mask" in loaded["sft-openai"][1]
+    assert "prompt" not in loaded["sft-trl"][1] and "prompt_text" in loaded["sft-trl"][1]
+    assert loaded["pairs-trl"][0] > 0
+    assert {"prompt", "chosen", "rejected"} <= set(loaded["pairs-trl"][1])
+
+
+def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -> None:
+    rows = _graded_set()
+    # An ask that repeats a holdout ask's wording must not stay in train.
+    held = next(r for r in rows if holdout_side(r["scenario_id"], 0.3))
+    twin = [_row("sc-twin", i, float(i % 2), prompt=held["prompt"] + " Thanks.") for i in range(4)]
+    spec = load_spec(ORDERS_SPEC)
+    report = export_environment(
+        [*rows, *twin],
+        tmp_path / "env",
+        spec,
+        reward="whileai_core.groups:reward_of",
+        world="whileai_core.world:MockWorld",
+        name="orders-env",
+        holdout=0.3,
+    )
+    root = tmp_path / "env"
+    assert report.name == "orders_env"
+    assert report.band_dropped == {"too_easy": 1, "too_hard": 1}
+    assert report.decontaminated >= 1
+    spec_json = json.loads((root / "spec.json").read_text())
+    assert spec_json["system_prompt"] == spec.policy
+    assert spec_json["tools"] == spec.openai_tools()
+    assert spec_json["reward"] == "whileai_core.groups:reward_of" and spec_json["max_turns"] == 12
+    train = [json.loads(x) for x in (root / "data/train.jsonl").read_text().splitlines()]
+    holdout = [json.loads(x) for x in (root / "data/holdout.jsonl").read_text().splitlines()]
+    assert len(train) == report.train and len(holdout) == report.holdout > 0
+    train_ids = {t["info"]["task_id"] for t in train}
+    holdout_ids = {t["info"]["task_id"] for t in holdout}
+    assert not train_ids & holdout_ids and "sc-twin" not in train_ids
+    assert all(holdout_side(i, 0.3) for i in holdout_ids)
+    assert "sc-easy" not in train_ids | holdout_ids
+    held_grams = set().union(*(ngrams(t["question"]) for t in holdout))
+    assert all(not (ngrams(t["question"]) & held_grams) for t in train)
+    assert all(t["info"]["calibration"]["k"] >= 4 for t in train)
+    readme = (root / "README.md").read_text()
+    assert "1 asks\n  dropped as too easy" in readme and "Decontamination" in readme
+    assert (root / "pyproject.toml").exists() and (root / "environment.py").exists()
+
+
+def test_environment_package_installs_and_reads_tasks_without_verifiers(tmp_path: Path) -> None:
+    export_environment(
+        _graded_set(),
+        tmp_path / "env",
+        load_spec(ORDERS_SPEC),
+        reward="whileai_core.groups:reward_of",
+        world="whileai_core.world:MockWorld",
+        name="orders_rl",
+    )
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+         "--no-index", "--quiet", "--target", str(target), str(tmp_path / "env")],
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr.decode()[-2000:]
+    script = (
+        "import orders_rl\n"
+        "print(len(orders_rl.load_tasks('train')), orders_rl.load_spec()['name'])\n"
+        "try:\n"
+        "    orders_rl.load_environment()\n"
+        "except ImportError as exc:\n"
+        "    print('needs', 'verifiers' in str(exc))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(target)},
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    count, name, _, needs = run.stdout.decode().split()
+    assert int(count) > 0 and name == "orders_rl" and needs == "True"
+
+
+def test_environment_export_applies_the_publish_gate(tmp_path: Path) -> None:
+    unmixed = [_row("a", i, 1.0) for i in range(3)] + [_row("b", i, 0.0) for i in range(3)]
+    with pytest.raises(PublishGateError, match="no mixed group"):
+        export_environment(
+            unmixed,
+            tmp_path / "env",
+            load_spec(ORDERS_SPEC),
+            reward="whileai_core.groups:reward_of",
+            world="whileai_core.world:MockWorld",
+        )
+    with pytest.raises(ConfigError, match="importable by name"):
+        export_environment(
+            _graded_set(), tmp_path / "env", load_spec(ORDERS_SPEC),
+            reward="judge.py:score", world="whileai_core.world:MockWorld",
+        )  # fmt: skip
+
+
+def test_sdk_fixture_rows_export_in_both_shapes(tmp_path: Path) -> None:
+    source = [orjson.loads(x) for x in SDK_ROWS.read_bytes().splitlines() if x.strip()]
+    graded = _write(tmp_path / "g.jsonl", [{**r, "reward": 1.0} for r in source])
+    for fmt in ("openai", "trl"):
+        out = tmp_path / f"{fmt}.jsonl"
+        report_path = tmp_path / f"{fmt}.json"
+        result = run_cli(
+            "export", str(graded), "--format", fmt, "-o", str(out), "--report", str(report_path)
+        )
+        assert result.returncode == 0, result.stderr.decode()
+        report = json.loads(report_path.read_text())
+        samples = [json.loads(x) for x in out.read_text().splitlines()]
+        refused = sum(report["refused"].values())
+        assert len(samples) == report["samples"] == len(source) - refused
+        assert report["tool_call_roundtrip"]["invalid"] == 0
+        assert report["tool_call_roundtrip"]["encoding"] == (
+            "json_string" if fmt == "openai" else "dict"
+        )
