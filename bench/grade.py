@@ -40,14 +40,27 @@ def make_rows(path: Path, n: int, per_task: int, seed: int = 0) -> None:
                 "rollout_index": i % per_task,
                 "messages": [
                     {"role": "user", "content": prompt},
-                    {"role": "assistant", "content": "", "tool_calls": [
-                        {"name": "get_order", "arguments": {"order_id": f"ORD-{task:06d}"}}]},
-                    {"role": "tool", "name": "get_order",
-                     "content": orjson.dumps({"status": "ok", "data": {"total": gold}}).decode()},
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": [
+                            {"name": "get_order", "arguments": {"order_id": f"ORD-{task:06d}"}}
+                        ],
+                    },
+                    {
+                        "role": "tool",
+                        "name": "get_order",
+                        "content": orjson.dumps({"status": "ok", "data": {"total": gold}}).decode(),
+                    },
                     {"role": "assistant", "content": answer},
                 ],
-                "steps": [{"tool": "get_order", "arguments": {"order_id": f"ORD-{task:06d}"},
-                           "result": {"status": "ok", "data": {"total": gold}}}],
+                "steps": [
+                    {
+                        "tool": "get_order",
+                        "arguments": {"order_id": f"ORD-{task:06d}"},
+                        "result": {"status": "ok", "data": {"total": gold}},
+                    }
+                ],
                 "final_text": answer,
                 "privileged": {"reference": gold},
                 "schema_version": "1",
@@ -82,21 +95,30 @@ def main() -> None:
         size_mb = rows.stat().st_size / 2**20
         print(f"input: {args.rows:,} rows, {size_mb:.0f} MB, {args.per_task} rollouts per task")
 
-        seconds, grade_rss, err = run([*WHILEAI, "grade", "-", "--judge", "exact-match"], rows,
-                                      graded)
-        print(f"grade  (exact-match, pipe): {seconds:6.2f} s  {args.rows / seconds:>9,.0f} rows/s"
-              f"  peak RSS {grade_rss:5.0f} MB")
+        seconds, grade_rss, err = run(
+            [*WHILEAI, "grade", "-", "--judge", "exact-match"], rows, graded
+        )
+        print(
+            f"grade  (exact-match, pipe): {seconds:6.2f} s  {args.rows / seconds:>9,.0f} rows/s"
+            f"  peak RSS {grade_rss:5.0f} MB"
+        )
         print(f"  stderr: {err.splitlines()[-1]}")
 
         seconds, report_rss, _ = run([*WHILEAI, "report", "-", "--json"], graded, report)
-        print(f"report (--json, pipe):      {seconds:6.2f} s  {args.rows / seconds:>9,.0f} rows/s"
-              f"  peak RSS {report_rss:5.0f} MB")
+        print(
+            f"report (--json, pipe):      {seconds:6.2f} s  {args.rows / seconds:>9,.0f} rows/s"
+            f"  peak RSS {report_rss:5.0f} MB"
+        )
         data = orjson.loads(report.read_bytes())
-        print(f"  pass@1 {data['pass_at_1']:.3f} {data['pass_at_1_ci95']}  "
-              f"pass^{data['k']} {data['pass_pow_k']:.3f}  pass@{data['k']} "
-              f"{data['pass_at_k']:.3f}  tasks {data['tasks']:,}")
-        print("reference: original SDK ~10,000 rows/s in memory (5,000 rows in 0.5 s); "
-              "target >= 20,000 rows/s, RSS < 150 MB")
+        print(
+            f"  pass@1 {data['pass_at_1']:.3f} {data['pass_at_1_ci95']}  "
+            f"pass^{data['k']} {data['pass_pow_k']:.3f}  pass@{data['k']} "
+            f"{data['pass_at_k']:.3f}  tasks {data['tasks']:,}"
+        )
+        print(
+            "reference: original SDK ~10,000 rows/s in memory (5,000 rows in 0.5 s); "
+            "target >= 20,000 rows/s, RSS < 150 MB"
+        )
 
 
 if __name__ == "__main__":

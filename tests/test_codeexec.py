@@ -36,13 +36,22 @@ def test_correct_code_passes_and_wrong_code_fails_with_the_assertion() -> None:
         ("try:\n    open('/etc/hostname').read()\nexcept Exception:\n    pass", "refused open"),
         ("import socket\nsocket.create_connection(('127.0.0.1', 80))", "refused import socket"),
         ("import os\nwhile True:\n    os.fork()", "refused os.fork"),
-        ("import subprocess\nsubprocess.run(['sh', '-c', ':(){ :|:& };:'])",
-         "refused import _posixsubprocess"),
+        (
+            "import subprocess\nsubprocess.run(['sh', '-c', ':(){ :|:& };:'])",
+            "refused import _posixsubprocess",
+        ),
         ("x = bytearray(10 * 1024 ** 3)", "memory limit"),
         ("open('big', 'w').write('x' * (64 << 20))", "file size limit"),
     ],
-    ids=["read-outside", "read-swallowed", "socket", "fork-bomb", "shell-fork-bomb",
-         "10gb", "huge-file"],
+    ids=[
+        "read-outside",
+        "read-swallowed",
+        "socket",
+        "fork-bomb",
+        "shell-fork-bomb",
+        "10gb",
+        "huge-file",
+    ],
 )
 def test_contained_attack_scores_zero_with_the_reason(attack: str, reason: str) -> None:
     code = attack + "\ndef add(a, b):\n    return a + b\n"

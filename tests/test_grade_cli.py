@@ -47,13 +47,17 @@ def test_report_prints_tables_without_json() -> None:
 
 def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
     src = tmp_path / "rows.jsonl"
-    src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [
-        {"scenario_id": "a", "final_text": "42", "meta": {"want": "42"}},
-        {"scenario_id": "b", "final_text": "41", "meta": {"want": "42"}},
-    ]))
+    src.write_bytes(
+        b"".join(
+            orjson.dumps(r) + b"\n"
+            for r in [
+                {"scenario_id": "a", "final_text": "42", "meta": {"want": "42"}},
+                {"scenario_id": "b", "final_text": "41", "meta": {"want": "42"}},
+            ]
+        )
+    )
     out = tmp_path / "graded.jsonl"
-    result = run_cli("grade", str(src), "-j", "exact-match", "--field", "meta.want",
-                     "-o", str(out))
+    result = run_cli("grade", str(src), "-j", "exact-match", "--field", "meta.want", "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert [r["reward"] for r in _lines(out.read_bytes())] == [1.0, 0.0]
     assert result.stdout == b""
@@ -62,8 +66,7 @@ def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
 def test_rows_without_gold_are_reported_as_errors_not_zeros() -> None:
     result = run_cli("grade", str(SDK_ROWS), "-j", "exact-match")
     assert result.returncode == 0
-    assert all(r["reward"] is None and r["judge_status"] == "error"
-               for r in _lines(result.stdout))
+    assert all(r["reward"] is None and r["judge_status"] == "error" for r in _lines(result.stdout))
     assert "40 row(s) not judged (error); first:" in result.stderr.decode()
 
 

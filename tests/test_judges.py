@@ -26,8 +26,13 @@ from whileai_core.judges.registry import JudgeOptions
 
 
 def _row(i: int = 0, **extra: Any) -> dict[str, Any]:
-    return {"scenario_id": f"s{i}", "final_text": "Paris", "answer": "paris", "keep": {"x": i},
-            **extra}
+    return {
+        "scenario_id": f"s{i}",
+        "final_text": "Paris",
+        "answer": "paris",
+        "keep": {"x": i},
+        **extra,
+    }
 
 
 def _grade_one(fn: Any, row: dict[str, Any] | None = None, timeout: float = 5.0) -> dict[str, Any]:
@@ -41,8 +46,15 @@ def test_bare_number_is_a_reward() -> None:
 
 
 def test_dict_verdict_fills_reason_markers_failure_class_and_meta() -> None:
-    out = _grade_one(lambda r: {"reward": 1, "reason": "fine", "markers": {"grounded": 1.0},
-                                "failure_class": "none", "confidence": 0.9})
+    out = _grade_one(
+        lambda r: {
+            "reward": 1,
+            "reason": "fine",
+            "markers": {"grounded": 1.0},
+            "failure_class": "none",
+            "confidence": 0.9,
+        }
+    )
     assert out["reward"] == 1 and out["reason"] == "fine"
     assert out["markers"] == {"grounded": 1.0}
     assert out["failure_class"] == "none"
@@ -85,8 +97,9 @@ def test_judge_sleeping_past_the_timeout_is_timeout_and_grading_goes_on() -> Non
         return 1.0
 
     start = time.monotonic()
-    out = list(grade_rows([_row(i) for i in range(4)], Judge("slow", slow),
-                          concurrency=4, timeout=0.5))
+    out = list(
+        grade_rows([_row(i) for i in range(4)], Judge("slow", slow), concurrency=4, timeout=0.5)
+    )
     assert time.monotonic() - start < 2.5
     assert [r["judge_status"] for r in out] == ["ok", "timeout", "ok", "ok"]
     assert out[1]["reward"] is None
@@ -135,37 +148,75 @@ def test_inline_runner_keeps_bounded_memory_on_a_generator() -> None:
 
 
 def test_conduct_flags_an_invented_argument() -> None:
-    row = {"prompt": "How tall is Kilimanjaro?", "final_text": "No idea.",
-           "steps": [{"tool": "get_order", "arguments": {"order_id": "the record"},
-                      "result": {"status": "not_found"}}]}
+    row = {
+        "prompt": "How tall is Kilimanjaro?",
+        "final_text": "No idea.",
+        "steps": [
+            {
+                "tool": "get_order",
+                "arguments": {"order_id": "the record"},
+                "result": {"status": "not_found"},
+            }
+        ],
+    }
     verdict = conduct().fn(row)
     assert verdict["reward"] == 0.0 and verdict["markers"]["conduct:grounded"] == 0.0
 
 
 def test_conduct_catches_false_success_through_a_fault() -> None:
-    row = {"prompt": "Refund ORD-1", "final_text": "Your order has been refunded successfully.",
-           "steps": [{"tool": "refund_order", "arguments": {"order_id": "ORD-1"},
-                      "result": {"status": "timeout", "error": "upstream timed out"}}]}
+    row = {
+        "prompt": "Refund ORD-1",
+        "final_text": "Your order has been refunded successfully.",
+        "steps": [
+            {
+                "tool": "refund_order",
+                "arguments": {"order_id": "ORD-1"},
+                "result": {"status": "timeout", "error": "upstream timed out"},
+            }
+        ],
+    }
     verdict = conduct().fn(row)
     assert verdict["reward"] == 0.0 and verdict["failure_class"] == "fault_acknowledged"
 
 
 def test_conduct_flags_a_write_after_a_refusal() -> None:
-    row = {"prompt": "Refund ORD-1 now", "final_text": "Done.",
-           "steps": [{"tool": "refund_order", "arguments": {"order_id": "ORD-1"},
-                      "result": {"status": "permission_denied", "error": "no"}},
-                     {"tool": "refund_order", "arguments": {"order_id": "ORD-1"},
-                      "result": {"status": "ok"}}]}
+    row = {
+        "prompt": "Refund ORD-1 now",
+        "final_text": "Done.",
+        "steps": [
+            {
+                "tool": "refund_order",
+                "arguments": {"order_id": "ORD-1"},
+                "result": {"status": "permission_denied", "error": "no"},
+            },
+            {
+                "tool": "refund_order",
+                "arguments": {"order_id": "ORD-1"},
+                "result": {"status": "ok"},
+            },
+        ],
+    }
     assert conduct().fn(row)["markers"]["conduct:no_write_after_refusal"] == 0.0
 
 
 def test_checklist_runs_the_checks_the_grid_cell_calls_for() -> None:
-    row = {"prompt": "Cancel ORD-9", "ask_family": "tool",
-           "scenario_dimensions": {"tool": "cancel_order", "world_state": "entity missing",
-                                   "tool_condition": "success"},
-           "final_text": "I could not find ORD-9.",
-           "steps": [{"tool": "get_order", "arguments": {"order_id": "ORD-9"},
-                      "result": {"status": "not_found", "missing": ["ORD-9"]}}]}
+    row = {
+        "prompt": "Cancel ORD-9",
+        "ask_family": "tool",
+        "scenario_dimensions": {
+            "tool": "cancel_order",
+            "world_state": "entity missing",
+            "tool_condition": "success",
+        },
+        "final_text": "I could not find ORD-9.",
+        "steps": [
+            {
+                "tool": "get_order",
+                "arguments": {"order_id": "ORD-9"},
+                "result": {"status": "not_found", "missing": ["ORD-9"]},
+            }
+        ],
+    }
     names = {name: ok for name, ok, _ in outcome_checks(row)}
     assert names == {"missing_reported": True}
     out = next(grade_rows([row], parse_judge(None)))
@@ -173,9 +224,12 @@ def test_checklist_runs_the_checks_the_grid_cell_calls_for() -> None:
 
 
 def test_checklist_target_tool_must_succeed() -> None:
-    row = {"prompt": "Where is ORD-5?", "ask_family": "tool",
-           "scenario_dimensions": {"tool": "get_order", "world_state": "entity exists"},
-           "final_text": "Let me know if there's anything else."}
+    row = {
+        "prompt": "Where is ORD-5?",
+        "ask_family": "tool",
+        "scenario_dimensions": {"tool": "get_order", "world_state": "entity exists"},
+        "final_text": "Let me know if there's anything else.",
+    }
     out = next(grade_rows([row], parse_judge("checklist")))
     assert out["reward"] == 0.0 and out["markers"]["check:target_succeeded"] == 0.0
 
@@ -238,11 +292,23 @@ def test_command_judge_is_one_process_for_many_rows(tmp_path: Path) -> None:
 
 def test_command_judge_crash_garbage_and_hang_are_marked_and_it_recovers(tmp_path: Path) -> None:
     judge = parse_judge(_cmd(tmp_path), JudgeOptions(timeout=1))
-    rows = [_row(0), _row(1, mode="crash"), _row(2), _row(3, mode="garbage"),
-            _row(4, mode="hang"), _row(5, final_text="Rome")]
+    rows = [
+        _row(0),
+        _row(1, mode="crash"),
+        _row(2),
+        _row(3, mode="garbage"),
+        _row(4, mode="hang"),
+        _row(5, final_text="Rome"),
+    ]
     out = list(grade_rows(rows, judge, concurrency=2, timeout=1))
     assert [r["judge_status"] for r in out] == [
-        "ok", "error", "ok", "invalid_result", "timeout", "ok"]
+        "ok",
+        "error",
+        "ok",
+        "invalid_result",
+        "timeout",
+        "ok",
+    ]
     assert out[5]["reward"] == 0
     assert "restarted" in out[1]["reason"]
     assert judge.notes is not None and judge.notes() == ["cmd judge restarted 2 times"]

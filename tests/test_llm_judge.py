@@ -19,8 +19,13 @@ RUBRIC = "Pass when the agent looked the order up before answering and said what
 ROW: dict[str, Any] = {
     "scenario_id": "s1",
     "prompt": "Where is ORD-1?",
-    "steps": [{"tool": "get_order", "arguments": {"order_id": "ORD-1"},
-               "result": {"status": "ok", "data": {"status": "shipped"}}}],
+    "steps": [
+        {
+            "tool": "get_order",
+            "arguments": {"order_id": "ORD-1"},
+            "result": {"status": "ok", "data": {"status": "shipped"}},
+        }
+    ],
     "final_text": "ORD-1 has shipped.",
     "privileged": {"reference": "SECRET-ANSWER-KEY"},
 }
@@ -79,8 +84,9 @@ def test_a_500_that_persists_is_error_and_grading_goes_on() -> None:
 
 
 def test_a_refused_key_stops_grading() -> None:
-    with OpenAIStub([http_error(401, message="bad key")]) as stub, pytest.raises(
-        WhileaiError, match="401"
+    with (
+        OpenAIStub([http_error(401, message="bad key")]) as stub,
+        pytest.raises(WhileaiError, match="401"),
     ):
         _grade(stub, [ROW])
 
@@ -104,8 +110,18 @@ def test_llm_judge_from_the_command_line(tmp_path: Path) -> None:
     rubric = tmp_path / "rubric.md"
     rubric.write_text(RUBRIC)
     with OpenAIStub(default=answer('{"reward": 1, "reason": "ok"}')) as stub:
-        result = run_cli("grade", str(SDK_ROWS), "--judge", stub.base_url, "--model", "judge-m",
-                         "--rubric", str(rubric), "-c", "8")
+        result = run_cli(
+            "grade",
+            str(SDK_ROWS),
+            "--judge",
+            stub.base_url,
+            "--model",
+            "judge-m",
+            "--rubric",
+            str(rubric),
+            "-c",
+            "8",
+        )
         calls = stub.calls
     assert result.returncode == 0, result.stderr
     rows = [orjson.loads(line) for line in result.stdout.splitlines()]

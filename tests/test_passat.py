@@ -15,7 +15,8 @@ from whileai_core.stats import pass_at_k, pass_pow_k
 def _rows(groups: list[list[int]]) -> list[dict[str, Any]]:
     return [
         {"scenario_id": f"t{g}", "reward": r, "judge_status": "ok"}
-        for g, rewards in enumerate(groups) for r in rewards
+        for g, rewards in enumerate(groups)
+        for r in rewards
     ]
 
 
@@ -36,8 +37,14 @@ def test_report_averages_per_group_estimates() -> None:
     assert report["pass_pow_k"] == pytest.approx(0.25)  # only the all-pass group
     assert report["pass_at_k"] == pytest.approx(0.75)  # every group but the dead one
     assert report["headroom"] == pytest.approx(0.75 - 0.4375)
-    assert report["histogram"] == {"0": 1, "(0, .25]": 1, "(.25, .5]": 1, "(.5, .75]": 0,
-                                   "(.75, 1)": 0, "1": 1}
+    assert report["histogram"] == {
+        "0": 1,
+        "(0, .25]": 1,
+        "(.25, .5]": 1,
+        "(.5, .75]": 0,
+        "(.75, 1)": 0,
+        "1": 1,
+    }
 
 
 def test_k_way_is_na_below_four_with_the_reason() -> None:
@@ -79,8 +86,7 @@ def test_bootstrap_width_shrinks_with_more_tasks() -> None:
 
 
 def test_unjudged_rows_are_counted_not_scored() -> None:
-    broken = {"scenario_id": "t0", "reward": None, "judge_status": "error",
-              "reason": "judge broke"}
+    broken = {"scenario_id": "t0", "reward": None, "judge_status": "error", "reason": "judge broke"}
     rows = [*_rows([[1, 1]]), broken]
     report = pass_report(rows)
     assert report["pass_at_1"] == 1.0

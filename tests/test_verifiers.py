@@ -46,11 +46,23 @@ def reward(judge: Judge, reply: str, gold: Any = None, **row: Any) -> float | No
         (numeric(tolerance=0.01), "It costs $1,234.50 in total", "about 1200", "1234.5"),
         (math_equal(), "so the result is \\boxed{\\frac{1}{2}}", "\\boxed{2}", "0.5"),
         (json_valid(), '{"a": 1}', "{a: 1}", None),
-        (json_field("order.id"), '```json\n{"order": {"id": 42}}\n```', '{"order": {"id": 7}}',
-         "42"),
+        (
+            json_field("order.id"),
+            '```json\n{"order": {"id": 42}}\n```',
+            '{"order": {"id": 7}}',
+            "42",
+        ),
     ],
-    ids=["exact-match", "includes", "regex", "multiple-choice", "numeric", "math-equal",
-         "json-valid", "json-field"],
+    ids=[
+        "exact-match",
+        "includes",
+        "regex",
+        "multiple-choice",
+        "numeric",
+        "math-equal",
+        "json-valid",
+        "json-field",
+    ],
 )
 def test_verifier_passes_and_fails(judge: Judge, good: str, bad: str, gold: Any) -> None:
     assert reward(judge, good, gold) == 1.0
@@ -59,12 +71,20 @@ def test_verifier_passes_and_fails(judge: Judge, good: str, bad: str, gold: Any)
 
 def test_json_schema_from_a_file(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({
-        "type": "object", "required": ["id", "tags"], "additionalProperties": False,
-        "properties": {"id": {"type": "integer", "minimum": 1},
-                       "tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}}},
-        "$defs": {"tag": {"type": "string", "enum": ["a", "b"]}},
-    }))
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "required": ["id", "tags"],
+                "additionalProperties": False,
+                "properties": {
+                    "id": {"type": "integer", "minimum": 1},
+                    "tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}},
+                },
+                "$defs": {"tag": {"type": "string", "enum": ["a", "b"]}},
+            }
+        )
+    )
     judge = json_schema(schema)
     assert reward(judge, '{"id": 3, "tags": ["a"]}') == 1.0
     assert reward(judge, '{"id": 0, "tags": ["a"]}') == 0.0

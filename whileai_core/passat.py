@@ -198,9 +198,16 @@ class PassReport:
         return report
 
     def _k_way(self, groups: list[list[int]], p1: float | None) -> dict[str, Any]:
-        out: dict[str, Any] = {"k": None, "pass_pow_k": None, "pass_at_k": None,
-                               "pass_pow_k_ci95": None, "pass_at_k_ci95": None,
-                               "headroom": None, "k_groups": 0, "k_note": None}
+        out: dict[str, Any] = {
+            "k": None,
+            "pass_pow_k": None,
+            "pass_at_k": None,
+            "pass_pow_k_ci95": None,
+            "pass_at_k_ci95": None,
+            "headroom": None,
+            "k_groups": 0,
+            "k_note": None,
+        }
         if not groups:
             out["k_note"] = "no judged groups"
             return out
@@ -209,13 +216,17 @@ class PassReport:
         k = self.k if self.k is not None else smallest
         notes = []
         if self.k is None and smallest != largest:
-            notes.append(f"groups are uneven ({smallest}-{largest} rollouts): "
-                         f"k = the smallest group, {smallest}")
+            notes.append(
+                f"groups are uneven ({smallest}-{largest} rollouts): "
+                f"k = the smallest group, {smallest}"
+            )
         if k < MIN_K:
-            reason = (f"k = {k} is below {MIN_K}: k-way numbers would be noise"
-                      if self.k is not None else
-                      f"smallest group has {smallest} rollout{'s' if smallest != 1 else ''}, "
-                      f"below k = {MIN_K}: k-way numbers would be noise")
+            reason = (
+                f"k = {k} is below {MIN_K}: k-way numbers would be noise"
+                if self.k is not None
+                else f"smallest group has {smallest} rollout{'s' if smallest != 1 else ''}, "
+                f"below k = {MIN_K}: k-way numbers would be noise"
+            )
             out["k_note"] = "; ".join([*notes, reason])
             return out
         eligible = [(n, c) for n, c in groups if n >= k]
@@ -229,7 +240,10 @@ class PassReport:
         pass_pow = sum(pow_vals) / len(pow_vals)
         pass_at = sum(at_vals) / len(at_vals)
         out.update(
-            k=k, k_groups=len(eligible), pass_pow_k=pass_pow, pass_at_k=pass_at,
+            k=k,
+            k_groups=len(eligible),
+            pass_pow_k=pass_pow,
+            pass_at_k=pass_at,
             pass_pow_k_ci95=_list(bootstrap_mean_ci(pow_vals, seed=self.seed + 1)),
             pass_at_k_ci95=_list(bootstrap_mean_ci(at_vals, seed=self.seed + 2)),
             headroom=None if p1 is None else pass_at - p1,
@@ -254,8 +268,9 @@ def _histogram(rates: list[float]) -> dict[str, int]:
     return hist
 
 
-def pass_report(rows: Iterable[dict[str, Any]], *, k: int | None = None,
-                seed: int = 0) -> dict[str, Any]:
+def pass_report(
+    rows: Iterable[dict[str, Any]], *, k: int | None = None, seed: int = 0
+) -> dict[str, Any]:
     """The report over graded rows, streamed."""
     return PassReport(k=k, seed=seed).add_all(rows).result()
 

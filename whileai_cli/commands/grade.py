@@ -28,7 +28,9 @@ def grade(
     judge: Annotated[
         str | None,
         typer.Option(
-            "--judge", "-j", envvar="WHILEAI_JUDGE",
+            "--judge",
+            "-j",
+            envvar="WHILEAI_JUDGE",
             help="exact-match, numeric(tolerance=0.01), all:a,b, weighted:a=0.7,b=0.3, "
             "code-exec, conduct, checklist, openai:MODEL, vllm:MODEL@URL, a URL, "
             "module:function, path.py:function or cmd:COMMAND. "
@@ -37,16 +39,22 @@ def grade(
     ] = None,
     spec: Annotated[
         str | None,
-        typer.Option("--spec", envvar="WHILEAI_SPEC",
-                     help="Spec folder: tool kinds, and rubric.md for an LLM judge."),
+        typer.Option(
+            "--spec",
+            envvar="WHILEAI_SPEC",
+            help="Spec folder: tool kinds, and rubric.md for an LLM judge.",
+        ),
     ] = None,
     rubric: Annotated[
         str | None, typer.Option("--rubric", help="Rubric file for an LLM judge.")
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", envvar="WHILEAI_JUDGE_MODEL",
-                     help="Model name for a judge given as a bare URL."),
+        typer.Option(
+            "--model",
+            envvar="WHILEAI_JUDGE_MODEL",
+            help="Model name for a judge given as a bare URL.",
+        ),
     ] = None,
     use_privileged: Annotated[
         bool, typer.Option("--use-privileged", help="Let an LLM judge read the privileged block.")
@@ -61,12 +69,23 @@ def grade(
         float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", min=1, envvar="WHILEAI_CONCURRENCY",
-                          help="Rows judged at once (judges that block or call out).")
+        int,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            envvar="WHILEAI_CONCURRENCY",
+            help="Rows judged at once (judges that block or call out).",
+        ),
     ] = 8,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0, envvar="WHILEAI_JUDGE_TIMEOUT",
-                            help="Seconds per row before it is marked timeout (0: none).")
+        float,
+        typer.Option(
+            "--timeout",
+            min=0,
+            envvar="WHILEAI_JUDGE_TIMEOUT",
+            help="Seconds per row before it is marked timeout (0: none).",
+        ),
     ] = 60.0,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
@@ -98,9 +117,17 @@ def grade(
             rubric_text = Path(rubric).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
-    opts = JudgeOptions(field=field, schema=schema, tolerance=tolerance, timeout=timeout,
-                        spec=loaded, rubric=rubric_text, use_privileged=use_privileged,
-                        model=model, concurrency=concurrency)
+    opts = JudgeOptions(
+        field=field,
+        schema=schema,
+        tolerance=tolerance,
+        timeout=timeout,
+        spec=loaded,
+        rubric=rubric_text,
+        use_privileged=use_privileged,
+        model=model,
+        concurrency=concurrency,
+    )
     chosen = parse_judge(judge, opts)
     on_row = None
     progress = None
@@ -109,8 +136,12 @@ def grade(
 
         from ..console import err
 
-        progress = Progress(SpinnerColumn(), TextColumn("grading: {task.completed} rows"),
-                            console=err(), transient=True)
+        progress = Progress(
+            SpinnerColumn(),
+            TextColumn("grading: {task.completed} rows"),
+            console=err(),
+            transient=True,
+        )
         task = progress.add_task("grade", total=None)
         progress.start()
 
@@ -119,15 +150,25 @@ def grade(
                 progress.update(task, completed=n)
 
     try:
-        result = grade_files(files, chosen, output=output, on_error=on_error,
-                             concurrency=concurrency, timeout=timeout or None, k=k,
-                             seed=seed, on_row=on_row)
+        result = grade_files(
+            files,
+            chosen,
+            output=output,
+            on_error=on_error,
+            concurrency=concurrency,
+            timeout=timeout or None,
+            k=k,
+            seed=seed,
+            on_row=on_row,
+        )
     finally:
         if progress is not None:
             progress.stop()
     if judge is None:
-        say("no --judge: graded only the conduct floor and the task checklist "
-            "(pass --judge for a verifier, a rubric judge or your own)")
+        say(
+            "no --judge: graded only the conduct floor and the task checklist "
+            "(pass --judge for a verifier, a rubric judge or your own)"
+        )
     for note in result.notes:
         warn(note)
     for status, reason in result.report["first_reasons"].items():
@@ -157,8 +198,9 @@ def report(
     from ..options import resolve_inputs
 
     stats = ReadStats()
-    result = pass_report(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats),
-                         k=k, seed=seed)
+    result = pass_report(
+        read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats), k=k, seed=seed
+    )
     if stats.skipped:
         warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
     if report_file:

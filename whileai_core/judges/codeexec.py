@@ -34,7 +34,7 @@ _VIOLATION = 86  # exit status the audit hook uses, so a violation is told from 
 
 # Runs in the sandboxed interpreter. argv: workdir. The candidate and tests are read
 # before the hook is installed, then executed in one namespace.
-_BOOTSTRAP = r'''
+_BOOTSTRAP = r"""
 import os, sys
 work = os.path.realpath(sys.argv[1])
 src = open(os.path.join(work, "candidate.py"), encoding="utf-8").read()
@@ -89,7 +89,7 @@ sys.addaudithook(_hook)
 namespace = {"__name__": "__main__", "__builtins__": __builtins__}
 exec(compile(src, "candidate.py", "exec"), namespace)
 exec(compile(tests, "tests.py", "exec"), namespace)
-'''
+"""
 
 
 def extract_code(text: str) -> str:
@@ -144,16 +144,28 @@ def run_sandboxed(
         (root / "candidate.py").write_text(code, encoding="utf-8")
         (root / "tests.py").write_text(tests, encoding="utf-8")
         out_path, err_path = root / ".stdout", root / ".stderr"
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0",
-               "HOME": work, "TMPDIR": work, "no_proxy": "*", "http_proxy": "http://0.0.0.0:9",
-               "https_proxy": "http://0.0.0.0:9"}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0",
+            "HOME": work,
+            "TMPDIR": work,
+            "no_proxy": "*",
+            "http_proxy": "http://0.0.0.0:9",
+            "https_proxy": "http://0.0.0.0:9",
+        }
         with out_path.open("wb") as out, err_path.open("wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, work],
-                cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                cwd=work,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
                 start_new_session=True,
-                preexec_fn=_limits(max(1, int(timeout) + 1), memory_mb << 20, file_mb << 20,
-                                   max_procs),
+                preexec_fn=_limits(
+                    max(1, int(timeout) + 1), memory_mb << 20, file_mb << 20, max_procs
+                ),
             )
             started = time.monotonic()
             try:
@@ -212,12 +224,17 @@ def code_exec(
         if not isinstance(tests, str) or not tests.strip():
             raise NoGold("the row's hidden tests are empty")
         passed, reason = run_sandboxed(
-            extract_code(candidate_of(row)), tests,
-            timeout=timeout, memory_mb=memory_mb, file_mb=file_mb,
+            extract_code(candidate_of(row)),
+            tests,
+            timeout=timeout,
+            memory_mb=memory_mb,
+            file_mb=file_mb,
         )
         return {"reward": 1.0 if passed else 0.0, "reason": reason}
 
     return Judge(
-        name="code-exec", fn=judge,
+        name="code-exec",
+        fn=judge,
         meta={"version": "code-exec@1", "timeout": timeout, "memory_mb": memory_mb},
+        own_timeout=True,  # a candidate past its wall limit scores 0; the judge did not hang
     )

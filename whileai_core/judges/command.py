@@ -42,7 +42,10 @@ class CommandJudge:
     def _start(self) -> None:
         try:
             self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
             )
         except OSError as exc:
             raise ConfigError(f"cmd judge {self.command!r}: cannot start ({exc})") from None
@@ -129,9 +132,16 @@ class CommandJudge:
 def command_judge(command: str, *, timeout: float = 60.0) -> Judge:
     runner = CommandJudge(command, timeout=timeout)
     name = f"cmd:{command}"
+
     def notes() -> list[str]:
         n = runner.restarts
         return [f"cmd judge restarted {n} time{'s' if n != 1 else ''}"] if n else []
 
-    return Judge(name=name, fn=runner, meta={"version": name}, own_timeout=True,
-                 close=runner.close, notes=notes)
+    return Judge(
+        name=name,
+        fn=runner,
+        meta={"version": name},
+        own_timeout=True,
+        close=runner.close,
+        notes=notes,
+    )

@@ -199,7 +199,12 @@ async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Loop:
-    """One event loop on a daemon thread: async judges share it (and its HTTP client)."""
+    """One event loop on a daemon thread: async judges share it (and its HTTP client).
+
+    Sync judges run in its thread pool. A thread cannot be killed, so a sync judge that
+    hangs past its timeout keeps its worker; the pool has a few spare workers for that,
+    and a judge that hangs on every row shows up as every row timing out.
+    """
 
     def __init__(self, workers: int) -> None:
         self.loop = asyncio.new_event_loop()

@@ -133,8 +133,9 @@ def validate(value: Any, schema: Any, root: Any = None, path: str = "$") -> list
 
 
 def _object(value: dict[str, Any], schema: dict[str, Any], root: Any, path: str) -> list[str]:
-    errors = [f"{path}: missing required '{k}'" for k in schema.get("required") or []
-              if k not in value]
+    errors = [
+        f"{path}: missing required '{k}'" for k in schema.get("required") or [] if k not in value
+    ]
     props = schema.get("properties") or {}
     patterns = schema.get("patternProperties") or {}
     extra = schema.get("additionalProperties", True)

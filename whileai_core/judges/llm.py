@@ -91,8 +91,10 @@ def parse_verdict(text: str) -> dict[str, Any]:
         if not isinstance(value, dict) or "reward" not in value:
             break
         reward = value["reward"]
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not (
-            0 <= reward <= 1
+        if (
+            isinstance(reward, bool)
+            or not isinstance(reward, (int, float))
+            or not (0 <= reward <= 1)
         ):
             raise InvalidVerdict(f"judge model's reward is not in [0, 1]: {reward!r:.40}")
         verdict: dict[str, Any] = {"reward": reward}
@@ -121,8 +123,9 @@ def llm_judge(
     if not text or not text.strip():
         raise ConfigError("an LLM judge needs a rubric: --rubric FILE, or --spec with rubric.md")
     model_spec = parse_model_spec(ref, model)
-    client = ModelClient(model_spec, concurrency=concurrency, read_timeout=timeout,
-                         retries=retries, backoff=backoff)
+    client = ModelClient(
+        model_spec, concurrency=concurrency, read_timeout=timeout, retries=retries, backoff=backoff
+    )
     system = _INSTRUCTIONS + text.strip()
     sha = prompt_sha(text)
 
@@ -145,13 +148,21 @@ def llm_judge(
 
     def notes() -> list[str]:
         s = client.stats
-        out = [f"judge model {model_spec.label}: {s.ok} ok, {s.failed} failed, "
-               f"{s.retries} retries, {s.input_tokens}+{s.output_tokens} tokens"]
+        out = [
+            f"judge model {model_spec.label}: {s.ok} ok, {s.failed} failed, "
+            f"{s.retries} retries, {s.input_tokens}+{s.output_tokens} tokens"
+        ]
         if s.errors:
             out.append("judge model errors: " + ", ".join(f"{k} {v}" for k, v in s.errors.items()))
         return out
 
-    meta = {"model": model_spec.label, "prompt_sha": sha, "temperature": temperature,
-            "version": f"{model_spec.label}@{sha}", "use_privileged": use_privileged}
-    return Judge(name=f"llm:{model_spec.label}", fn=judge, meta=meta, aclose=client.aclose,
-                 notes=notes)
+    meta = {
+        "model": model_spec.label,
+        "prompt_sha": sha,
+        "temperature": temperature,
+        "version": f"{model_spec.label}@{sha}",
+        "use_privileged": use_privileged,
+    }
+    return Judge(
+        name=f"llm:{model_spec.label}", fn=judge, meta=meta, aclose=client.aclose, notes=notes
+    )

@@ -81,15 +81,17 @@ def _code_exec(o: JudgeOptions, a: list[Any], k: dict[str, Any]) -> Judge:
 JUDGES: dict[str, Factory] = {
     "exact-match": lambda o, a, k: v.exact_match(**_kw(o, k, "field")),
     "includes": lambda o, a, k: v.includes(**_kw(o, k, "field")),
-    "regex": lambda o, a, k: v.regex(_one(a, "regex") if a else k.pop("pattern", None),
-                                     **_kw(o, k, "field")),
+    "regex": lambda o, a, k: v.regex(
+        _one(a, "regex") if a else k.pop("pattern", None), **_kw(o, k, "field")
+    ),
     "multiple-choice": lambda o, a, k: v.multiple_choice(**_kw(o, k, "field")),
     "numeric": lambda o, a, k: v.numeric(**_kw(o, k, "field", "tolerance")),
     "math-equal": lambda o, a, k: v.math_equal(**_kw(o, k, "field")),
     "json-valid": lambda o, a, k: v.json_valid(**k),
     "json-schema": _json_schema,
     "json-field": lambda o, a, k: v.json_field(
-        str(k.pop("path", None) or _one(a, "json-field")), **_kw(o, k, "field")),
+        str(k.pop("path", None) or _one(a, "json-field")), **_kw(o, k, "field")
+    ),
     "code-exec": _code_exec,
     "conduct": lambda o, a, k: conduct(spec=o.spec, **k),
     "checklist": lambda o, a, k: checklist(spec=o.spec, **k),
@@ -135,8 +137,10 @@ def _builtin(text: str, opts: JudgeOptions) -> Judge:
     factory = JUDGES.get(name)
     if factory is None:
         known = ", ".join(sorted(JUDGES))
-        raise ConfigError(f"unknown judge {name!r}; built-ins: {known}; or module:function, "
-                          "cmd:COMMAND, openai:MODEL")
+        raise ConfigError(
+            f"unknown judge {name!r}; built-ins: {known}; or module:function, "
+            "cmd:COMMAND, openai:MODEL"
+        )
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     for part in _split_top(args_text):
@@ -169,12 +173,18 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
     if text.startswith(_LLM_PREFIXES):
         from .llm import llm_judge
 
-        return llm_judge(text, rubric=opts.rubric, spec=opts.spec, model=opts.model,
-                         use_privileged=opts.use_privileged, timeout=opts.timeout,
-                         concurrency=opts.concurrency)
+        return llm_judge(
+            text,
+            rubric=opts.rubric,
+            spec=opts.spec,
+            model=opts.model,
+            use_privileged=opts.use_privileged,
+            timeout=opts.timeout,
+            concurrency=opts.concurrency,
+        )
     for kind in ("all", "any", "weighted"):
         if text.startswith(kind + ":"):
-            return _composite(kind, text[len(kind) + 1:], opts)
+            return _composite(kind, text[len(kind) + 1 :], opts)
     if ":" in text.split("(", 1)[0] or Path(text.split(":", 1)[0]).suffix == ".py":
         return _callable(text)
     return _builtin(text, opts)

@@ -75,7 +75,8 @@ def _content(message: dict[str, Any]) -> str:
         return content
     if isinstance(content, list):
         return " ".join(
-            part.get("text", "") for part in content
+            part.get("text", "")
+            for part in content
             if isinstance(part, dict) and isinstance(part.get("text"), str)
         )
     return ""
@@ -99,8 +100,11 @@ def _from_messages(messages: list[dict[str, Any]]) -> list[Event]:
                 inner = call.get("function")
                 fn: dict[str, Any] = inner if isinstance(inner, dict) else call
                 args = _json(fn.get("arguments"))
-                event = Event("call", tool=str(fn.get("name") or ""),
-                              arguments=args if isinstance(args, dict) else {})
+                event = Event(
+                    "call",
+                    tool=str(fn.get("name") or ""),
+                    arguments=args if isinstance(args, dict) else {},
+                )
                 events.append(event)
                 waiting.append(event)
                 if isinstance(call.get("id"), str):
@@ -131,14 +135,21 @@ def _from_steps(row: dict[str, Any]) -> list[Event]:
             args = _json(step.get("arguments"))
             if isinstance(step.get("text"), str) and step["text"]:
                 events.append(Event("assistant", step["text"]))
-            events.append(Event("call", tool=str(step["tool"]),
-                                arguments=args if isinstance(args, dict) else {},
-                                result=_as_result(step.get("result"))))
+            events.append(
+                Event(
+                    "call",
+                    tool=str(step["tool"]),
+                    arguments=args if isinstance(args, dict) else {},
+                    result=_as_result(step.get("result")),
+                )
+            )
         elif isinstance(step.get("text"), str):
             events.append(Event("assistant", step["text"]))
     final = row.get("final_text")
-    if isinstance(final, str) and final and not (
-        events and events[-1].kind == "assistant" and events[-1].text == final
+    if (
+        isinstance(final, str)
+        and final
+        and not (events and events[-1].kind == "assistant" and events[-1].text == final)
     ):
         events.append(Event("assistant", final))
     return events

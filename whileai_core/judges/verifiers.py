@@ -98,7 +98,7 @@ def _norm(text: str, *, ignore_case: bool, ignore_punctuation: bool = False) -> 
 
 
 def _make(name: str, fn: Callable[[dict[str, Any]], Verdict], **meta: Any) -> Judge:
-    return Judge(name=name, fn=fn, meta={"version": name, **meta} if meta else {}, inline=True)
+    return Judge(name=name, fn=fn, meta={"version": name, **meta}, inline=True)
 
 
 def exact_match(
@@ -111,8 +111,9 @@ def exact_match(
     """
 
     def judge(row: dict[str, Any]) -> Verdict:
-        cand = _norm(candidate_of(row), ignore_case=ignore_case,
-                     ignore_punctuation=ignore_punctuation)
+        cand = _norm(
+            candidate_of(row), ignore_case=ignore_case, ignore_punctuation=ignore_punctuation
+        )
         for gold in _golds(row, field):
             if cand == _norm(gold, ignore_case=ignore_case, ignore_punctuation=ignore_punctuation):
                 return _verdict(True, f"matches {_short(gold)!r}")
@@ -135,7 +136,10 @@ def includes(*, ignore_case: bool = True, field: str | None = None) -> Judge:
 
 
 def regex(
-    pattern: str | None = None, *, ignore_case: bool = False, full: bool = False,
+    pattern: str | None = None,
+    *,
+    ignore_case: bool = False,
+    full: bool = False,
     field: str | None = None,
 ) -> Judge:
     """The reply matches `pattern`, or, without one, the row's gold read as a pattern.
@@ -151,9 +155,11 @@ def regex(
             raise ConfigError(f"regex {pattern!r}: {exc}") from None
 
     def judge(row: dict[str, Any]) -> Verdict:
-        patterns = [compiled] if compiled is not None else [
-            re.compile(g, flags) for g in _golds(row, field)
-        ]
+        patterns = (
+            [compiled]
+            if compiled is not None
+            else [re.compile(g, flags) for g in _golds(row, field)]
+        )
         cand = candidate_of(row).strip()
         for pat in patterns:
             hit = pat.fullmatch(cand) if full else pat.search(cand)
@@ -216,9 +222,7 @@ def numbers_in(text: str) -> list[float]:
     return found
 
 
-def numeric(
-    *, tolerance: float = 1e-6, relative: float = 0.0, field: str | None = None
-) -> Judge:
+def numeric(*, tolerance: float = 1e-6, relative: float = 0.0, field: str | None = None) -> Judge:
     """The last number in the reply is within `tolerance` (absolute) or `relative` of the gold."""
 
     def judge(row: dict[str, Any]) -> Verdict:
@@ -402,9 +406,7 @@ def json_field(path: str, *, expected: Any = None, field: str | None = None) -> 
     return _make("json-field", judge, path=path)
 
 
-def _compose(
-    kind: str, parts: Sequence[Judge], weights: Sequence[float] | None = None
-) -> Judge:
+def _compose(kind: str, parts: Sequence[Judge], weights: Sequence[float] | None = None) -> Judge:
     if not parts:
         raise ConfigError(f"{kind}: needs at least one judge")
     if any(not p.inline for p in parts):
@@ -420,9 +422,7 @@ def _compose(
     return Judge(name=name, fn=judge, meta={"version": name}, inline=True)
 
 
-def _compose_async(
-    kind: str, parts: Sequence[Judge], weights: Sequence[float] | None
-) -> Judge:
+def _compose_async(kind: str, parts: Sequence[Judge], weights: Sequence[float] | None) -> Judge:
     from .contract import judge_once_async
 
     name = f"{kind}:" + ",".join(p.name for p in parts)
@@ -445,9 +445,12 @@ def _compose_async(
             await p.aclose()
 
     return Judge(
-        name=name, fn=judge, meta={"version": name},
+        name=name,
+        fn=judge,
+        meta={"version": name},
         own_timeout=any(p.own_timeout for p in parts),
-        close=close if closers else None, aclose=aclose if aclosers else None,
+        close=close if closers else None,
+        aclose=aclose if aclosers else None,
     )
 
 
@@ -460,8 +463,9 @@ def _combine(
             reason = f"{name}: {fields.get('reason') or fields['judge_status']}"
             raise JudgeFailed(fields["judge_status"], reason)
     markers = {f"verifier:{name}": float(fields["reward"]) for name, fields in results}
-    reasons = "; ".join(f"{name}: {fields.get('reason') or fields['reward']}"
-                        for name, fields in results)
+    reasons = "; ".join(
+        f"{name}: {fields.get('reason') or fields['reward']}" for name, fields in results
+    )
     rewards = [float(fields["reward"]) for _, fields in results]
     if kind == "all":
         reward = min(rewards)
