@@ -137,7 +137,10 @@ def test_composition_from_the_command_line_syntax() -> None:
     row = {"final_text": "41", "answer": "42"}
     assert next(grade_rows([row], judge))["reward"] == pytest.approx(0.3)
     tol = parse_judge("all:numeric(tolerance=1),json-valid")
-    assert next(grade_rows([row], tol))["reward"] == 1.0
+    out = next(grade_rows([row], tol))
+    assert out["reward"] == 1.0
+    assert out["judge_name"] == "all:numeric(tolerance=1),json-valid"
+    assert out["markers"]["verifier:numeric(tolerance=1)"] == 1.0
 
 
 def test_a_part_that_cannot_judge_leaves_the_whole_unjudged() -> None:

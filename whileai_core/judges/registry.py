@@ -150,9 +150,14 @@ def _builtin(text: str, opts: JudgeOptions) -> Judge:
         else:
             args.append(part)
     try:
-        return factory(opts, args, kwargs)
+        judge = factory(opts, args, kwargs)
     except TypeError as exc:
         raise ConfigError(f"judge {text!r}: {exc}") from None
+    if args_text.strip():
+        # The options are part of what graded the row: regex(x) is not regex(y).
+        judge.name = f"{name}({args_text.strip()})"
+        judge.meta = {**judge.meta, "version": judge.name}
+    return judge
 
 
 def _callable(ref: str) -> Judge:
