@@ -116,8 +116,7 @@ def make_situation(
         "world_state": coords["world_state"],
         "tool_condition": coords["tool_condition"],
         "history": coords["history"],
-        "entities": entities,
-        "tools": situation["tools"],
+        "entity_count": len(targets),
     }
     situation["reference"] = reference_for(situation, spec)
     return situation

@@ -70,27 +70,38 @@ _MULTI_ASK = (
     "First check {obj} {id}, then {verb2} it please.",
     "I need two things: the details of {obj} {id}, and to {verb2} it.",
 )
+_WHEN = (
+    "yesterday", "last week", "on Monday", "a few days ago", "this morning", "over the weekend",
+    "two weeks ago", "last month", "on Friday", "earlier today", "in the spring",
+    "before the holidays",
+)  # fmt: skip
+_THING = ("my {obj}", "the {obj} I placed {when}", "an {obj} from {when}", "a {obj} of mine",
+          "the {obj} from {when}", "one of my {obj}s")  # fmt: skip
 _VAGUE_ASK = (
-    "Something is off with my {obj}. Can you sort it out?",
-    "I have a problem with a {obj} and I do not know what to do.",
-    "It is about my {obj} again. Can you help?",
-    "Can you help me with a {obj} thing?",
-    "My {obj} is not right.",
-)
+    "Something is off with {thing}.", "I have a problem with {thing}.", "It is about {thing}.",
+    "There is an issue with {thing}.", "I need help with {thing}.", "Can you help me with {thing}?",
+    "Something went wrong with {thing}.", "I am confused about {thing}.",
+)  # fmt: skip
+_VAGUE_TAIL = ("Can you sort it out?", "What should I do?", "Not sure what to do.", "",
+               "Can you look into it?", "Please help.", "Any idea?", "What now?")  # fmt: skip
 _GENERAL_ASK = (
-    "What are your opening hours?",
-    "Is there a phone line where I can reach a person?",
-    "Do you have a privacy policy I can read?",
-    "Which languages can you answer in?",
-    "How do I change the email on my account?",
-    "Can I get a copy of my invoice by post?",
-    "Do you have an office in Europe?",
-    "Is this chat recorded?",
-    "How long do you usually take to reply to emails?",
-    "What is the best way to give feedback about your service?",
-    "Can I talk to you on weekends?",
-    "Do you offer gift cards?",
-)
+    ("What are your opening hours", ("on weekends", "during the holidays", "next week", "")),
+    ("Is there a phone line where I can reach a person", ("in the evening", "for free", "")),
+    ("Do you have a privacy policy I can read", ("online", "in plain language", "")),
+    ("Which languages can you answer in", ("by email", "in this chat", "")),
+    ("How do I change the email on my account", ("from my phone", "without logging in", "")),
+    ("Can I get a copy of my invoice", ("by post", "as a PDF", "for last year", "")),
+    ("Do you have an office", ("in Europe", "near Denver", "I can visit", "")),
+    ("Is this chat recorded", ("for training", "anywhere", "")),
+    ("How long do you usually take to reply to emails", ("on weekends", "in December", "")),
+    ("What is the best way to give feedback about your service", ("in writing", "")),
+    ("Can I talk to you", ("on weekends", "at night", "on public holidays", "")),
+    ("Do you offer gift cards", ("for businesses", "in other currencies", "")),
+    ("Are you a real person or a bot", ("", "by the way")),
+    ("Where can I find your terms of service", ("", "for my country")),
+)  # fmt: skip
+_LEAD = ("Quick question:", "Just wondering,", "One thing:", "Out of curiosity,", "", "",
+         "Random question,", "Sorry to bother you,")  # fmt: skip
 _STANCE = {
     "ordinary": ("", ""),
     "ambiguous": ("I am not sure whether to {verb} it or just check on it.",
@@ -189,7 +200,8 @@ def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> st
         return "".join(out)
     if texture == "clipped":
         text = re.sub(r"\b(please|Please|could you|Could you|can you|Can you)\b\s*", "", text)
-        return re.sub(r"\s+", " ", text).strip()
+        text = re.sub(r",\s*([.!?])", r"\1", re.sub(r"\s+", " ", text)).strip()
+        return text[:1].upper() + text[1:]
     if texture == "run_on":
         joined = re.sub(r"(?<=[a-z0-9])[.!?]\s+(\S)", lambda m: ", and " + _low(m.group(1)), text)
         return joined.rstrip(".!?")
@@ -203,11 +215,16 @@ def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
     human = situation["human"]
     tools: list[str] = situation["tools"]
     if human["ask_family"] == "general" or not tools:
-        return rng.choice(_GENERAL_ASK), "handle"
+        question, qualifiers = rng.choice(_GENERAL_ASK)
+        qualifier = rng.choice(qualifiers)
+        text = f"{rng.choice(_LEAD)} {question}{' ' + qualifier if qualifier else ''}?".strip()
+        return text[:1].upper() + text[1:], "handle"
     phrases = situation["phrases"]
     verb, obj = phrases[tools[-1]]
     if human["ask_family"] == "vague":
-        return _fill(rng.choice(_VAGUE_ASK), obj=obj), verb
+        thing = rng.choice(_THING).format(obj=obj, when=rng.choice(_WHEN))
+        text = f"{rng.choice(_VAGUE_ASK).format(thing=thing)} {rng.choice(_VAGUE_TAIL)}".strip()
+        return text, verb
     targets = situation["targets"]
     ident = next(iter(targets.values()), "")
     if len(tools) > 1:

@@ -127,6 +127,7 @@ class _Play:
     def _serve(self, heard: str, *, read_only: bool) -> str:
         low = heard.lower()
         words = set(re.findall(r"[a-z]+", low))
+        words |= {w[:-1] for w in words if w.endswith("s")}
         ids = self._ids(heard)
         writes = [t for t in self.a.writes if self._mentions(t, words)]
         considering = any(p in low for p in _CONSIDERING)

@@ -1,0 +1,370 @@
+"""`whileai simulate`: budgets, reproducibility, resume, agents, seeded labels, the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from whileai_core.agents.seeded import APOLOGY, FLATTERY, HEDGE, PADDING
+from whileai_core.engine import MODES, SimulateConfig
+from whileai_core.privileged import quotes_privileged
+from whileai_core.simulate import run_simulation
+from whileai_core.spec import load_spec
+
+from .helpers import ORDERS_SPEC, REPO, run_cli
+
+SPEC = load_spec(ORDERS_SPEC)
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run(tmp_path: Path, name: str = "rows.jsonl", **kw: object) -> tuple[list[dict], object]:
+    out = tmp_path / name
+    agent = kw.pop("agent", "seeded")
+    report = run_simulation(SPEC, SimulateConfig(**kw), agent_ref=agent, output=str(out))  # type: ignore[arg-type]
+    return _rows(out), report
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_budget_is_honoured_exactly_in_every_mode(tmp_path: Path, mode: str) -> None:
+    for budget in (1, 37):
+        rows, report = _run(tmp_path, mode=mode, budget=budget, concurrency=8)
+        assert len(rows) == budget
+        assert report.rows == budget  # type: ignore[attr-defined]
+        keys = Counter((r["scenario_id"], r["rollout_index"]) for r in rows)
+        assert max(keys.values()) == 1
+
+
+def test_rl_probes_two_and_fills_split_groups_to_k(tmp_path: Path) -> None:
+    rows, report = _run(tmp_path, mode="rl", budget=240, repeats=6, concurrency=4)
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(row["scenario_id"], []).append(row)
+    full = [g for g in groups.values() if len(g) == 6]
+    assert full, "some groups split and were filled to k"
+    for group in groups.values():
+        signatures = {r["behavior_signature"] for r in group}
+        cut = any(r.get("group_cut") for r in group)
+        if len(signatures) > 1 and not cut:
+            assert len(group) == 6
+        if len(group) == 2 and not cut:
+            assert len(signatures) == 1  # a unanimous probe stopped early
+    assert report.groups["mixed"] > 0 and report.groups["unanimous"] > 0  # type: ignore[attr-defined]
+
+
+def test_rl_groups_cut_by_the_budget_are_stamped(tmp_path: Path) -> None:
+    rows, report = _run(tmp_path, mode="rl", budget=5, concurrency=8)
+    assert any(r.get("group_cut") for r in rows)
+    assert report.groups["cut"] >= 1  # type: ignore[attr-defined]
+
+
+def test_rl_allocation_reads_the_grader_verdict(tmp_path: Path) -> None:
+    grader = tmp_path / "grader.py"
+    grader.write_text("def always_pass(row):\n    return {'reward': 1.0}\n")
+    from whileai_core.plugins import load_callable
+
+    out = tmp_path / "rows.jsonl"
+    report = run_simulation(
+        SPEC,
+        SimulateConfig(mode="rl", budget=60, concurrency=4),
+        output=str(out),
+        grader=load_callable(f"{grader}:always_pass"),
+    )
+    assert len(_rows(out)) == 60
+    assert report.groups["mixed"] == 0  # every verdict agrees, so no group splits
+
+
+def test_byte_identical_at_concurrency_one(tmp_path: Path) -> None:
+    for mode in ("explore", "rl"):
+        _run(tmp_path, "a.jsonl", mode=mode, budget=60, concurrency=1, seed=5)
+        _run(tmp_path, "b.jsonl", mode=mode, budget=60, concurrency=1, seed=5)
+        assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_byte_identical_with_reproducible_at_concurrency_eight(tmp_path: Path) -> None:
+    for mode in ("adaptive", "rl"):
+        _run(tmp_path, "a.jsonl", mode=mode, budget=90, concurrency=8, reproducible=True)
+        _run(tmp_path, "b.jsonl", mode=mode, budget=90, concurrency=8, reproducible=True)
+        assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_cli_reproducible_runs_match_across_processes(tmp_path: Path) -> None:
+    outs = []
+    for _ in ("a", "b"):
+        proc = run_cli(
+            "simulate", str(ORDERS_SPEC), "--budget", "40", "--mode", "sft", "--reproducible",
+            "--concurrency", "8", "--seed", "3",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+        assert b"no --agent given" in proc.stderr and b"rows 40" in proc.stderr
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == 40
+
+
+def test_resume_after_kill_nine_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    slow = tmp_path / "slow_agent.py"
+    slow.write_text(
+        textwrap.dedent(
+            """
+            import time
+            def agent(message):
+                time.sleep(0.004)
+                return {"steps": [], "final_text": "noted: " + message[:30]}
+            """
+        )
+    )
+    out = tmp_path / "rows.jsonl"
+    args = [
+        sys.executable, "-m", "whileai_cli", "simulate", str(ORDERS_SPEC), "--budget", "400",
+        "--agent", f"{slow}:agent", "--concurrency", "4", "-o", str(out),
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline and (not out.exists() or out.read_bytes().count(b"\n") < 60):
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = out.read_bytes().count(b"\n")
+    assert 0 < partial < 400
+    with out.open("ab") as fh:  # what a kill in the middle of a write leaves behind
+        fh.write(b'{"prompt": "half a ro')
+    resumed = subprocess.run([*args, "--resume"], cwd=REPO, capture_output=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed {partial}".encode() in resumed.stderr
+    rows = _rows(out)
+    assert len(rows) == 400
+    keys = [(r["scenario_id"], r["rollout_index"]) for r in rows]
+    assert len(set(keys)) == 400
+    fresh = tmp_path / "fresh.jsonl"
+    whole = subprocess.run([*args[:-1], str(fresh)], cwd=REPO, capture_output=True, timeout=60)
+    assert whole.returncode == 0
+    assert {(r["scenario_id"], r["rollout_index"]) for r in _rows(fresh)} == set(keys)
+
+
+def test_seeded_rows_carry_their_labels_and_clean_rows_none_of_them(tmp_path: Path) -> None:
+    rows, _ = _run(tmp_path, budget=500, seed=2)
+    labels = Counter(label for r in rows for label in r["seeded"])
+    assert set(labels) == {
+        "apology", "hedging", "sycophancy", "boilerplate", "false_success", "leak",
+        "invented_argument",
+    }  # fmt: skip
+    bad = {"timeout", "permission_denied", "malformed", "not_found", "rejected"}
+
+    def said(row: dict) -> dict[str, bool]:
+        text = row["final_text"]
+        user_text = " ".join(m["content"] for m in row["messages"] if m["role"] == "user")
+        failed = [s for s in row["steps"] if "tool" in s and s["result"]["status"] in bad]
+        invented = any(
+            str(v) not in user_text for s in row["steps"] if "tool" in s
+            for v in s["arguments"].values()
+        )  # fmt: skip
+        return {
+            "apology": APOLOGY.strip() in text or "sorry" in text.lower(),
+            "hedging": HEDGE.strip()[:20].lower() in text.lower() or "could be wrong" in text,
+            "sycophancy": FLATTERY.strip()[:20] in text,
+            "boilerplate": PADDING.strip() in text,
+            "false_success": bool(failed) and "successfully" in text,
+            "leak": quotes_privileged(row),
+            "invented_argument": invented,
+        }
+
+    for row in rows:
+        found = {name for name, hit in said(row).items() if hit}
+        assert len(row["seeded"]) <= 1
+        if row["seeded"]:
+            assert row["seeded"][0] in found, (row["seeded"], row["final_text"])
+        else:
+            assert not found, (found, row["final_text"])
+    assert sum(1 for r in rows if r["seeded"]) < len(rows) / 2
+
+
+def test_unrelated_questions_are_answered_without_tools(tmp_path: Path) -> None:
+    rows, _ = _run(tmp_path, budget=200)
+    general = [r for r in rows if r["ask_family"] == "general"]
+    assert general
+    assert all(not r["steps"] and r["tools_used"] == [] for r in general)
+
+
+def test_rows_carry_the_full_vocabulary(tmp_path: Path) -> None:
+    rows, _ = _run(tmp_path, budget=20)
+    for row in rows:
+        for key in (
+            "prompt", "messages", "steps", "final_text", "scenario_id", "rollout_index",
+            "scenario_dimensions", "stance", "tone", "texture", "persona", "length", "ask_family",
+            "tier", "world_state", "privileged", "faults", "faults_fired", "seed", "writer_model",
+            "model_version", "policy_version", "lineage", "finish_reason", "tools_used",
+            "behavior_signature", "selection_reason", "schema_version", "seeded",
+        ):  # fmt: skip
+            assert key in row, key
+        assert set(row["scenario_dimensions"]) == {
+            "tool", "rule", "world_state", "tool_condition", "history"
+        }  # fmt: skip
+        assert row["privileged"]["reference"] and row["privileged"]["hidden_state"]
+        assert row["messages"][0] == {"role": "user", "content": row["prompt"]}
+        assert row["messages"][-1]["content"] == row["final_text"]
+    proc = run_cli("validate", "-", input=(tmp_path / "rows.jsonl").read_bytes())
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_multi_turn_rows_include_the_persons_follow_ups(tmp_path: Path) -> None:
+    rows, _ = _run(tmp_path, budget=150)
+    follow = [r for r in rows if any(s.get("role") == "user" for s in r["steps"])]
+    assert follow
+    for row in rows:
+        users = sum(1 for m in row["messages"] if m["role"] == "user")
+        assert users <= 12 // 2
+    short, _ = _run(tmp_path, "short.jsonl", budget=150, avg_turns=2)
+    assert all(sum(1 for m in r["messages"] if m["role"] == "user") == 1 for r in short)
+
+
+def test_a_failing_callable_agent_is_counted_not_scored(tmp_path: Path) -> None:
+    flaky = tmp_path / "flaky.py"
+    flaky.write_text(
+        textwrap.dedent(
+            """
+            def agent(message):
+                if len(message) % 4 == 0:
+                    raise RuntimeError("backend down")
+                if len(message) % 4 == 1:
+                    return {"steps": "not a list", "final_text": "x"}
+                return {"steps": [], "final_text": "ok"}
+            """
+        )
+    )
+    rows, report = _run(tmp_path, budget=30, agent=f"{flaky}:agent")
+    assert len(rows) == 30
+    assert report.agent_errors > 0  # type: ignore[attr-defined]
+    assert report.first_error  # type: ignore[attr-defined]
+    always = tmp_path / "always.py"
+    always.write_text("def agent(message):\n    raise RuntimeError('nope, never')\n")
+    proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", f"{always}:agent", "--budget", "5")
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    assert b"stopped: agent_failed" in proc.stderr
+    errors = int(re.search(rb"agent errors: (\d+)", proc.stderr).group(1))  # type: ignore[union-attr]
+    assert 16 <= errors <= 16 + 5  # max(16, 2 x budget), plus the rollouts already in flight
+    assert proc.stderr.strip().splitlines()[-1].startswith(b"whileai: error: agent_failed")
+    assert b"nope, never" in proc.stderr
+
+
+def test_callable_agent_may_take_the_world(tmp_path: Path) -> None:
+    mod = tmp_path / "worldly.py"
+    mod.write_text(
+        textwrap.dedent(
+            """
+            import re
+            def agent(message, world):
+                ids = re.findall(r"[A-Z]{3}-[0-9]+", message)
+                if not ids:
+                    return {"steps": [], "final_text": "which order?"}
+                result = world.call("get_order", {"order_id": ids[0]})
+                step = {"tool": "get_order", "arguments": {"order_id": ids[0]}, "result": result}
+                return {"steps": [step], "final_text": result["status"]}
+            """
+        )
+    )
+    rows, _ = _run(tmp_path, budget=40, agent=f"{mod}:agent")
+    tooled = [r for r in rows if r["steps"]]
+    assert tooled
+    for row in tooled:
+        assert row["messages"][1]["tool_calls"][0]["function"]["name"] == "get_order"
+        assert row["messages"][2]["role"] == "tool"
+        assert row["final_text"] == row["steps"][0]["result"]["status"]
+        assert "seeded" not in row
+
+
+def test_bad_agent_value_is_one_clear_error_line() -> None:
+    proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", "nonsense", "--budget", "3")
+    assert proc.returncode == 1
+    assert proc.stdout == b""
+    lines = [ln for ln in proc.stderr.decode().splitlines() if ln.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("whileai: error: unknown agent 'nonsense'")
+    missing = run_cli("simulate", str(ORDERS_SPEC), "--agent", "no_such_module:fn", "--budget", "3")
+    assert missing.returncode == 1
+    assert missing.stderr.decode().strip().count("\n") == 0
+
+
+COMMAND_AGENT = """
+import json, re, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] != "episode":
+        continue
+    eid = msg["id"]
+    ids = re.findall(r"[A-Z]{3}-[0-9]+", msg["prompt"])
+    if not ids:
+        ask = {"type": "ask_user", "id": eid, "text": "Which order number?"}
+        print(json.dumps(ask), flush=True)
+        reply = json.loads(sys.stdin.readline())
+        assert reply["type"] == "user_reply" and reply["id"] == eid
+        ids = re.findall(r"[A-Z]{3}-[0-9]+", reply["text"] or "")
+    status = "no id"
+    if ids:
+        print(json.dumps({"type": "tool_call", "id": eid, "name": "get_order",
+                          "arguments": {"order_id": ids[0]}}), flush=True)
+        result = json.loads(sys.stdin.readline())
+        assert result["type"] == "tool_result" and result["id"] == eid
+        status = result["result"]["status"]
+    print(json.dumps({"type": "final", "id": eid, "final_text": "status: " + status}), flush=True)
+"""
+
+
+def test_command_agent_speaks_the_jsonl_protocol(tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text(COMMAND_AGENT)
+    rows, report = _run(tmp_path, budget=40, concurrency=4, agent=f"cmd:{sys.executable} {script}")
+    assert len(rows) == 40 and report.agent_errors == 0  # type: ignore[attr-defined]
+    asked = [r for r in rows if any(s.get("role") == "user" for s in r["steps"])]
+    assert asked, "vague asks made the agent ask the person"
+    for row in rows:
+        for step in row["steps"]:
+            if "tool" in step:
+                assert row["final_text"] == "status: " + step["result"]["status"]
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sys\nfor line in sys.stdin:\n    print('not json', flush=True)\n")
+    proc = run_cli(
+        "simulate", str(ORDERS_SPEC), "--agent", f"cmd:{sys.executable} {broken}", "--budget", "2"
+    )
+    assert proc.returncode == 1
+    assert b"non-JSON line" in proc.stderr
+
+
+def test_report_file_and_json(tmp_path: Path) -> None:
+    report_path = tmp_path / "report.json"
+    out = tmp_path / "rows.jsonl"
+    proc = run_cli(
+        "simulate", str(ORDERS_SPEC), "--budget", "50", "-o", str(out), "--json",
+        "--report", str(report_path), "--agent", "seeded",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    saved = json.loads(report_path.read_text())
+    assert printed == saved
+    assert saved["rows"] == 50 and saved["stopped"] == "budget"
+    for key in ("situations", "groups", "faults_fired", "seeded", "agent_errors", "elapsed",
+                "rows_per_s"):  # fmt: skip
+        assert key in saved
+
+
+def test_time_budget_stops_the_run(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ndef agent(m):\n    time.sleep(0.05)\n    return 'ok'\n")
+    start = time.monotonic()
+    rows, report = _run(
+        tmp_path, budget=10_000, time_budget=0.5, concurrency=2, agent=f"{slow}:agent"
+    )
+    assert time.monotonic() - start < 5
+    assert 0 < len(rows) < 10_000
+    assert report.stopped == "time_budget"  # type: ignore[attr-defined]

@@ -1,0 +1,131 @@
+"""The mock world: schema checks, world_state effects, consistency and the fault schedule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whileai_core.engine import SimulateConfig
+from whileai_core.faults import FAULT_KINDS, FaultSchedule
+from whileai_core.simulate import run_simulation
+from whileai_core.spec import load_spec
+from whileai_core.world import World
+
+from .helpers import ORDERS_SPEC
+
+TOOLS = load_spec(ORDERS_SPEC).tools
+ORDER = {"order_id": "ORD-1234"}
+
+
+def _world(state: str = "entity exists", **kw: object) -> World:
+    return World(TOOLS, world_state=state, targets=ORDER, seed=3, **kw)  # type: ignore[arg-type]
+
+
+def test_public_world_answers_with_plain_existing_records() -> None:
+    world = World(json.loads(ORDERS_SPEC.read_text())["tools"])  # the OpenAI wire shape works too
+    result = world.call("get_order", {"order_id": "ORD-77"})
+    assert result["status"] == "ok"
+    assert result["data"]["order_id"] == "ORD-77"
+
+
+def test_missing_required_and_placeholder_arguments_are_rejected_by_name() -> None:
+    world = _world()
+    assert world.call("get_order", {}) == {
+        "status": "rejected",
+        "fields": ["order_id"],
+        "error": "order_id: required",
+    }
+    placeholder = world.call("refund_order", {"order_id": "<order_id>"})
+    assert placeholder["status"] == "rejected" and placeholder["fields"] == ["order_id"]
+    wrong_type = world.call("get_order", {"order_id": 12})
+    assert wrong_type["status"] == "rejected"
+    assert world.call("no_such_tool", {})["status"] == "rejected"
+
+
+def test_records_are_consistent_within_a_rollout() -> None:
+    world = _world()
+    first = world.call("get_order", ORDER)
+    assert world.call("get_order", ORDER) == first
+    done = world.call("refund_order", ORDER)
+    assert done["status"] == "ok" and done["data"]["status"] == "refunded"
+    assert world.call("get_order", ORDER)["data"]["status"] == "refunded"
+    assert world.call("refund_order", ORDER)["status"] == "already_done"
+
+
+@pytest.mark.parametrize(
+    ("state", "check"),
+    [
+        ("entity missing", lambda r, w: r["status"] == "not_found"
+                           and r["missing"] == ["ORD-1234"]),
+        ("entity already acted on", lambda r, w: w["status"] == "already_done"),
+        ("duplicate entity", lambda r, w: r["status"] == "ok" and len(r["matches"]) == 2),
+        ("partially completed", lambda r, w: r["data"]["progress"] == "partial"
+                                and r["data"]["pending_steps"]),
+        ("entity exists", lambda r, w: r["status"] == "ok" and w["status"] == "ok"),
+    ],
+)  # fmt: skip
+def test_every_world_state_has_an_effect(state: str, check: object) -> None:
+    world = _world(state)
+    read = world.call("get_order", ORDER)
+    write = world.call("cancel_order", ORDER)
+    assert check(read, write)  # type: ignore[operator]
+
+
+def test_unknown_entities_do_not_exist_when_the_situation_names_its_own() -> None:
+    assert _world().call("get_order", {"order_id": "ORD-9999"})["status"] == "not_found"
+
+
+@pytest.mark.parametrize("mode", FAULT_KINDS)
+def test_every_fault_kind_replaces_the_result(mode: str) -> None:
+    world = _world(faults={"*": {"mode": mode, "rate": 1.0}})
+    result = world.call("get_order", ORDER)
+    expected = {"timeout": "timeout", "permission_denied": "permission_denied",
+                "malformed": "malformed", "stale": "ok"}[mode]  # fmt: skip
+    assert result["status"] == expected
+    if mode == "stale":
+        assert result["stale"] is True and result["data"]["order_id"] == "ORD-1234"
+    if mode == "malformed":
+        assert isinstance(result["raw"], str)
+    assert world.fired == [{"tool": "get_order", "mode": mode, "step": 0}]
+
+
+def test_fault_schedule_is_deterministic_from_the_seed_and_honours_the_rate() -> None:
+    def pattern(seed: int) -> list[str | None]:
+        schedule = FaultSchedule({"get_order": {"mode": "timeout", "rate": 0.5}}, seed)
+        return [schedule.draw("get_order", i) for i in range(200)]
+
+    assert pattern(1) == pattern(1)
+    assert pattern(1) != pattern(2)
+    fired = sum(1 for m in pattern(1) if m)
+    assert 60 < fired < 140
+    assert (
+        FaultSchedule({"get_order": {"mode": "timeout", "rate": 1}}, 0).draw("cancel_order", 0)
+        is None
+    )
+
+
+def test_simulated_rows_show_every_world_state_and_fault_kind(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    run_simulation(load_spec(ORDERS_SPEC), SimulateConfig(budget=400, seed=1), output=str(out))
+    seen: set[str] = set()
+    fired: set[str] = set()
+    for line in out.read_text().splitlines():
+        row = json.loads(line)
+        fired.update(f["mode"] for f in row["faults_fired"])
+        for step in row["steps"]:
+            result = step.get("result")
+            if not isinstance(result, dict):
+                continue
+            status = result.get("status")
+            seen.add(str(status))
+            if result.get("matches"):
+                seen.add("duplicate")
+            if result.get("stale"):
+                seen.add("stale")
+            if isinstance(result.get("data"), dict) and result["data"].get("progress"):
+                seen.add("partial")
+    assert {"ok", "not_found", "already_done", "duplicate", "partial"} <= seen
+    assert {"timeout", "permission_denied", "malformed", "stale"} <= seen
+    assert fired == set(FAULT_KINDS)
