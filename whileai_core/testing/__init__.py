@@ -16,6 +16,7 @@ from .openai_stub import (
     raw_tool_call,
     tool_call,
     tool_calls,
+    tool_then_answer,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "raw_tool_call",
     "tool_call",
     "tool_calls",
+    "tool_then_answer",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "raw_tool_call",
     "tool_call",
     "tool_calls",
+    "tool_then_answer",
 ]
 
 
@@ -163,6 +164,13 @@ def disconnect(*, delay: float = 0.0) -> Reply:
     return Reply(close=True, delay=delay)
 
 
+class _Server(ThreadingHTTPServer):
+    # The listen backlog is fixed when the socket binds; the default (5) resets connections
+    # when 64 clients open theirs at once.
+    request_queue_size = 512
+    daemon_threads = True
+
+
 class OpenAIStub:
     """The server. Use as a context manager (or `start()`/`stop()`); `base_url` ends in /v1."""
 
@@ -194,9 +202,7 @@ class OpenAIStub:
         class _Handler(_StubHandler):
             owner = stub
 
-        server = ThreadingHTTPServer((self._host, 0), _Handler)
-        server.daemon_threads = True
-        server.request_queue_size = 256
+        server = _Server((self._host, 0), _Handler)
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, daemon=True)
         self._thread.start()
@@ -295,6 +301,9 @@ def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
 
 class _StubHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle on, the body waits for the
+    # client's delayed ACK (~40 ms on Linux) and every call looks 40 ms slower than it is.
+    disable_nagle_algorithm = True
     owner: OpenAIStub
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read stderr
@@ -373,3 +382,40 @@ class _StubHandler(BaseHTTPRequestHandler):
         else:
             payload = json.dumps(_completion(reply, request, stub.model)).encode()
             self._send(200, payload, reply.headers)
+
+
+def tool_then_answer(tool: str, arguments: dict[str, Any]) -> Callable[[Request], Reply]:
+    """A reply chooser: call `tool` when the last message is not a tool result, else answer.
+
+    Every rollout then costs exactly two calls, whatever the concurrency (the bench uses it).
+    """
+
+    def choose(request: Request) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        messages = body.get("messages") or [{}]
+        if messages[-1].get("role") == "tool":
+            return answer("Done: the tool answered.")
+        return tool_call(tool, arguments)
+
+    return choose
+
+
+def serve_main(argv: list[str] | None = None) -> None:
+    """`python -m whileai_core.testing`: serve until killed; the first stdout line is the URL."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
+    parser.add_argument("--tool", help="call this tool first, answer after its result")
+    parser.add_argument("--arguments", default="{}", help="JSON arguments for --tool")
+    args = parser.parse_args(argv)
+    default: ScriptItem = answer("ok.")
+    if args.tool:
+        default = tool_then_answer(args.tool, json.loads(args.arguments))
+    stub = OpenAIStub(default=default, latency=args.latency).start()
+    print(stub.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        stub.stop()
