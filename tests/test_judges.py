@@ -312,3 +312,13 @@ def test_command_judge_crash_garbage_and_hang_are_marked_and_it_recovers(tmp_pat
     assert out[5]["reward"] == 0
     assert "restarted" in out[1]["reason"]
     assert judge.notes is not None and judge.notes() == ["cmd judge restarted 2 times"]
+
+
+def test_command_judge_that_never_reads_times_out_on_a_big_row(tmp_path: Path) -> None:
+    script = tmp_path / "deaf.py"
+    script.write_text("import time\ntime.sleep(30)\n")
+    judge = parse_judge(f"cmd:{sys.executable} {script}", JudgeOptions(timeout=0.5))
+    big = _row(0, blob="x" * 1_000_000)
+    start = time.monotonic()
+    (out,) = list(grade_rows([big], judge, timeout=0.5))
+    assert out["judge_status"] == "timeout" and time.monotonic() - start < 5

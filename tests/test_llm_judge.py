@@ -128,3 +128,16 @@ def test_llm_judge_from_the_command_line(tmp_path: Path) -> None:
     assert len(rows) == 40 and calls == 40
     assert {r["judge_name"] for r in rows} == {"llm:judge-m"}
     assert "judge model judge-m: 40 ok" in result.stderr.decode()
+
+
+def test_the_spec_rubric_is_the_default(tmp_path: Path) -> None:
+    from whileai_core.spec import load_spec
+
+    spec = load_spec(Path(__file__).parent.parent / "specs" / "orders")
+    assert spec.rubric
+    with OpenAIStub([answer('{"reward": 1}')]) as stub:
+        judge = llm_judge(stub.base_url, model="judge-m", spec=spec, retries=0)
+        (out,) = grade_rows([ROW], judge)
+        system = stub.requests[0].body["messages"][0]["content"]
+    assert spec.rubric.strip() in system
+    assert out["judge_meta"]["prompt_sha"] == prompt_sha(spec.rubric)

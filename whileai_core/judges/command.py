@@ -49,6 +49,9 @@ class CommandJudge:
             )
         except OSError as exc:
             raise ConfigError(f"cmd judge {self.command!r}: cannot start ({exc})") from None
+        assert self._proc.stdin is not None
+        # Non-blocking, so a judge that stops reading cannot hang us past the deadline.
+        os.set_blocking(self._proc.stdin.fileno(), False)
         self._buf = b""
 
     def _restart(self) -> None:
@@ -68,6 +71,22 @@ class CommandJudge:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        fd = self._proc.stdin.fileno()
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise JudgeTimeout(f"cmd judge did not read its row within {self.timeout:g}s")
+            _, ready, _ = select.select([], [fd], [], left)
+            if not ready:
+                continue
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                continue
 
     def _readline(self, deadline: float) -> bytes | None:
         """One line from the judge, or None at EOF; JudgeTimeout past the deadline."""
@@ -91,18 +110,18 @@ class CommandJudge:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._restart()
-            assert self._proc is not None and self._proc.stdin is not None
+            assert self._proc is not None
+            deadline = time.monotonic() + self.timeout
             try:
-                self._proc.stdin.write(dumps(row))
-            except (BrokenPipeError, OSError):
-                code = self._proc.poll()
-                self._restart()
-                raise RuntimeError(f"cmd judge exited (code {code}); restarted") from None
-            try:
-                line = self._readline(time.monotonic() + self.timeout)
+                self._write(dumps(row), deadline)
+                line = self._readline(deadline)
             except JudgeTimeout:
                 self._restart()
                 raise
+            except OSError:
+                code = self._proc.wait()
+                self._restart()
+                raise RuntimeError(f"cmd judge exited (code {code}); restarted") from None
             if line is None:
                 code = self._proc.wait()
                 self._restart()
@@ -120,7 +139,7 @@ class CommandJudge:
             with contextlib.suppress(OSError):
                 proc.stdin.close()
         try:
-            proc.wait(timeout=5)
+            proc.wait(timeout=2)  # a judge should exit at end of input; do not wait long
         except subprocess.TimeoutExpired:
             self._kill()
         if proc.stdout is not None:
