@@ -87,14 +87,14 @@ def _short(text: str, n: int = 60) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+_PUNCT = re.compile(r"[^\w\s]")
+
+
 def _norm(text: str, *, ignore_case: bool, ignore_punctuation: bool = False) -> str:
-    text = " ".join(text.split())
-    if ignore_case:
-        text = text.casefold()
     if ignore_punctuation:
-        text = re.sub(r"[^\w\s]", "", text).strip()
-        text = " ".join(text.split())
-    return text
+        text = _PUNCT.sub("", text)
+    text = " ".join(text.split())
+    return text.casefold() if ignore_case else text
 
 
 def _make(name: str, fn: Callable[[dict[str, Any]], Verdict], **meta: Any) -> Judge:
@@ -111,13 +111,15 @@ def exact_match(
     """
 
     def judge(row: dict[str, Any]) -> Verdict:
-        cand = _norm(
-            candidate_of(row), ignore_case=ignore_case, ignore_punctuation=ignore_punctuation
-        )
-        for gold in _golds(row, field):
+        raw = candidate_of(row)
+        golds = _golds(row, field)
+        if raw in golds:  # the common case on verifiable tasks costs one comparison
+            return _verdict(True, f"matches {_short(raw)!r}")
+        cand = _norm(raw, ignore_case=ignore_case, ignore_punctuation=ignore_punctuation)
+        for gold in golds:
             if cand == _norm(gold, ignore_case=ignore_case, ignore_punctuation=ignore_punctuation):
                 return _verdict(True, f"matches {_short(gold)!r}")
-        return _verdict(False, f"reply {_short(candidate_of(row))!r} is not the gold")
+        return _verdict(False, f"reply {_short(raw)!r} is not the gold")
 
     return _make("exact-match", judge)
 
