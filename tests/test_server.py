@@ -45,8 +45,12 @@ def test_signup_returns_a_key_that_me_accepts(server: LiveServer) -> None:
     assert body["api_key"].startswith("wai_") and body["user_id"].startswith("usr_")
     me = server.client(body["api_key"]).get("/me").json()
     assert me["email"] == "me@example.com" and me["user_id"] == body["user_id"]
+    assert response.status_code == 201
+    # The original SDK's CLI branches on these error codes.
     again = httpx.post(f"{server.url}/signup", json={"email": "me@example.com"})
-    assert again.status_code == 409 and "exists" in again.json()["error"]
+    assert again.status_code == 409 and again.json()["error"] == "account_exists"
+    bad = httpx.post(f"{server.url}/signup", json={"email": "not-an-email"})
+    assert bad.status_code == 400 and bad.json()["error"] == "invalid_email"
 
 
 def test_keys_are_stored_only_as_sha256_hashes(server: LiveServer) -> None:
@@ -117,7 +121,7 @@ def test_account_isolation_datasets_traces_agents_are_404(server: LiveServer) ->
     ]:
         kwargs = {"json": {"value": 1.0}} if path.endswith("score") else {}
         assert b.request(method, path, **kwargs).status_code == 404, (method, path)
-    assert b.get("/datasets").json() == {"datasets": []}
+    assert b.get("/datasets").json()["datasets"] == []
     assert b.get("/agents").json() == {"agents": []}
     assert b.get("/traces").json()["traces"] == []
     assert a.get(f"/datasets/{did}").status_code == 200
@@ -154,7 +158,7 @@ def test_download_links_need_no_key_and_serve_the_rows(server: LiveServer) -> No
     client = server.client(server.signup())
     body = SDK_ROWS.read_bytes()
     record = _upload_and_finalize(client, body)
-    assert record["rows"] == 40 and record["bytes"] == len(body)
+    assert record["rows"] == 40 and record["sizeBytes"] == len(body)
     links = client.get(f"/datasets/{record['datasetId']}/download").json()
     assert links["parts"] == [links["downloadUrl"]]
     assert httpx.get(links["downloadUrl"]).content == body
@@ -169,7 +173,7 @@ def test_bad_line_fails_finalize_with_its_line_number(server: LiveServer) -> Non
     httpx.put(created["uploadUrl"], content=body)
     response = client.post(f"/datasets/{created['datasetId']}/finalize")
     assert response.status_code == 400 and "line 3" in response.json()["error"]
-    assert client.get("/datasets").json() == {"datasets": []}
+    assert client.get("/datasets").json()["datasets"] == []
     assert client.get(f"/datasets/{created['datasetId']}").json()["status"] == "pending"
 
 
@@ -181,7 +185,7 @@ def test_meta_preview_profile_and_delete(server: LiveServer) -> None:
     assert client.post(f"/datasets/{did}/meta", json={"rows": 1}).status_code == 400
     preview = client.get(f"/datasets/{did}/preview").json()
     assert len(preview["rows"]) == 3 and preview["profile"]["rows"] == 40
-    assert client.get(f"/datasets/{did}/profile").json()["tasks"] == 35
+    assert client.get(f"/datasets/{did}/profile").json()["profile"]["tasks"] == 35
     assert [a["slug"] for a in client.get("/agents").json()["agents"]] == ["x"]
     assert client.delete(f"/datasets/{did}").status_code == 200
     assert client.get(f"/datasets/{did}").status_code == 404
@@ -236,3 +240,26 @@ def test_device_flow_pending_slow_down_then_key_once(server: LiveServer) -> None
     assert takeover.status_code == 401
     with_key = {"user_code": other["user_code"], "email": email, "api_key": granted["api_key"]}
     assert anonymous.post("/device/approve", data=with_key).status_code == 200
+
+
+def test_trace_listing_speaks_the_sdk_paging_shape(server: LiveServer) -> None:
+    client = server.client(server.signup())
+    spans = [
+        {
+            "traceId": f"{i:032x}",
+            "spanId": f"{i:016x}",
+            "name": "run",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + i * 1_000_000_000),
+            "attributes": [{"key": "gen_ai.agent.name", "value": {"stringValue": "pager"}}],
+        }
+        for i in range(1, 6)
+    ]
+    body = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    assert client.post("/v1/traces", json=body).status_code == 200
+    first = client.get("/traces", params={"agent": "pager", "from": "all", "limit": 2}).json()
+    assert first["pages"] == 3 and first["total"] == 5 and first["nextPage"] == 2
+    assert [t["traceId"] for t in first["traces"]] == [f"{i:032x}" for i in (5, 4)]
+    last = client.get("/traces", params={"agent": "pager", "limit": 2, "page": 3}).json()
+    assert [t["traceId"] for t in last["traces"]] == [f"{1:032x}"] and last["nextPage"] is None
+    assert client.get("/traces", params={"from": "soon"}).status_code == 400
+    assert client.get("/traces", params={"limit": 0}).status_code == 400

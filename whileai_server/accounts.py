@@ -28,6 +28,15 @@ USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
+class SignupError(BadRequest):
+    """A refused signup; `code` is the error code the original SDK's CLI branches on."""
+
+    def __init__(self, code: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
 class DeviceError(BadRequest):
     """An RFC 8628 token-endpoint error; the message is the error code itself."""
 
@@ -69,11 +78,15 @@ class Accounts:
     def _create(self, email: str, name: str | None) -> Account:
         email = email.strip().lower()
         if not _EMAIL.match(email):
-            raise BadRequest(f"not an email address: {email!r}")
+            raise SignupError("invalid_email", f"not an email address: {email!r}")
         account = Account(new_id("usr"), email, name or email.split("@")[0])
         with self.storage.tx() as db:
             if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
-                raise Conflict(f"an account for {email} exists: sign in with `whileai login`")
+                raise SignupError(
+                    "account_exists",
+                    f"an account for {email} exists: sign in with `whileai login`",
+                    status=409,
+                )
             db.execute(
                 "INSERT INTO accounts (id, email, name, created_at) VALUES (?,?,?,?)",
                 (account.id, account.email, account.name, time.time()),

@@ -26,16 +26,19 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from whileai_core.errors import ConfigError
 from whileai_core.store.base import (
+    TRACE_PAGE_SIZE,
     BadRequest,
     Gone,
     NewDataset,
     StoreError,
 )
+from whileai_core.store.cut import parse_since
 from whileai_core.store.local import BoundStore, Storage
 
 from . import device_page, signing
-from .accounts import Account, Accounts, DeviceError
+from .accounts import Account, Accounts, DeviceError, SignupError
 
 log = logging.getLogger("whileai.server")
 T = TypeVar("T")
@@ -47,8 +50,11 @@ class _Forbidden(StoreError):
     status = 403
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, code: str | None = None) -> JSONResponse:
+    """`{"error": ...}`; where the original SDK branches on a code (`account_exists`), the
+    code is the error and the sentence rides along as `message`."""
+    body = {"error": code, "message": message} if code else {"error": message}
+    return JSONResponse(body, status_code=status)
 
 
 class Server:
@@ -120,9 +126,9 @@ class Server:
         body = await self._json(request)
         email = body.get("email")
         if not isinstance(email, str) or not email:
-            raise BadRequest("signup needs an email")
+            raise SignupError("invalid_email", "signup needs an email address")
         name = body.get("name") if isinstance(body.get("name"), str) else None
-        return JSONResponse(await self._thread(self.accounts.signup, email, name))
+        return JSONResponse(await self._thread(self.accounts.signup, email, name), status_code=201)
 
     async def device_code(self, request: Request) -> Response:
         body = await self._json(request)
@@ -210,7 +216,9 @@ class Server:
 
     async def list_datasets(self, request: Request) -> Response:
         store = await self._store(request)
-        return JSONResponse({"datasets": await self._thread(store.list_datasets)})
+        records = await self._thread(store.list_datasets)
+        used = sum(int(d["sizeBytes"]) for d in records)
+        return JSONResponse({"datasets": records, "storageBytes": used})
 
     async def get_dataset(self, request: Request) -> Response:
         store = await self._store(request)
@@ -250,7 +258,8 @@ class Server:
 
     async def profile(self, request: Request) -> Response:
         store = await self._store(request)
-        return JSONResponse(await self._thread(store.profile, request.path_params["id"]))
+        report = await self._thread(store.profile, request.path_params["id"])
+        return JSONResponse({"profile": report})
 
     # --- agents --------------------------------------------------------------------
 
@@ -306,16 +315,14 @@ class Server:
 
     async def list_traces(self, request: Request) -> Response:
         store = await self._store(request)
-        since = request.query_params.get("since")
-        try:
-            since_ts = float(since) if since else None
-        except ValueError:
-            raise BadRequest("since must be a unix timestamp") from None
+        since = _since_param(request)
         page = await self._thread(
-            store.list_traces,
+            self.storage.list_traces,
+            store.account,
             request.query_params.get("agent"),
             _int_param(request, "page", 1),
-            since_ts,
+            since,
+            _int_param(request, "limit", TRACE_PAGE_SIZE),
         )
         return JSONResponse(page)
 
@@ -340,6 +347,23 @@ class Server:
         return JSONResponse({"ok": True, "time": time.time()})
 
 
+def _since_param(request: Request) -> float | None:
+    """`since` (unix seconds) or the original SDK's `from` (`all`, or a span like `7d`)."""
+    since = request.query_params.get("since")
+    if since:
+        try:
+            return float(since)
+        except ValueError:
+            raise BadRequest("since must be a unix timestamp") from None
+    window = request.query_params.get("from")
+    if not window or window == "all":
+        return None
+    try:
+        return parse_since(window)
+    except ConfigError as exc:
+        raise BadRequest(str(exc).replace("--since", "from")) from None
+
+
 def _int_param(request: Request, name: str, default: int) -> int:
     raw = request.query_params.get(name)
     if raw is None:
@@ -357,7 +381,7 @@ def _handled(
         try:
             return await handler(request)
         except StoreError as exc:
-            return _error(exc.status, str(exc))
+            return _error(exc.status, str(exc), getattr(exc, "code", None))
         except Exception:
             log.exception("unhandled error on %s %s", request.method, request.url.path)
             return _error(500, "internal server error")

@@ -109,7 +109,7 @@ def push(
         again = " (already stored: nothing uploaded)" if record.get("existing") else ""
         say(
             f"{record['purpose']} {record['name']}: {record['rows']} rows,"
-            f" {record['bytes']} bytes{again}"
+            f" {record['sizeBytes']} bytes{again}"
         )
         if not json:
             print(record["datasetId"])
@@ -162,7 +162,7 @@ def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
             d.get("mode") or "-",
             d.get("agent") or "-",
             str(d["rows"]),
-            str(d["bytes"]),
+            str(d["sizeBytes"]),
             d.get("parentDatasetId") or "-",
             d.get("createdAt") or "-",
         ]
@@ -181,7 +181,7 @@ def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
         # Piped: one tab-separated line per set, never truncated to a terminal width.
         for row in [list(columns), *cells]:
             print("\t".join(row))
-    total = sum(int(d["bytes"]) for d in records)
+    total = sum(int(d["sizeBytes"]) for d in records)
     say(f"{len(records)} datasets, {total} bytes on {store.kind} store {store.location}")
 
 

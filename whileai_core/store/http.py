@@ -24,7 +24,8 @@ def _raise_for(response: httpx.Response) -> None:
     if response.is_success:
         return
     try:
-        message = response.json().get("error")
+        body = response.json()
+        message = body.get("message") or body.get("error")
     except (ValueError, AttributeError):
         message = None
     if not message:
@@ -80,7 +81,7 @@ class HttpStore:
                 sent += len(chunk)
                 yield chunk
 
-        headers = {"Content-Type": "application/x-ndjson"}
+        headers = {"Content-Type": "application/jsonl"}
         _call(self._bare, "PUT", url, content=counted(), headers=headers)
         return sent
 
@@ -126,7 +127,7 @@ class HttpStore:
         return result
 
     def profile(self, dataset_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/profile")
+        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/profile")["profile"]
         return result
 
     # agents

@@ -43,6 +43,7 @@ from .base import (
 from .profile import profile_rows
 
 LOCAL_ACCOUNT = "local"
+MAX_TRACE_PAGE = 1000
 CHUNK = 1024 * 1024
 
 _SCHEMA = """
@@ -184,7 +185,7 @@ class Storage:
             "parentDatasetId": row["parent_id"],
             "status": row["status"],
             "rows": row["rows"],
-            "bytes": row["bytes"],
+            "sizeBytes": row["bytes"],
             "createdAt": _iso(row["created_at"]),
             "finalizedAt": _iso(row["finalized_at"]),
         }
@@ -476,10 +477,17 @@ class Storage:
         return row
 
     def list_traces(
-        self, account: str, agent: str | None, page: int, since: float | None
+        self,
+        account: str,
+        agent: str | None,
+        page: int,
+        since: float | None,
+        limit: int = TRACE_PAGE_SIZE,
     ) -> dict[str, Any]:
         if page < 1:
             raise BadRequest("page starts at 1")
+        if not 1 <= limit <= MAX_TRACE_PAGE:
+            raise BadRequest(f"limit must be between 1 and {MAX_TRACE_PAGE}")
         where = ["account = ?"]
         args: list[Any] = [account]
         if agent is not None:
@@ -489,13 +497,19 @@ class Storage:
             where.append("started_at >= ?")
             args.append(since)
         found = self.query(
-            f"SELECT row FROM traces WHERE {' AND '.join(where)}"
+            f"SELECT trace_id, row FROM traces WHERE {' AND '.join(where)}"
             " ORDER BY started_at DESC, trace_id LIMIT ? OFFSET ?",
-            (*args, TRACE_PAGE_SIZE + 1, (page - 1) * TRACE_PAGE_SIZE),
+            (*args, limit + 1, (page - 1) * limit),
         )
-        traces = [orjson.loads(r["row"]) for r in found[:TRACE_PAGE_SIZE]]
-        more = len(found) > TRACE_PAGE_SIZE
-        return {"traces": traces, "page": page, "nextPage": page + 1 if more else None}
+        total = self.query(f"SELECT COUNT(*) FROM traces WHERE {' AND '.join(where)}", args)[0][0]
+        traces = [{"traceId": r["trace_id"], **orjson.loads(r["row"])} for r in found[:limit]]
+        return {
+            "traces": traces,
+            "page": page,
+            "pages": max(1, -(-total // limit)),
+            "total": total,
+            "nextPage": page + 1 if len(found) > limit else None,
+        }
 
     def delete_trace(self, account: str, trace_id: str) -> None:
         with self.tx() as db:

@@ -34,7 +34,7 @@ class PurgePlan:
 def plan_agent(store: Store, agent: str) -> PurgePlan:
     plan = PurgePlan()
     plan.datasets = [d["datasetId"] for d in store.list_datasets() if d.get("agent") == agent]
-    plan.traces = [t["trace_id"] for t in iter_all_traces(store, agent=agent)]
+    plan.traces = [t["traceId"] for t in iter_all_traces(store, agent=agent)]
     if any(a["slug"] == agent for a in store.list_agents()):
         plan.agent = agent
     return plan
@@ -46,7 +46,7 @@ def plan_empty(store: Store, max_rows: int) -> PurgePlan:
         datasets=[
             d["datasetId"]
             for d in store.list_datasets()
-            if not d.get("bytes") or int(d.get("rows") or 0) <= max_rows
+            if not d.get("sizeBytes") or int(d.get("rows") or 0) <= max_rows
         ]
     )
 
