@@ -83,3 +83,9 @@ def test_hidden_tests_may_sit_on_privileged_tests() -> None:
 def test_no_tests_is_an_error_not_a_zero() -> None:
     (out,) = list(grade_rows([{"final_text": GOOD}], code_exec()))
     assert out["judge_status"] == "error" and out["reward"] is None
+
+
+def test_the_candidate_cannot_read_the_hidden_tests_file() -> None:
+    code = "import os\nassert not os.path.exists('tests.py')\ndef add(a, b):\n    return a + b\n"
+    (row,) = _grade(code)
+    assert row["reward"] == 1.0, row["reason"]

@@ -9,6 +9,10 @@ it) on an `open` outside the temp dir and the interpreter's own library, any soc
 fork/exec/spawn, ctypes or a change to files outside the temp dir. RLIMIT_NPROC does
 nothing for root, so the process group is killed at the wall deadline whatever it spawned.
 
+The tests file is deleted before the candidate runs, but the tests execute in the
+candidate's process: code that walks interpreter frames can still find what they assert.
+Hidden tests stop accidents and casual peeking, not a policy trained to search frames.
+
 A contained violation, a crash, a failing test, an exhausted limit: reward 0 with the
 reason. Passing tests: reward 1. The judge itself failing to start the sandbox is an error.
 """
@@ -39,6 +43,7 @@ import os, sys
 work = os.path.realpath(sys.argv[1])
 src = open(os.path.join(work, "candidate.py"), encoding="utf-8").read()
 tests = open(os.path.join(work, "tests.py"), encoding="utf-8").read()
+os.remove(os.path.join(work, "tests.py"))  # the candidate must not read its answer key
 allowed_read = tuple(
     os.path.realpath(p) for p in sys.path if p and os.path.isabs(p)
 ) + (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
@@ -150,9 +155,6 @@ def run_sandboxed(
             "PYTHONHASHSEED": "0",
             "HOME": work,
             "TMPDIR": work,
-            "no_proxy": "*",
-            "http_proxy": "http://0.0.0.0:9",
-            "https_proxy": "http://0.0.0.0:9",
         }
         with out_path.open("wb") as out, err_path.open("wb") as err:
             proc = subprocess.Popen(
