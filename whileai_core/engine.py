@@ -109,6 +109,8 @@ class Report:
     stopped: str = "budget"
     agent: str = ""
     writer: str = ""
+    # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
+    models: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -133,6 +135,13 @@ class Report:
             out.append(f"grader errors: {self.grader_errors}")
         if self.rollouts_abandoned:
             out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
+        for label, m in self.models.items():
+            errors = ", ".join(f"{k} {v}" for k, v in m["errors"].items()) or "none"
+            out.append(
+                f"model {label}: {m['calls']} calls ({m['cache_hits']} cached), "
+                f"{m['retries']} retries, {m['failed']} failed, errors: {errors}, "
+                f"tokens in {m['input_tokens']} out {m['output_tokens']}"
+            )
         return out
 
 

@@ -75,9 +75,17 @@ def run_simulation(
             progress=progress,
         )
         try:
-            return await engine.run()
+            report = await engine.run()
         finally:
             await agent.aclose()
+            close_writer = getattr(writer, "aclose", None)
+            if close_writer is not None:
+                await close_writer()
+        if options.clients:  # only model-backed runs; keeps httpx out of offline runs
+            from .models.factory import model_stats
+
+            report.models = model_stats(options)
+        return report
 
     try:
         return asyncio.run(main())

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from ..agent import UserSimulator
+from ..errors import WhileaiError
 from ..spec import Spec
 from .client import ModelCallError, ModelClient
 
@@ -128,6 +129,11 @@ def _clean(text: str) -> str:
     return text
 
 
+class WriterError(WhileaiError):
+    """The writer could not produce an opener even after the client's retries: without
+    openers there are no rollouts, so the run stops and says why."""
+
+
 class ModelUser:
     """A `UserSimulator` over the writer's model, for one rollout."""
 
@@ -215,9 +221,12 @@ class ModelWriter:
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
         salt = f"opener|{situation.get('scenario_id', '')}|{seed}"
-        text = await self.complete(self.opener_prompt(situation), salt=salt)
+        try:
+            text = await self.complete(self.opener_prompt(situation), salt=salt)
+        except ModelCallError as exc:
+            raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
         if not text:
-            raise ModelCallError("empty_opener", f"writer {self.name} returned an empty opener")
+            raise WriterError(f"writer {self.name} returned an empty opener")
         return text
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:

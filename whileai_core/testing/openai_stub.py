@@ -384,15 +384,23 @@ class _StubHandler(BaseHTTPRequestHandler):
             self._send(200, payload, reply.headers)
 
 
-def tool_then_answer(tool: str, arguments: dict[str, Any]) -> Callable[[Request], Reply]:
-    """A reply chooser: call `tool` when the last message is not a tool result, else answer.
+def tool_then_answer(
+    tool: str, arguments: dict[str, Any], *, user_line: str = "Can you check order A1 for me?"
+) -> Callable[[Request], Reply]:
+    """A reply chooser for a whole simulated run on one stub.
 
-    Every rollout then costs exactly two calls, whatever the concurrency (the bench uses it).
+    A request that offers tools is the agent: it calls `tool` unless the last message is
+    a tool result, then answers. A request without tools is the writer or the simulated
+    user: it gets `user_line`, or DONE when the conversation already has a person's reply
+    in it, so every rollout ends. Every agent rollout costs exactly two calls.
     """
 
     def choose(request: Request) -> Reply:
         body = request.body if isinstance(request.body, dict) else {}
         messages = body.get("messages") or [{}]
+        if not body.get("tools"):
+            spoken = sum(1 for m in messages if m.get("role") == "assistant")
+            return answer("DONE" if spoken else user_line)
         if messages[-1].get("role") == "tool":
             return answer("Done: the tool answered.")
         return tool_call(tool, arguments)
