@@ -270,3 +270,12 @@ def test_datasets_without_json_prints_one_tab_separated_line_per_set(store_env: 
     lines = ok("datasets").stdout.splitlines()
     assert lines[0].split("\t")[:3] == ["id", "name", "purpose"]
     assert lines[1].split("\t")[:4] == [dataset_id, "shown", "train", "-"]
+
+
+def test_status_reports_an_unreachable_server_instead_of_failing(monkeypatch) -> None:
+    monkeypatch.setattr("whileai_core.store.http.RETRY_DELAYS", (0.01,))
+    monkeypatch.setenv("WHILEAI_API_URL", f"http://127.0.0.1:{platform_fixtures.free_port()}")
+    monkeypatch.setenv("WHILEAI_API_KEY", "wai_0123456789abcdef")
+    info = stdout_json(ok("status", "--json"))
+    assert info["account"] is None and "cannot reach" in info["error"]
+    assert info["key"] == "wai_01…cdef"

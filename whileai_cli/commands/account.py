@@ -122,11 +122,16 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
         info["key"] = credentials.mask(resolved.key) if resolved else None
         info["keySource"] = resolved.source if resolved else None
         if resolved is not None:
+            from whileai_core.store import StoreError
             from whileai_core.store.http import HttpStore
 
             store = HttpStore(url, resolved.key)
             try:
                 info["account"] = store.me()
+            except StoreError as exc:
+                # Status is what you run when something is wrong: report, do not fail.
+                info["account"] = None
+                info["error"] = str(exc)
             finally:
                 store.close()
     if json:
@@ -140,6 +145,8 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
         else:
             console.print(f"key: {info['key']} from {info['keySource']}")
             account = info.get("account")
+            if info.get("error"):
+                console.print(f"account: unavailable ({info['error']})")
             if isinstance(account, dict):
                 console.print(
                     f"account: {account.get('email')} ({account.get('user_id')}), "

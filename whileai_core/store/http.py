@@ -9,6 +9,7 @@ The account calls that need no key (signup, the device flow) are module function
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -40,13 +41,28 @@ def _client(base_url: str, api_key: str | None = None) -> httpx.Client:
     return httpx.Client(base_url=base_url, headers=headers, timeout=TIMEOUT)
 
 
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+RETRY_DELAYS = (0.5, 1.5)
+
+
 def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
-    try:
-        response = client.request(method, path, **kwargs)
-    except httpx.HTTPError as exc:
-        raise StoreError(f"cannot reach {client.base_url}: {exc}") from None
-    _raise_for(response)
-    return response.json()
+    """One request; JSON-bodied and bodiless calls are retried on a dropped connection or a
+    429/502/503/504 (safe: a dataset create carries an idempotency key). A streamed body
+    cannot be replayed, so it gets one attempt and the caller retries the whole push."""
+    delays = () if "content" in kwargs else RETRY_DELAYS
+    attempt = 0
+    while True:
+        try:
+            response = client.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            if attempt >= len(delays):
+                raise StoreError(f"cannot reach {client.base_url}: {exc}") from None
+        else:
+            if response.status_code not in RETRY_STATUSES or attempt >= len(delays):
+                _raise_for(response)
+                return response.json()
+        time.sleep(delays[attempt])
+        attempt += 1
 
 
 class HttpStore:
