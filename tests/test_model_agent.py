@@ -343,3 +343,28 @@ def test_the_user_simulator_ends_on_done(spec: Spec) -> None:
                 await writer.aclose()
 
         assert asyncio.run(go()) is None
+
+
+def test_the_model_user_simulator_takes_several_turns(spec: Spec) -> None:
+    """Agent and person on one stub: the person speaks twice, then says DONE."""
+    lines = iter(["ok and what about B2?", "great, and refund A1 please", "DONE"])
+
+    def respond(request: Request) -> Any:
+        body = request.body
+        if body.get("tools"):  # the agent
+            return answer(f"Agent reply {len(body['messages'])}.")
+        return answer(next(lines))  # the simulated person
+
+    with OpenAIStub(default=respond) as stub:
+        client = ModelClient(parse_model_spec(stub.base_url, model="m"))
+        writer = ModelWriter(client, spec, owns_client=False)
+        user = writer.user(_situation(), seed=2)
+        result = _play(stub, _episode(spec, user=user, max_user_turns=5))
+        person_calls = [b for b in stub.bodies if not b.get("tools")]
+    said = [s["text"] for s in result.steps if s.get("role") == "user"]
+    assert said == ["ok and what about B2?", "great, and refund A1 please"]
+    assert result.final_text == "Agent reply 6." and result.finish_reason == "stop"
+    # roles are flipped for the person's model: the agent's lines arrive as "user" turns
+    last = person_calls[-1]["messages"]
+    assert last[0]["role"] == "system" and last[-1] == {"role": "user", "content": "Agent reply 6."}
+    assert {"role": "assistant", "content": "ok and what about B2?"} in last
