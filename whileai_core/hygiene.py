@@ -52,25 +52,54 @@ def turn_count(row: dict[str, Any]) -> int:
     return sum(1 for s in steps if isinstance(s, dict) and s.get("role") != "user") + 1
 
 
-FEATURES = {
-    "reply_chars": lambda row: float(len(reply_text(row))),
-    "tool_calls": lambda row: float(tool_call_count(row)),
-    "turns": lambda row: float(turn_count(row)),
-}
+FEATURE_NAMES = ("reply_chars", "tool_calls", "turns")
+
+
+def row_features(row: dict[str, Any]) -> tuple[float, float, float]:
+    """The surface features a reward should not track, in FEATURE_NAMES order.
+
+    One pass over the messages: selection computes this for every row it reads.
+    """
+    messages = row.get("messages")
+    steps = row.get("steps")
+    if not messages:
+        return (float(len(reply_text(row))), float(tool_call_count(row)), float(turn_count(row)))
+    turns = calls = 0
+    last_text = ""
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            turns += 1
+            calls += len(m.get("tool_calls") or ())
+            content = m.get("content")
+            if isinstance(content, str) and content:
+                last_text = content
+    if steps:
+        calls = sum(1 for s in steps if isinstance(s, dict) and s.get("tool") is not None)
+    final = row.get("final_text")
+    reply = final if isinstance(final, str) else last_text
+    return (float(len(reply)), float(calls), float(turns))
+
+
+def correlate(
+    features: Sequence[Sequence[float]], rewards: Sequence[float]
+) -> dict[str, float | None]:
+    """Pooled Pearson correlation of reward with each feature column (None when constant)."""
+    return {
+        name: _rounded(pearson([f[i] for f in features], rewards))
+        for i, name in enumerate(FEATURE_NAMES)
+    }
 
 
 def reward_correlations(rows: Iterable[dict[str, Any]]) -> dict[str, float | None]:
-    """Pooled Pearson correlation of reward with each surface feature (None when constant)."""
+    """`correlate` over the rows that carry a clean reward."""
     rewards: list[float] = []
-    columns: dict[str, list[float]] = {name: [] for name in FEATURES}
+    features: list[tuple[float, float, float]] = []
     for row in rows:
         reward = reward_of(row)
-        if reward is None:
-            continue
-        rewards.append(reward)
-        for name, feature in FEATURES.items():
-            columns[name].append(feature(row))
-    return {name: _rounded(pearson(values, rewards)) for name, values in columns.items()}
+        if reward is not None:
+            rewards.append(reward)
+            features.append(row_features(row))
+    return correlate(features, rewards)
 
 
 def correlation_warnings(correlations: dict[str, float | None]) -> list[str]:
@@ -96,19 +125,24 @@ def pass_at(rows: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, A
         entry = groups.setdefault(task_key(row), [0, 0])
         entry[0] += 1
         entry[1] += passed(reward)
-    result: dict[str, Any] = {"tasks": len(groups), "k": k, "pass_at_1": None}
+    return pass_at_counts([(n, c) for n, c in groups.values()], k)
+
+
+def pass_at_counts(counts: Sequence[tuple[int, int]], k: int | None = None) -> dict[str, Any]:
+    """`pass_at` from per-ask (graded rollouts, passes) counts."""
+    result: dict[str, Any] = {"tasks": len(counts), "k": k, "pass_at_1": None}
     result.update({"pass_pow_k": None, "pass_at_k": None})
-    if not groups:
+    if not counts:
         return result
-    sizes = [n for n, _ in groups.values()]
-    result["pass_at_1"] = round(sum(c / n for n, c in groups.values()) / len(groups), 4)
+    sizes = [n for n, _ in counts]
+    result["pass_at_1"] = round(sum(c / n for n, c in counts) / len(counts), 4)
     if k is None:
         k = min(sizes)
         result["k"] = k
     if k < 2 or min(sizes) < k:
         return result
-    result["pass_pow_k"] = round(_mean(pass_pow_k(n, c, k) for n, c in groups.values()), 4)
-    result["pass_at_k"] = round(_mean(pass_at_k(n, c, k) for n, c in groups.values()), 4)
+    result["pass_pow_k"] = round(_mean(pass_pow_k(n, c, k) for n, c in counts), 4)
+    result["pass_at_k"] = round(_mean(pass_at_k(n, c, k) for n, c in counts), 4)
     return result
 
 

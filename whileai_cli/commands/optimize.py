@@ -80,7 +80,7 @@ def optimize(
     from whileai_core.errors import ConfigError
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
     from whileai_core.optimize import OptimizeOptions
-    from whileai_core.optimize import optimize as run
+    from whileai_core.optimize import select as run_selection
 
     from ..options import resolve_inputs
 
@@ -101,17 +101,18 @@ def optimize(
     )
     options.check()
     stats = ReadStats()
-    # Rows are acyclic JSON: the cycle collector only rescans a growing heap while they load.
+    # Each row is kept as its JSON bytes while the selection is made (compact=True), and
+    # the cycle collector is paused meanwhile: rows are acyclic, and rescanning a growing
+    # heap of them is most of the cost of holding 100k rows.
     gc.disable()
     try:
-        rows = list(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
-        kept, report = run(rows, options)
+        rows = read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats)
+        selection = run_selection(rows, options, compact=True)
+        with RowWriter(output) as writer:
+            writer.write_many(selection.encoded())
     finally:
-        # Park the loaded rows outside the collector's view, so turning it back on is free.
-        gc.freeze()
         gc.enable()
-    with RowWriter(output) as writer:
-        writer.write_many(kept)
+    report = selection.report
     data = report.as_dict()
     data["skipped_lines"] = stats.skipped
     _emit(data, json=json, report_file=report_file, rows_to_stdout=output is None)
