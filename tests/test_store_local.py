@@ -139,3 +139,10 @@ def test_a_corrupt_credentials_file_is_a_clear_error() -> None:
     credentials.credentials_path().write_text("{oops")
     with pytest.raises(ConfigError, match=r"credentials\.json: not valid JSON"):
         credentials.resolve()
+
+
+def test_a_saved_key_is_never_sent_to_another_server() -> None:
+    credentials.save("wai_saved_key_0123456789", api_url="http://a:1", name=None, user_id="u")
+    assert credentials.resolve(api_url="http://a:1/") is not None
+    assert credentials.resolve(api_url="http://b:1") is None
+    assert credentials.saved_issuer() == "http://a:1"

@@ -118,7 +118,7 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
         info["location"] = str(home())
     else:
         info["location"] = url
-        resolved = credentials.resolve(api_key)
+        resolved = credentials.resolve(api_key, url)
         info["key"] = credentials.mask(resolved.key) if resolved else None
         info["keySource"] = resolved.source if resolved else None
         if resolved is not None:

@@ -51,10 +51,12 @@ def open_store(api_key: str | None = None) -> Store:
     from . import credentials
     from .http import HttpStore
 
-    resolved = credentials.resolve(api_key)
+    resolved = credentials.resolve(api_key, url)
     if resolved is None:
+        other = credentials.saved_issuer()
+        hint = f" (the saved key is for {other})" if other and other != url else ""
         raise ConfigError(
-            f"no API key for {url}: run `whileai login` (or `whileai signup --email ...`), "
-            "or set WHILEAI_API_KEY"
+            f"no API key for {url}{hint}: run `whileai login` (or `whileai signup --email "
+            "...`), or set WHILEAI_API_KEY"
         )
     return HttpStore(url, resolved.key)

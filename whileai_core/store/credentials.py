@@ -86,16 +86,28 @@ def remove() -> bool:
     return True
 
 
-def resolve(flag: str | None = None) -> ResolvedKey | None:
+def resolve(flag: str | None = None, api_url: str | None = None) -> ResolvedKey | None:
+    """The key to send to `api_url`. A saved key is only ever sent to the server it was
+    issued by: pointing WHILEAI_API_URL elsewhere must not hand that server your key."""
     if flag:
         return ResolvedKey(flag, "--api-key")
     env = os.environ.get("WHILEAI_API_KEY")
     if env:
         return ResolvedKey(env, "WHILEAI_API_KEY")
     saved = load_saved()
-    if saved and isinstance(saved.get("api_key"), str) and saved["api_key"]:
-        return ResolvedKey(saved["api_key"], str(credentials_path()))
-    return None
+    if not saved or not isinstance(saved.get("api_key"), str) or not saved["api_key"]:
+        return None
+    issuer = saved.get("api_url")
+    if api_url is not None and issuer and str(issuer).rstrip("/") != api_url.rstrip("/"):
+        return None
+    return ResolvedKey(saved["api_key"], str(credentials_path()))
+
+
+def saved_issuer() -> str | None:
+    """The server the saved key belongs to (for `whileai status` when it is not used)."""
+    saved = load_saved()
+    issuer = saved.get("api_url") if saved else None
+    return str(issuer) if issuer else None
 
 
 def mask(key: str) -> str:

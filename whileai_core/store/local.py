@@ -285,7 +285,11 @@ class Storage:
                     raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
                 rows += 1
         size = part.stat().st_size
-        os.replace(part, self.path_of(dataset_id))
+        try:
+            os.replace(part, self.path_of(dataset_id))
+        except FileNotFoundError:
+            # A concurrent finalize of the same upload got there first.
+            return self._record(self._row(account, dataset_id))
         with self.tx() as db:
             db.execute(
                 "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
