@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from whileai_core.errors import ConfigError
-from whileai_core.optimize import OptimizeOptions, optimize
+from whileai_core.errors import ConfigError, WhileaiError
+from whileai_core.optimize import OptimizeOptions, optimize, select
 from whileai_core.stats import wilson
 
 from .helpers import SDK_ROWS, run_cli
@@ -184,6 +184,22 @@ def test_input_rows_are_not_mutated_and_unknown_keys_survive() -> None:
     assert all(set(orig) <= set(new) for orig, new in zip(rows, out, strict=True))
 
 
+@pytest.mark.parametrize("truncated", ["keep", "penalize"])
+def test_compact_selection_writes_exactly_the_rows_of_the_dict_path(truncated: str) -> None:
+    rows = [
+        *_group("a", 2, 4),
+        _row("a", 8, 1.0, truncated=True),
+        *_group("b", 1, 3, n0="a key selection also writes"),
+        *_group("c", 1, 2, calibration=None),
+    ]
+    options = OptimizeOptions(truncated=truncated)  # type: ignore[arg-type]
+    expected, _ = optimize(rows, options)
+    selection = select(rows, options, compact=True)
+    written = [orjson.loads(orjson.dumps(item)) for item in selection.encoded()]
+    assert written == expected and len(selection) == 10
+    assert [list(r) for r in written] == [list(r) for r in expected]  # key order too
+
+
 def test_sft_top_per_prompt_keeps_the_best_completion_above_min_reward() -> None:
     rows = [
         _row("a", 0, 0.5),
@@ -222,6 +238,14 @@ def test_sft_random_rules_are_seeded_chance_controls_that_ignore_reward() -> Non
     assert sorted(r["scenario_id"] for r in first) == ["a", "b", "c"]
     overall, report = optimize(rows, OptimizeOptions(mode="sft", select="random_k_overall", k=5))
     assert len(overall) == 5 and report.dropped["not_selected"] == 7
+
+
+def test_rows_no_judge_scored_are_refused_not_silently_dropped() -> None:
+    rows = [_row("a", 0, None), _row("a", 1, 1.0, judge_status="timeout")]
+    with pytest.raises(WhileaiError, match=r"none of the 2 rows .*1 ungraded, 1 with a judge"):
+        optimize(rows)
+    out, report = optimize([])
+    assert out == [] and report.rows_in == 0
 
 
 def test_overall_rules_need_k_and_bad_bands_are_config_errors() -> None:

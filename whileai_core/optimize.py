@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import orjson
 
-from .errors import ConfigError
+from .errors import ConfigError, WhileaiError
 from .gate import DEFAULT_BAND, in_band, publish_gate
 from .groups import passed, reward_of, task_key
 from .hygiene import (
@@ -271,6 +271,7 @@ def select(
         select=opts.select if opts.mode == "sft" else None,
     )
     report.rows_in = sum(len(g) for g in groups.values())
+    _refuse_ungraded(groups.values())
     report.pass_at_before = pass_at_counts(_counts(groups.values()))
     cleaned: list[tuple[str, list[_Rec], dict[str, Any]]] = []
     for task_id, group in groups.items():
@@ -282,6 +283,22 @@ def select(
         kept = _select_sft(cleaned, opts, report)
     _finish_report(kept, opts, report)
     return Selection(report, kept, payloads)
+
+
+def _refuse_ungraded(groups: Iterable[list[_Rec]]) -> None:
+    """Selecting from rows no judge scored drops every one; say so instead of writing nothing."""
+    total = errors = 0
+    for group in groups:
+        for rec in group:
+            if rec.reward is not None:
+                return
+            total += 1
+            errors += rec.junk == "judge_status"
+    if total:
+        raise WhileaiError(
+            f"none of the {total} rows carries a clean reward ({total - errors} ungraded, "
+            f"{errors} with a judge error): run `whileai grade` first"
+        )
 
 
 def _record(row: Row, payloads: _Payloads | None, privileged_cache: dict[bytes, list[str]]) -> _Rec:
