@@ -302,7 +302,8 @@ def _readme(name: str, spec_json: dict[str, Any], report: EnvironmentReport) -> 
     lo, hi = report.band
     bd = report.band_dropped
     gate = report.gate
-    warnings = "".join(f"- {w}\n" for w in [*gate.get("warnings", []), *report.warnings])
+    # The gate's own warnings describe the input rows; the asks they name were dropped here.
+    warnings = "".join(f"- {w}\n" for w in report.warnings)
     return f"""# {name}
 
 An RL environment exported by `whileai export --env`: the tasks, the world that answers
