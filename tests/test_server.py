@@ -263,3 +263,15 @@ def test_trace_listing_speaks_the_sdk_paging_shape(server: LiveServer) -> None:
     assert [t["traceId"] for t in last["traces"]] == [f"{1:032x}"] and last["nextPage"] is None
     assert client.get("/traces", params={"from": "soon"}).status_code == 400
     assert client.get("/traces", params={"limit": 0}).status_code == 400
+
+
+def test_register_agent_keeps_tools_and_system_prompt(server: LiveServer) -> None:
+    client = server.client(server.signup())
+    tools = [{"type": "function", "function": {"name": "get_order", "parameters": {}}}]
+    body = {"name": "airline", "description": "Refunds", "tools": tools, "system_prompt": "Be kind"}
+    created = client.post("/agents", json=body)
+    assert created.status_code == 201
+    agent = client.get("/agents").json()["agents"][0]
+    assert (agent["slug"], agent["description"]) == ("airline", "Refunds")
+    assert agent["tools"] == tools and agent["system_prompt"] == "Be kind"
+    assert client.post("/agents", json={"name": "x", "tools": "nope"}).status_code == 400

@@ -276,7 +276,18 @@ class Server:
         description = body.get("description")
         if description is not None and not isinstance(description, str):
             raise BadRequest("description must be a string")
-        agent = await self._thread(store.create_agent, slug, description)
+        spec: dict[str, Any] = {}
+        if body.get("tools") is not None:
+            if not isinstance(body["tools"], list):
+                raise BadRequest("tools must be a list of tool schemas")
+            spec["tools"] = body["tools"]
+        if body.get("system_prompt") is not None:
+            if not isinstance(body["system_prompt"], str):
+                raise BadRequest("system_prompt must be a string")
+            spec["system_prompt"] = body["system_prompt"]
+        agent = await self._thread(
+            self.storage.create_agent, store.account, slug, description, spec or None
+        )
         return JSONResponse(agent, status_code=201)
 
     async def delete_agent(self, request: Request) -> Response:

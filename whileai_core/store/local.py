@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS agents (
     account TEXT NOT NULL,
     slug TEXT NOT NULL,
     description TEXT,
+    spec TEXT,
     created_at REAL NOT NULL,
     PRIMARY KEY (account, slug)
 );
@@ -385,7 +386,8 @@ class Storage:
 
     def list_agents(self, account: str) -> list[dict[str, Any]]:
         agents = self.query(
-            "SELECT slug, description, created_at FROM agents WHERE account = ? ORDER BY slug",
+            "SELECT slug, description, spec, created_at FROM agents WHERE account = ?"
+            " ORDER BY slug",
             (account,),
         )
         traces: dict[str, int] = {
@@ -408,11 +410,19 @@ class Storage:
                 "traces": traces.get(a["slug"], 0),
                 "datasets": sets.get(a["slug"], {}),
                 "createdAt": _iso(a["created_at"]),
+                **(orjson.loads(a["spec"]) if a["spec"] else {}),
             }
             for a in agents
         ]
 
-    def create_agent(self, account: str, slug: str, description: str | None) -> dict[str, Any]:
+    def create_agent(
+        self,
+        account: str,
+        slug: str,
+        description: str | None,
+        spec: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Create or update an agent; `spec` holds what it is (`tools`, `system_prompt`)."""
         slug = slug.strip()
         if not slug:
             raise BadRequest("an agent needs a slug")
@@ -422,6 +432,11 @@ class Storage:
                 db.execute(
                     "UPDATE agents SET description = ? WHERE account = ? AND slug = ?",
                     (description, account, slug),
+                )
+            if spec:
+                db.execute(
+                    "UPDATE agents SET spec = ? WHERE account = ? AND slug = ?",
+                    (orjson.dumps(spec).decode(), account, slug),
                 )
         return next(a for a in self.list_agents(account) if a["slug"] == slug)
 
