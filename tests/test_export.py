@@ -168,6 +168,14 @@ def test_undecodable_tool_arguments_refuse_the_row() -> None:
     assert report.counters.refused == {"bad_tool_call": 1}
 
 
+def test_privileged_left_in_free_text_refuses_the_row() -> None:
+    row = _row()
+    row["messages"][2]["content"] = 'raw dump: {"privileged": {"note": "x"}}'
+    report = TrainingReport("openai", "all", False, None)
+    assert list(training_samples([row], report=report)) == []
+    assert report.counters.refused == {"privileged_residue": 1}
+
+
 def test_input_rows_are_not_mutated_by_export() -> None:
     rows = [_row(), _leaky(), _steps_only()]
     before = copy.deepcopy(rows)

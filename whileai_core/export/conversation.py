@@ -250,7 +250,8 @@ def scrub(row: Row, sample: dict[str, Any]) -> dict[str, Any]:
     clean: dict[str, Any] = strip_privileged(sample)
     blob = orjson.dumps(clean).decode().lower()
     if "privileged" in blob:
-        raise Refused("quotes_privileged")
+        # The word survived stripping (e.g. inside a non-JSON tool output): refuse, do not guess.
+        raise Refused("privileged_residue")
     if any(secret.lower() in blob for secret in privileged_texts(row)):
         raise Refused("quotes_privileged")
     return clean
