@@ -249,3 +249,20 @@ def test_retry_after_http_date() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert parse_retry_after("2.5") == 2.5
     assert parse_retry_after("soon") is None
+
+
+def test_a_200_that_is_not_a_completion_is_counted_as_a_bad_response() -> None:
+    with OpenAIStub(default=Reply(raw=b'{"object": "list"}')) as stub:
+        client = _client(stub)
+        with pytest.raises(ModelCallError, match="no choices"):
+            _run(client, MSGS)
+    assert client.stats.errors["bad_response"] == 1 and client.stats.failed == 1
+
+
+def test_max_tokens_is_renamed_only_for_api_openai_com(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    openai = ModelClient(parse_model_spec("openai:gpt-4.1-mini"))
+    assert openai.request_body(MSGS, None, max_tokens=9)["max_completion_tokens"] == 9
+    local = ModelClient(parse_model_spec("http://127.0.0.1:9/v1", model="m"))
+    assert local.request_body(MSGS, None, max_tokens=9)["max_tokens"] == 9

@@ -41,7 +41,7 @@ import httpx
 import orjson
 
 from ..errors import WhileaiError
-from .spec import ModelSpec
+from .spec import OPENAI_DEFAULT_URL, ModelSpec
 
 if TYPE_CHECKING:
     from .cache import ModelCache
@@ -314,13 +314,19 @@ class ModelClient:
     def request_body(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, **sampling: Any
     ) -> dict[str, Any]:
-        """The JSON body sent for these arguments (also what the cache key is made from)."""
+        """The JSON body sent for these arguments (also what the cache key is made from).
+
+        On api.openai.com `max_tokens` is sent as `max_completion_tokens`, the only name its
+        reasoning models accept; other servers get `max_tokens`, the name they all know.
+        """
         body: dict[str, Any] = {"model": self.spec.model, "messages": messages}
         if tools:
             body["tools"] = tools
         for key, value in sampling.items():
             if value is None or (key == "logprobs" and value is False):
                 continue
+            if key == "max_tokens" and self.spec.base_url == OPENAI_DEFAULT_URL:
+                key = "max_completion_tokens"
             body[key] = value
         return body
 
@@ -353,8 +359,13 @@ class ModelClient:
                     return result
         try:
             raw = await self._post_with_retries(orjson.dumps(body))
-            result = ChatResult.from_response(raw)
         except (ModelCallError, WhileaiError):
+            self.stats.failed += 1
+            raise
+        try:
+            result = ChatResult.from_response(raw)
+        except ModelCallError as exc:  # JSON, but not a chat completion
+            self.stats.errors[exc.kind] += 1
             self.stats.failed += 1
             raise
         self.stats.ok += 1
@@ -371,8 +382,8 @@ class ModelClient:
         return self._stopped
 
     def _wait_for(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return retry_after
+        if retry_after is not None:  # a 429 asking for longer has already stopped the run
+            return min(retry_after, self.max_retry_after)
         base = min(self.max_backoff, self.backoff * (2**attempt))
         return base * (0.5 + self._rng.random() / 2)
 
