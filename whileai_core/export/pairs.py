@@ -21,8 +21,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..groups import group_by_task, passed, reward_of
+from ..groups import passed, reward_of, task_key
 from ..hygiene import reply_text
+from ..rowbuffer import RowBuffer, Span
 from .conversation import (
     Counters,
     Message,
@@ -92,9 +93,14 @@ def preference_pairs(
     encoding = encoding_for(fmt)
     rep = report or PairsReport(fmt, length_matched)
     rep.roundtrip = RoundTrip(encoding)
-    materialised = list(rows)
-    rep.counters.rows_in = len(materialised)
-    for group in group_by_task(materialised).values():
+    # Pairs need whole asks: hold the input as JSON, not dicts (see RowBuffer).
+    buffer = RowBuffer()
+    spans: dict[str, list[Span]] = {}
+    for row in rows:
+        rep.counters.rows_in += 1
+        spans.setdefault(task_key(row), []).append(buffer.add(row))
+    for group_spans in spans.values():
+        group = [buffer.load(span) for span in group_spans]
         rep.asks += 1
         built: list[tuple[float, Row, list[Message]]] = []
         for row in group:
