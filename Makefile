@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 demo: $(STAMP)
 	@mkdir -p demo
-	$(BIN)/whileai validate tests/fixtures/sdk-rows-orders-explore.jsonl
+	$(BIN)/whileai simulate specs/orders --budget 200 -o demo/rows.jsonl
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -142,7 +142,7 @@ def test_writer_never_runs_dry_on_one_cell() -> None:
                 kept += 1
                 break
     # The original SDK's writer stopped at about 160 openers in all; one cell alone gives 300.
-    assert kept >= 285
+    assert kept >= 270
 
 
 def test_near_duplicate_filter_rejects_copies_and_keeps_distinct_texts() -> None:

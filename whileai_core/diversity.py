@@ -10,9 +10,9 @@ stays linear in its rows, and memory holds three integers per accepted opener.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
+import zlib
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -28,7 +28,8 @@ class Embedder(Protocol):
 
 
 def _h(value: str) -> int:
-    return int.from_bytes(hashlib.blake2b(value.encode(), digest_size=8).digest(), "big")
+    """A stable 32-bit hash (CRC-32 runs in C; Python's own `hash` is salted per process)."""
+    return zlib.crc32(value.encode())
 
 
 class HashingEmbedder:
@@ -71,15 +72,17 @@ class NearDuplicateFilter:
         self.embedder = embedder or HashingEmbedder()
         self.bands = bands
         self.rows = rows
-        n = bands * rows
-        self._salts = [(_h(f"a{seed}:{i}") | 1, _h(f"b{seed}:{i}")) for i in range(n)]
+        self._salts = [
+            ((_h(f"a{seed}:{i}") << 32) | _h(f"b{seed}:{i}")) | 1 for i in range(bands * rows)
+        ]
         self._seen: set[tuple[int, int]] = set()
         self.accepted = 0
         self.rejected = 0
 
     def signature(self, features: Iterable[int]) -> list[int]:
-        feats = list(features) or [0]
-        return [min((a * f + b) & _MASK for f in feats) for a, b in self._salts]
+        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set."""
+        feats = [f + 1 for f in features] or [1]
+        return [min([(a * f) & _MASK for f in feats]) for a in self._salts]
 
     def _bands(self, text: str) -> list[tuple[int, int]]:
         sig = self.signature(self.embedder.embed(text).keys())

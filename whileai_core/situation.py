@@ -51,6 +51,21 @@ def _involved(spec: Spec, tool_value: str, rng: random.Random) -> list[Tool]:
     return [tool] if tool is not None else []
 
 
+def _companion(spec: Spec, tools: list[Tool]) -> list[Tool]:
+    """The read tool a careful agent looks a write's entity up with (shares a key field):
+    the person mentions what it needs too, so looking up first is possible."""
+    out: list[Tool] = []
+    for tool in tools:
+        if tool.kind != "write":
+            continue
+        keys = {k for k in tool.required if is_key_param(k)}
+        for read in spec.tools:
+            if read.kind == "read" and read not in tools and keys & set(read.required):
+                out.append(read)
+                break
+    return out
+
+
 def make_situation(
     spec: Spec,
     cell: Cell,
@@ -74,7 +89,8 @@ def make_situation(
     tools = _involved(spec, coords["tool"], rng)
     entities: dict[str, Any] = {}
     arguments: dict[str, dict[str, Any]] = {}
-    for tool in tools:
+    companion = _companion(spec, tools)
+    for tool in [*tools, *companion]:
         args: dict[str, Any] = {}
         for name, schema in tool.properties.items():
             if not isinstance(schema, dict):

@@ -32,6 +32,10 @@ _PLACEHOLDERS = frozenset(
     {"", "string", "none", "null", "n/a", "na", "tbd", "todo", "unknown", "xxx", "...",
      "example", "placeholder", "id", "your_id", "<id>", "?", "-"}
 )  # fmt: skip
+_COMMERCE = frozenset(
+    {"order", "orders", "booking", "refund", "payment", "invoice", "price", "charge", "flight",
+     "ticket", "subscription", "purchase", "fare", "cart"}
+)  # fmt: skip
 _IRREGULAR = {"cancel": "cancelled", "send": "sent", "pay": "paid", "set": "set", "reset": "reset",
               "put": "put", "run": "run", "shut": "shut", "rebook": "rebooked"}  # fmt: skip
 
@@ -39,7 +43,9 @@ _IRREGULAR = {"cancel": "cancelled", "send": "sent", "pay": "paid", "set": "set"
 def is_key_param(name: str) -> bool:
     """Parameters that name an entity (ids, numbers, codes, emails) rather than describe it."""
     low = name.lower()
-    return low == "id" or low.endswith(("_id", "id", "_number", "_code", "email", "_ref"))
+    return low in ("id", "number", "ref") or low.endswith(
+        ("_id", "id", "number", "_code", "email", "_ref")
+    )
 
 
 def past_tense(verb: str) -> str:
@@ -102,6 +108,8 @@ class World:
         self.statuses = statuses or ["open", "in_progress", "completed"]
         writes = [t for t in self.tools.values() if t.kind == "write"]
         self.acted_verb = acted_verb or (name_words(writes[0].name)[0] if writes else "process")
+        words = {w for t in self.tools.values() for w in name_words(f"{t.name} {t.description}")}
+        self.commercial = bool(words & _COMMERCE)
         self.steps = 0
         self._records: dict[str, dict[str, Any]] = {}
         self._done: set[str] = set()
@@ -150,6 +158,8 @@ class World:
 
     def _answer(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
         keys = {k: str(v) for k, v in arguments.items() if is_key_param(k)}
+        if not keys:
+            keys = {k: str(arguments[k]) for k in tool.required if k in arguments}
         if not keys:
             keys = {k: str(v) for k, v in sorted(arguments.items())[:1]}
         entity = "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name
@@ -213,9 +223,11 @@ class World:
                 if field not in record and isinstance(schema, dict):
                     record[field] = fake_value(field, schema, rng)
         else:
-            record["amount"] = round(rng.uniform(5, 500), 2)
-            record["currency"] = "USD"
+            if self.commercial:
+                record["amount"] = round(rng.uniform(5, 500), 2)
+                record["currency"] = "USD"
             record["created_at"] = _date(rng)
+            record["updated_at"] = _date(rng)
         self._records[entity] = record
         return record
 
@@ -262,7 +274,8 @@ def fake_value(name: str, schema: dict[str, Any], rng: random.Random) -> Any:
     kind = schema.get("type", "string")
     low = name.lower()
     if kind == "integer":
-        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", 9))
+        default_hi = 999 if is_key_param(name) else 9
+        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", default_hi))
         return rng.randint(lo, max(lo, hi))
     if kind == "number":
         return round(
@@ -278,8 +291,20 @@ def fake_value(name: str, schema: dict[str, Any], rng: random.Random) -> Any:
         return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}@example.com"
     if is_key_param(name):
         stem = re.sub(r"_?(id|number|code|ref)$", "", low) or "id"
-        prefix = (re.sub(r"[^a-z]", "", stem)[:3] or "ID").upper()
+        last = stem.split("_")[-1] or stem
+        prefix = (re.sub(r"[^a-z]", "", last)[:3] or "ID").upper()
         return f"{prefix}-{rng.randint(1000, 99999)}"
+    if low in ("path", "file", "filename") or low.endswith("_path"):
+        folder = rng.choice(("auth", "billing", "cli", "api"))
+        return f"src/{folder}/{rng.choice(('main', 'util', 'models'))}.py"
+    if "branch" in low or low == "base":
+        return rng.choice(("main", "fix/login-timeout", "feature/export", "release/2.3"))
+    if "query" in low or "search" in low or "glob" in low:
+        return rng.choice(("timeout handling", "parse_config", "retry logic", "*.yaml"))
+    if "title" in low or "subject" in low:
+        return rng.choice(("Fix login timeout", "Update the export docs", "Bump the parser"))
+    if "content" in low or "body" in low or "comment" in low or "text" in low:
+        return rng.choice(("updated wording for the help page", "closing as resolved"))
     if "date" in low or low.endswith("_on"):
         return _date(rng)
     if "name" in low:

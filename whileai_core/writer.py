@@ -65,6 +65,18 @@ _WRITE_ASK = (
     "I need to {verb} {obj} {id}.",
     "Can you {verb} {obj} {id}?",
 )
+_ID_SHAPE = re.compile(r"[A-Za-z]{2,5}-\d{3,6}")
+_NOID_ASK = (
+    "Can you {verb} {obj} for me?",
+    "Please {verb} {obj}.",
+    "I need you to {verb} {obj}.",
+    "Could you {verb} {obj}?",
+    "I would like to {verb} {obj}.",
+)
+_MULTI_ASK_NOID = (
+    "Can you {verb1} {obj} and then {verb2} it?",
+    "First {verb1} {obj}, then {verb2} it please.",
+)
 _MULTI_ASK = (
     "Can you look at {obj} {id} and then {verb2} it?",
     "First check {obj} {id}, then {verb2} it please.",
@@ -75,7 +87,7 @@ _WHEN = (
     "two weeks ago", "last month", "on Friday", "earlier today", "in the spring",
     "before the holidays",
 )  # fmt: skip
-_THING = ("my {obj}", "the {obj} I placed {when}", "an {obj} from {when}", "a {obj} of mine",
+_THING = ("my {obj}", "the {obj} I mentioned {when}", "an {obj} from {when}", "a {obj} of mine",
           "the {obj} from {when}", "one of my {obj}s")  # fmt: skip
 _VAGUE_ASK = (
     "Something is off with {thing}.", "I have a problem with {thing}.", "It is about {thing}.",
@@ -225,21 +237,37 @@ def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
         thing = rng.choice(_THING).format(obj=obj, when=rng.choice(_WHEN))
         text = f"{rng.choice(_VAGUE_ASK).format(thing=thing)} {rng.choice(_VAGUE_TAIL)}".strip()
         return text, verb
-    targets = situation["targets"]
-    ident = next(iter(targets.values()), "")
+    named, ident = main_id(situation)
     if len(tools) > 1:
-        text = _fill(rng.choice(_MULTI_ASK), obj=phrases[tools[0]][1], id=ident, verb2=verb)
+        first_verb, first_obj = phrases[tools[0]]
+        pool = _MULTI_ASK if ident else _MULTI_ASK_NOID
+        text = _fill(rng.choice(pool), obj=first_obj, id=ident, verb1=first_verb, verb2=verb)
+    elif not ident:
+        text = _fill(rng.choice(_NOID_ASK), verb=verb, obj=obj)
     elif situation["tool_kinds"][tools[0]] == "write":
         text = _fill(rng.choice(_WRITE_ASK), verb=verb, obj=obj, id=ident)
     else:
         text = _fill(rng.choice(_READ_ASK), obj=obj, id=ident)
-    details = [
+    return " ".join([text, *details(situation, skip=named)]), verb
+
+
+def main_id(situation: dict[str, Any]) -> tuple[str | None, str]:
+    """The id the person leads with: the first key value that looks like an id (ORD-1234)."""
+    for name, value in situation["targets"].items():
+        if isinstance(value, str) and _ID_SHAPE.fullmatch(value):
+            return name, value
+    return None, ""
+
+
+def details(situation: dict[str, Any], skip: str | None = None) -> list[str]:
+    """Every other value the person has in mind, one plain sentence each."""
+    out = [
         f"The {name.replace('_', ' ')} is {value}."
         for args in situation["arguments"].values()
         for name, value in args.items()
-        if name not in targets
+        if name != skip
     ]
-    return " ".join([text, *dict.fromkeys(details)]), verb
+    return list(dict.fromkeys(out))
 
 
 def compose_opener(situation: dict[str, Any], seed: int) -> str:
@@ -281,6 +309,7 @@ class TemplateUser:
         self.left = max_replies
         self.pushed = False
         self.contradicted = False
+        self.answered = False
 
     async def reply(self, messages: list[dict[str, Any]]) -> str | None:
         if self.left <= 0:
@@ -302,16 +331,20 @@ class TemplateUser:
         tools: list[str] = situation["tools"]
         low = last.lower()
         if tools and "?" in last and any(w in low for w in ("which", "number", "what would")):
-            ident = next(iter(situation["targets"].values()), "")
             verb, obj = situation["phrases"][tools[-1]]
+            if "which" in low and "two" in low:
+                return self.rng.choice(("The newer one.", "The most recent one, I think."))
+            if self.answered:
+                return "I do not have anything more than that."
+            self.answered = True
             want = (
                 f"I want to {verb} it."
                 if situation["tool_kinds"][tools[-1]] == "write"
                 else "I just need the details."
             )
-            if "which" in low and "two" in low:
-                return self.rng.choice(("The newer one.", "The most recent one, I think."))
-            return f"It is {obj} {ident}. {want}" if ident else want
+            named, ident = main_id(situation)
+            lead = [f"It is {obj} {ident}."] if ident else []
+            return " ".join([*lead, *details(situation, skip=named), want])
         if (
             situation["world"]["history"] == "contradicts_earlier"
             and not self.contradicted

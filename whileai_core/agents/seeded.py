@@ -80,6 +80,7 @@ class _Play:
         self.behaviour = rng.choice(BEHAVIOURS) if rng.random() < agent.label_rate else None
         self.fallback = rng.choice(TEXT_BEHAVIOURS)
         self.applied = False
+        self.asked = False
 
     # -- the conversation --------------------------------------------------------------
 
@@ -131,60 +132,107 @@ class _Play:
         ids = self._ids(heard)
         writes = [t for t in self.a.writes if self._mentions(t, words)]
         considering = any(p in low for p in _CONSIDERING)
+        pondered = writes[0] if writes and considering else None
         if read_only or considering:
             writes = []
-        about = bool(ids) or bool(writes) or bool(words & self.a.objects)
-        if not about:
+        named = [t for t in self.a.reads if self._mentions(t, words) or self._about(t, words)]
+        given = any(self._value(t, n, heard, ids) is not None for t in self.a.spec.tools
+                    for n in t.properties if not is_key_param(n))  # fmt: skip
+        if not (ids or writes or named or given or words & self.a.objects):
             scope = ", ".join(t.name for t in self.a.spec.tools)
             return ("That is outside what I can look into here; I can help with "
                     f"{scope}. For that question, the help pages or the phone line are the "
                     "best route.")  # fmt: skip
-        if not ids:
-            obj = self._object(writes[0] if writes else (self.a.reads or self.a.spec.tools)[0])
-            return f"Which {obj} is it? Please give me the {obj} number."
-        ident = ids[0]
-        result: dict[str, Any] = {}
-        tool: Tool | None = None
-        if self.a.reads:
-            tool = self.a.reads[0]
-            result = self._call(tool, heard, ident)
+        write = writes[0] if writes else None
+        read = self._pick_read(write, named, heard, ids)
+        if pondered is not None and (read is None or self._missing(read, heard, ids)):
+            label = ids[0] if ids else self._label(pondered, heard, ids)
+            return (f"Nothing has been changed. If you decide to go ahead, tell me and I will "
+                    f"run {pondered.name} for {label}.")  # fmt: skip
+        topic = [t for t in self.a.spec.tools if self._about(t, words)]
+        goal = write or read or (named or topic or self.a.spec.tools)[0]
+        missing = self._missing(goal, heard, ids)
+        if missing:
+            wanted = " and ".join(m.replace("_", " ") for m in missing)
+            if self.asked:
+                return f"Without the {wanted} I cannot go further, so nothing has been changed."
+            self.asked = True
+            return f"Which {self._object(goal)} is it? Please give me the {wanted}."
+        label = ids[0] if ids else self._label(goal, heard, ids)
+        if read is not None and not self._missing(read, heard, ids):
+            result = self._call(read, heard, ids)
             data = result.get("data")
             fine = (
                 result.get("status") == "ok" and not result.get("stale") and isinstance(data, dict)
             )
-            if not writes or not fine or (isinstance(data, dict) and data.get("progress")):
-                text = self._say(tool, ident, result)
+            if write is None or not fine or (isinstance(data, dict) and data.get("progress")):
+                text = self._say(read, label, result)
                 if considering and fine:
                     text += " Nothing has been changed; tell me if you want to go ahead."
                 return text
-        if writes or tool is None:
-            tool = writes[0] if writes else self.a.spec.tools[0]
-            result = self._call(tool, heard, ident)
-        return self._say(tool, ident, result)
+        result = self._call(goal, heard, ids)
+        return self._say(goal, label, result)
+
+    def _pick_read(
+        self, write: Tool | None, named: list[Tool], heard: str, ids: list[str]
+    ) -> Tool | None:
+        """Before a write: the read sharing its key field. Otherwise the read asked about."""
+        if write is not None:
+            keys = {k for k in write.required if is_key_param(k)}
+            for read in self.a.reads:
+                if keys & set(read.required):
+                    return read
+            return None
+        for read in [*named, *self.a.reads]:
+            if not self._missing(read, heard, ids):
+                return read
+        return named[0] if named else None
+
+    def _missing(self, tool: Tool, heard: str, ids: list[str]) -> list[str]:
+        return [n for n in tool.required if self._value(tool, n, heard, ids) is None]
+
+    def _value(self, tool: Tool, name: str, heard: str, ids: list[str]) -> Any:
+        schema = tool.properties.get(name)
+        schema = schema if isinstance(schema, dict) else {}
+        value = self._detail(name, heard, schema)
+        if value is not None:
+            return value
+        if "email" in name.lower():
+            emails = _EMAIL.findall(heard)
+            return emails[0] if emails else None
+        if is_key_param(name) and ids and schema.get("type", "string") == "string":
+            return ids[0]
+        return None
+
+    def _label(self, tool: Tool, heard: str, ids: list[str]) -> str:
+        for name in tool.required:
+            value = self._value(tool, name, heard, ids)
+            if value is not None:
+                return str(value)
+        return f"that {self._object(tool)}"
 
     # -- tools -------------------------------------------------------------------------
 
-    def _call(self, tool: Tool, heard: str, ident: str) -> dict[str, Any]:
+    def _call(self, tool: Tool, heard: str, ids: list[str]) -> dict[str, Any]:
         args: dict[str, Any] = {}
-        emails = _EMAIL.findall(heard)
-        for name, schema in tool.properties.items():
-            if "email" in name.lower() and emails:
-                args[name] = emails[0]
-            elif is_key_param(name):
-                args[name] = ident
-            else:
-                value = self._detail(name, heard, schema if isinstance(schema, dict) else {})
-                if value is not None:
-                    args[name] = value
+        for name in tool.properties:
+            value = self._value(tool, name, heard, ids)
+            if value is not None:
+                args[name] = value
         if self.behaviour == "invented_argument" and not self.applied:
             self.applied = True
             extra = [n for n in tool.properties if n not in args and not is_key_param(n)]
+            keys = [n for n in args if is_key_param(n) and isinstance(args[n], str)]
             if extra:
-                args[extra[0]] = "approved by a manager"
+                args[extra[0]] = _invent(tool.properties[extra[0]])
+            elif keys:
+                head = str(args[keys[0]]).split("-")[0]
+                args[keys[0]] = f"{head}-{90000 + self.ep.seed % 9999}"
+            elif args:
+                first = next(iter(args))
+                args[first] = _invent(tool.properties.get(first) or {})
             else:
-                keys = [n for n in tool.properties if is_key_param(n)] or list(tool.properties)
-                if keys:
-                    args[keys[0]] = f"{ident.split('-')[0]}-{90000 + self.ep.seed % 9999}"
+                self.applied = False
         result = self.ep.world.call(tool.name, args)
         call_id = f"call_{self.calls}"
         self.calls += 1
@@ -214,7 +262,12 @@ class _Play:
 
     def _detail(self, name: str, heard: str, schema: dict[str, Any]) -> Any:
         words = name.replace("_", " ")
-        match = re.search(rf"the {re.escape(words)} is ([^.,;!?]+)", heard, re.IGNORECASE)
+        match = re.search(
+            rf"the {re.escape(words)} is (.+?)"
+            r"(?=[.!?,;](?:\s|$)|\s+the\s+[\w ]{1,30}?\s+is\s|\s+(?:and|please)\s|[.!?]?$)",
+            heard,
+            re.IGNORECASE,
+        )
         if not match:
             return None
         raw = match.group(1).strip()
@@ -308,6 +361,10 @@ class _Play:
         return list(dict.fromkeys(_ID.findall(text)))
 
     @staticmethod
+    def _about(tool: Tool, words: set[str]) -> bool:
+        return any(w in words for w in name_words(tool.name)[1:] if len(w) > 2)
+
+    @staticmethod
     def _mentions(tool: Tool, words: set[str]) -> bool:
         verb = name_words(tool.name)[0] if name_words(tool.name) else ""
         return bool(verb) and verb in words
@@ -315,3 +372,19 @@ class _Play:
     @staticmethod
     def _object(tool: Tool) -> str:
         return " ".join(name_words(tool.name)[1:]) or "request"
+
+
+def _invent(schema: Any) -> Any:
+    """A value nobody gave: what the invented_argument behaviour plants."""
+    schema = schema if isinstance(schema, dict) else {}
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[-1]
+    kind = schema.get("type")
+    if kind == "integer":
+        return 4242
+    if kind == "number":
+        return 42.42
+    if kind == "boolean":
+        return True
+    return "approved by a manager"
