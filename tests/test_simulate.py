@@ -368,3 +368,61 @@ def test_time_budget_stops_the_run(tmp_path: Path) -> None:
     assert time.monotonic() - start < 5
     assert 0 < len(rows) < 10_000
     assert report.stopped == "time_budget"  # type: ignore[attr-defined]
+
+
+def test_adaptive_until_saturation_stops_before_the_budget(tmp_path: Path) -> None:
+    rows, report = _run(
+        tmp_path, mode="adaptive", until="saturation", budget=50_000, concurrency=16
+    )
+    assert report.stopped == "saturation"  # type: ignore[attr-defined]
+    assert len(rows) < 50_000
+    assert report.cells_visited == report.cells  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "spec_dir", sorted(p.name for p in (REPO / "specs").iterdir() if p.is_dir())
+)
+def test_every_shipped_spec_simulates_with_few_rejected_calls(
+    tmp_path: Path, spec_dir: str
+) -> None:
+    spec = load_spec(REPO / "specs" / spec_dir)
+    out = tmp_path / "rows.jsonl"
+    report = run_simulation(spec, SimulateConfig(budget=150, seed=4), output=str(out))
+    rows = _rows(out)
+    assert len(rows) == 150 and report.agent_errors == 0
+    statuses = Counter(
+        s["result"].get("status") for r in rows for s in r["steps"] if "tool" in s
+    )  # fmt: skip
+    assert sum(statuses.values()) > 100
+    assert statuses["rejected"] < 0.1 * sum(statuses.values()), statuses
+    assert statuses["ok"] > 0.3 * sum(statuses.values()), statuses
+
+
+def test_rl_resume_appends_only_missing_groups(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    run_simulation(SPEC, SimulateConfig(mode="rl", budget=80, concurrency=1), output=str(out))
+    lines = out.read_bytes().splitlines(keepends=True)
+    first_group = lines[0]
+    sid = json.loads(first_group)["scenario_id"]
+    kept = [ln for ln in lines if json.loads(ln)["scenario_id"] == sid]
+    out.write_bytes(b"".join(kept))  # as if killed right after the first group settled
+    report = run_simulation(
+        SPEC, SimulateConfig(mode="rl", budget=80, concurrency=1), output=str(out), resume=True
+    )
+    rows = _rows(out)
+    assert len(rows) == 80 and report.resumed_rows == len(kept)
+    assert len({(r["scenario_id"], r["rollout_index"]) for r in rows}) == 80
+
+
+def test_bad_knobs_are_one_line_errors(tmp_path: Path) -> None:
+    for args, message in (
+        (["--budget", "0"], b"--budget must be at least 1"),
+        (["--resume"], b"--resume needs -o FILE"),
+        (["--fault-rate", "2"], b"--fault-rate must be between 0 and 1"),
+    ):
+        proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", "seeded", *args)
+        assert proc.returncode == 1
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(b"whileai: error: ") and message in lines[0]
+    proc = run_cli("simulate", str(tmp_path / "nope"), "--budget", "3")
+    assert proc.returncode == 1 and b"no such spec" in proc.stderr
