@@ -130,15 +130,17 @@ class OptimizeReport:
 
 
 # Keys selection writes onto a kept row (besides `calibration`).
-_ADDED_KEYS = (
-    "n0",
-    "n1",
-    "reward_mean",
-    "reward_std",
-    "in_band",
-    "band_side",
-    "overlong",
-    "reward_before_penalty",
+_ADDED_KEYS = frozenset(
+    {
+        "n0",
+        "n1",
+        "reward_mean",
+        "reward_std",
+        "in_band",
+        "band_side",
+        "overlong",
+        "reward_before_penalty",
+    }
 )
 
 
@@ -296,7 +298,7 @@ def _record(row: Row, payloads: RowBuffer | None, privileged_cache: dict[bytes, 
         features=row_features(row),
         carried=carried,
         eval_sourced=isinstance(lineage, dict) and lineage.get("source") == "eval",
-        clash=any(key in row for key in _ADDED_KEYS) or ("calibration" in row and not carried),
+        clash=not _ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
     )
     if junk is None:
         rec.traj = _trajectory_key(row)
