@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -382,6 +383,88 @@ def test_environment_package_installs_and_reads_tasks_without_verifiers(tmp_path
     assert run.returncode == 0, run.stderr.decode()
     count, name, _, needs = run.stdout.decode().split()
     assert int(count) > 0 and name == "orders_rl" and needs == "True"
+
+
+def test_environment_module_answers_tools_from_the_world_and_scores_with_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment class against a stand-in for the `verifiers` surface it uses."""
+    import asyncio
+    import types
+
+    plugin = tmp_path / "plugins" / "orders_plugin.py"
+    plugin.parent.mkdir()
+    plugin.write_text(
+        textwrap.dedent(
+            """
+            class World:
+                def __init__(self, info):
+                    self.info = info
+
+                def call(self, name, arguments):
+                    return {"status": "ok", "tool": name, "task": self.info["task_id"], **arguments}
+
+            def make_world(info):
+                return World(info)
+
+            def judge(row):
+                ok = any(s["result"]["status"] == "ok" for s in row["steps"])
+                return {"reward": 1.0 if ok and row["final_text"] else 0.0}
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(plugin.parent))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    export_environment(
+        _graded_set(),
+        tmp_path / "orders_vf_env",
+        load_spec(ORDERS_SPEC),
+        reward="orders_plugin:judge",
+        world="orders_plugin:make_world",
+    )
+
+    class MultiTurnEnv:
+        def __init__(self, **kwargs: Any) -> None:
+            self.kwargs = kwargs
+
+    class Rubric:
+        def __init__(self, funcs: list[Any], weights: list[float]) -> None:
+            self.funcs, self.weights = funcs, weights
+
+    fake = types.ModuleType("verifiers")
+    fake.MultiTurnEnv = MultiTurnEnv  # type: ignore[attr-defined]
+    fake.Rubric = Rubric  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "verifiers", fake)
+    import importlib
+
+    package = importlib.import_module("orders_vf_env")
+    env = package.load_environment(split="train")
+    assert env.kwargs["max_turns"] == 12 and env.kwargs["system_prompt"]
+    assert len(env.kwargs["dataset"]) == len(package.load_tasks("train"))
+    info = env.kwargs["dataset"][0]["info"]
+    state: dict[str, Any] = {"info": info}
+
+    async def episode() -> tuple[list[Any], float]:
+        await env.setup_state(state)
+        prompt = [{"role": "user", "content": env.kwargs["dataset"][0]["question"]}]
+        function = {"name": "get_order", "arguments": '{"order_id": "ORD-1"}'}
+        call = {"id": "c1", "type": "function", "function": function}
+        turn = {"role": "assistant", "content": "", "tool_calls": [call]}
+        assert not await env.is_completed([*prompt, turn], state)
+        replies, _ = await env.env_response([*prompt, turn], state)
+        final = {"role": "assistant", "content": "ORD-1 is fine."}
+        assert await env.is_completed([*prompt, turn, *replies, final], state)
+        reward_fn = env.kwargs["rubric"].funcs[0]
+        value = await reward_fn(prompt, [turn, *replies, final], info, state)
+        return replies, value
+
+    replies, value = asyncio.run(episode())
+    result = json.loads(replies[0]["content"])
+    assert replies[0]["tool_call_id"] == "c1"
+    assert result == {"status": "ok", "tool": "get_order", "task": info["task_id"],
+                      "order_id": "ORD-1"}  # fmt: skip
+    assert value == 1.0 and state["judge_ok"] is True and state["n_calls"] == 1
+    assert env.kwargs["rubric"].weights == [1.0, 0.0, 0.0]
 
 
 def test_environment_export_applies_the_publish_gate(tmp_path: Path) -> None:
