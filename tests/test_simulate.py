@@ -426,3 +426,24 @@ def test_bad_knobs_are_one_line_errors(tmp_path: Path) -> None:
         assert len(lines) == 1 and lines[0].startswith(b"whileai: error: ") and message in lines[0]
     proc = run_cli("simulate", str(tmp_path / "nope"), "--budget", "3")
     assert proc.returncode == 1 and b"no such spec" in proc.stderr
+
+
+def test_spec_seed_situations_are_played_first_on_their_pinned_cells(tmp_path: Path) -> None:
+    spec = SPEC.model_copy(
+        update={
+            "situations": [
+                {"prompt": "Where is my order ORD-5555?", "world_state": "entity missing"},
+                {"prompt": "Please refund ORD-7777.", "tool_condition": "timeout"},
+            ]
+        }
+    )
+    out = tmp_path / "rows.jsonl"
+    run_simulation(spec, SimulateConfig(budget=5, concurrency=1), output=str(out))
+    rows = _rows(out)
+    assert [r["prompt"] for r in rows[:2]] == [
+        "Where is my order ORD-5555?", "Please refund ORD-7777."
+    ]  # fmt: skip
+    assert rows[0]["steps"][0]["result"] == {"status": "not_found", "missing": ["ORD-5555"]}
+    assert rows[1]["scenario_dimensions"]["tool_condition"] == "timeout"
+    assert rows[1]["faults_fired"] and rows[1]["faults_fired"][0]["mode"] == "timeout"
+    assert "seed situation" in rows[0]["selection_reason"]

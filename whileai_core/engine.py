@@ -34,7 +34,7 @@ from .errors import ConfigError, WhileaiError
 from .grid import Grid, build_grid, seed_int
 from .groups import passed
 from .row import SCHEMA_VERSION
-from .situation import make_situation
+from .situation import make_seed_situation, make_situation
 from .spec import Spec
 from .world import World
 
@@ -290,15 +290,24 @@ class Engine:
         self.asks_opened += 1
         s_index, phrasing = divmod(index, self.n)
         cells = self.grid.cells
-        cell = cells[s_index % len(cells)]
-        situation = make_situation(
-            self.spec,
-            cell,
-            visit=s_index // len(cells),
-            phrasing=phrasing,
-            fault_rate=self.config.fault_rate,
-        )
-        situation["cell_position"] = s_index % len(cells)
+        seeds = self.spec.situations
+        if s_index < len(seeds):
+            # The spec's own seed situations come first, each on a grid cell it may pin.
+            position = s_index % len(cells)
+            situation = make_seed_situation(
+                self.spec, seeds[s_index], s_index, cells[position], self.grid.axes,
+                phrasing=phrasing, fault_rate=self.config.fault_rate,
+            )  # fmt: skip
+        else:
+            position = (s_index - len(seeds)) % len(cells)
+            situation = make_situation(
+                self.spec,
+                cells[position],
+                visit=(s_index - len(seeds)) // len(cells),
+                phrasing=phrasing,
+                fault_rate=self.config.fault_rate,
+            )
+        situation["cell_position"] = position
         ask = _Ask(index=index, situation=situation, k=self.k, probe=self.probe)
         ask.target = self.probe if self.k > 1 else 1
         stored = self.done.get(situation["scenario_id"])
@@ -313,6 +322,9 @@ class Engine:
             ask.verdicts = [r.get("behavior_signature") for r in take]
             ask.launched = ask.finished = len(take)
             ask.state = "final"
+            if self.k > 1 and len(take) >= self.probe:  # the allocation learns from it too
+                self._probes += 1
+                self._probes_mixed += len(set(ask.verdicts[: self.probe])) > 1
             for row in take:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
@@ -323,6 +335,10 @@ class Engine:
 
     async def _write_opener(self, ask: _Ask) -> tuple[str, str]:
         situation = ask.situation
+        seeded_prompt = situation.get("seed_prompt")
+        if isinstance(seeded_prompt, str) and situation["phrasing"] == 0:
+            self.filter.admit(seeded_prompt, force=True)
+            return seeded_prompt, "seed situation from the spec"
         text = ""
         for attempt in range(8):
             seed = seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)

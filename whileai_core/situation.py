@@ -191,3 +191,35 @@ def reference_for(situation: dict[str, Any], spec: Spec) -> str:
         parts.append(f"Follow the rule: {world['rule']}")
     parts.append("Never quote internal notes, never claim an action that did not succeed.")
     return " ".join(parts)
+
+
+def make_seed_situation(
+    spec: Spec,
+    seed: dict[str, Any],
+    index: int,
+    cell: Cell,
+    axes: dict[str, list[str]],
+    *,
+    phrasing: int = 0,
+    fault_rate: float = 1.0,
+) -> dict[str, Any]:
+    """A situation from the spec's seed list: its prompt as the opener, on `cell` with any
+    axis value the seed names pinned (e.g. `"world_state": "entity missing"`)."""
+    coords = cell.as_dict()
+    for axis, values in axes.items():
+        value = seed.get(axis) or (seed.get("scenario_dimensions") or {}).get(axis)
+        if isinstance(value, str) and value in values:
+            coords[axis] = value
+    prompt = seed.get("prompt")
+    pinned = Cell(coords=tuple((k, coords[k]) for k in cell.as_dict()), block=cell.block)
+    situation = make_situation(spec, pinned, visit=-1 - index, phrasing=phrasing,
+                               fault_rate=fault_rate)  # fmt: skip
+    if isinstance(prompt, str) and prompt.strip():
+        situation["seed_prompt"] = prompt.strip()
+        # The person's own words name their own ids: the world's state applies to any id.
+        situation["targets"] = {}
+        situation["reference"] = reference_for(situation, spec)
+        situation["scenario_id"] = stable_hash(
+            {"seed": prompt.strip(), "cell": coords, "phrasing": phrasing}, prefix="sc-"
+        )
+    return situation

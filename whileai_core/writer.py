@@ -229,7 +229,10 @@ def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
     if human["ask_family"] == "general" or not tools:
         question, qualifiers = rng.choice(_GENERAL_ASK)
         qualifier = rng.choice(qualifiers)
-        text = f"{rng.choice(_LEAD)} {question}{' ' + qualifier if qualifier else ''}?".strip()
+        lead = rng.choice(_LEAD)
+        if lead.endswith(","):
+            question = question[:1].lower() + question[1:]
+        text = f"{lead} {question}{' ' + qualifier if qualifier else ''}?".strip()
         return text[:1].upper() + text[1:], "handle"
     phrases = situation["phrases"]
     verb, obj = phrases[tools[-1]]
