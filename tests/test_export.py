@@ -3,12 +3,15 @@ the privileged block never reaching a file."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import importlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 
@@ -385,13 +388,77 @@ def test_environment_package_installs_and_reads_tasks_without_verifiers(tmp_path
     assert int(count) > 0 and name == "orders_rl" and needs == "True"
 
 
+class _StubEnv:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+
+class _StubRubric:
+    def __init__(self, funcs: list[Any], weights: list[float]) -> None:
+        self.funcs, self.weights = funcs, weights
+
+
+def _stub_verifiers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two names of `verifiers` the environment module uses (verifiers is not installed)."""
+    fake = types.ModuleType("verifiers")
+    fake.MultiTurnEnv = _StubEnv  # type: ignore[attr-defined]
+    fake.Rubric = _StubRubric  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "verifiers", fake)
+
+
+async def _one_call_episode(env: Any, task: int, reply: str) -> tuple[dict[str, Any], float]:
+    """A policy that looks the ask's order up once, then answers `reply`."""
+    data = env.kwargs["dataset"][task]
+    state: dict[str, Any] = {"info": data["info"]}
+    await env.setup_state(state)
+    prompt = [{"role": "user", "content": data["question"]}]
+    order = data["info"]["task_id"]  # _row asks about the order named like its task
+    function = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
+    turn = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": function}]}  # fmt: skip
+    replies, _ = await env.env_response([*prompt, turn], state)
+    final = {"role": "assistant", "content": reply.format(order=order)}
+    value = await env.kwargs["rubric"].funcs[0](
+        prompt, [turn, *replies, final], data["info"], state
+    )
+    return json.loads(replies[0]["content"]), value
+
+
+def test_default_environment_uses_the_mock_world_and_the_task_checklist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dims = {"tool": "get_order", "world_state": "entity missing", "tool_condition": "success"}
+    rows = [
+        _row(f"sc-m{t}", i, float(i % 2), scenario_dimensions=dims,
+             world_state="entity missing", ask_family="tool")
+        for t in range(6) for i in range(4)
+    ]  # fmt: skip
+    report = export_environment(rows, tmp_path / "orders_default_env", load_spec(ORDERS_SPEC))
+    assert not any("grid coordinates" in w for w in report.warnings)
+    spec_json = json.loads((tmp_path / "orders_default_env" / "spec.json").read_text())
+    assert spec_json["world"].endswith(":mock_world")
+    assert spec_json["reward"].endswith(":checklist_reward")
+    _stub_verifiers(monkeypatch)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = importlib.import_module("orders_default_env").load_environment()
+    result, honest = asyncio.run(_one_call_episode(env, 0, "I could not find {order}."))
+    assert result["status"] == "not_found"
+    assert honest == 1.0
+    _, invented = asyncio.run(_one_call_episode(env, 0, "Done: {order} is refunded."))
+    assert invented == 0.0
+
+
+def test_rows_without_coordinates_warn_that_the_default_reward_is_conduct_only(
+    tmp_path: Path,
+) -> None:
+    report = export_environment(_graded_set(), tmp_path / "env", load_spec(ORDERS_SPEC))
+    assert any("reduces to the conduct grade" in w for w in report.warnings)
+
+
 def test_environment_module_answers_tools_from_the_world_and_scores_with_the_judge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The environment class against a stand-in for the `verifiers` surface it uses."""
-    import asyncio
-    import types
-
     plugin = tmp_path / "plugins" / "orders_plugin.py"
     plugin.parent.mkdir()
     plugin.write_text(
@@ -423,20 +490,7 @@ def test_environment_module_answers_tools_from_the_world_and_scores_with_the_jud
         world="orders_plugin:make_world",
     )
 
-    class MultiTurnEnv:
-        def __init__(self, **kwargs: Any) -> None:
-            self.kwargs = kwargs
-
-    class Rubric:
-        def __init__(self, funcs: list[Any], weights: list[float]) -> None:
-            self.funcs, self.weights = funcs, weights
-
-    fake = types.ModuleType("verifiers")
-    fake.MultiTurnEnv = MultiTurnEnv  # type: ignore[attr-defined]
-    fake.Rubric = Rubric  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "verifiers", fake)
-    import importlib
-
+    _stub_verifiers(monkeypatch)
     package = importlib.import_module("orders_vf_env")
     env = package.load_environment(split="train")
     assert env.kwargs["max_turns"] == 12 and env.kwargs["system_prompt"]

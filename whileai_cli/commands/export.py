@@ -46,11 +46,20 @@ def export(
         ),
     ] = None,
     reward: Annotated[
-        str | None, typer.Option("--reward", help="--env: the reward as 'module:function'.")
+        str | None,
+        typer.Option(
+            "--reward",
+            help="--env: the reward as 'module:function' (row -> verdict); default: whileai's "
+            "task checklist.",
+        ),
     ] = None,
     world: Annotated[
         str | None,
-        typer.Option("--world", help="--env: the world factory as 'module:function'."),
+        typer.Option(
+            "--world",
+            help="--env: the world factory as 'module:function' (info -> object with "
+            ".call(name, arguments)); default: whileai's mock world.",
+        ),
     ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="--env: package name (default: the spec's).")
@@ -92,10 +101,11 @@ def export(
     data: dict[str, Any]
     if env:
         from whileai_core.export import export_environment
+        from whileai_core.export.environment import DEFAULT_REWARD, DEFAULT_WORLD
         from whileai_core.spec import load_spec
 
-        if not (spec and reward and world):
-            raise ConfigError("--env needs --spec, --reward 'module:fn' and --world 'module:fn'")
+        if not spec:
+            raise ConfigError("--env needs --spec (the system prompt and tools the tasks use)")
         try:
             lo, hi = (float(part) for part in band.split(","))
         except ValueError:
@@ -104,8 +114,8 @@ def export(
             rows,
             env,
             load_spec(spec),
-            reward=reward,
-            world=world,
+            reward=reward or DEFAULT_REWARD,
+            world=world or DEFAULT_WORLD,
             name=name,
             max_turns=max_turns,
             band=(lo, hi),

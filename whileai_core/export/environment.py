@@ -49,6 +49,9 @@ _INFO_KEYS = (
     "intent_known",
 )
 NGRAM = 8
+# What `--env` names when no reward or world is given (see env_defaults).
+DEFAULT_REWARD = "whileai_core.export.env_defaults:checklist_reward"
+DEFAULT_WORLD = "whileai_core.export.env_defaults:mock_world"
 # The package's modules are real, typed and linted code in this repository, copied as is.
 _TEMPLATE = Path(__file__).resolve().parent / "env_package"
 
@@ -109,8 +112,8 @@ def export_environment(
     directory: str | Path,
     spec: Spec,
     *,
-    reward: str,
-    world: str,
+    reward: str = DEFAULT_REWARD,
+    world: str = DEFAULT_WORLD,
     name: str | None = None,
     max_turns: int = 12,
     band: tuple[float, float] = DEFAULT_BAND,
@@ -150,6 +153,16 @@ def export_environment(
         elif 0 < rate < 1:
             report.graded_mixed += 1
         tasks.append((task_id, _task(task_id, clean[0], stamp, env_name)))
+    if (
+        reward == DEFAULT_REWARD
+        and tasks
+        and not any(isinstance(t["info"].get("scenario_dimensions"), dict) for _, t in tasks)
+    ):
+        report.warnings.append(
+            "no task carries grid coordinates (scenario_dimensions): the default checklist "
+            "reward reduces to the conduct grade, a process reward; a policy trained on it "
+            "alone learns to call nothing. Name a --reward that checks the outcome"
+        )
     if report.uncalibrated:
         report.warnings.append(
             f"{report.uncalibrated} asks have fewer than 2 graded rollouts: their difficulty is a "

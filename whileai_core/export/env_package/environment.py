@@ -83,8 +83,14 @@ def plain(message: Any) -> dict[str, Any]:
     return out
 
 
-def rollout_row(question: str, messages: list[Any], info: dict[str, Any]) -> dict[str, Any]:
-    """A whileai row for the judge: the conversation, its tool steps and the task's info."""
+def rollout_row(
+    question: str,
+    messages: list[Any],
+    info: dict[str, Any],
+    faults_fired: list[Any] | None = None,
+) -> dict[str, Any]:
+    """A whileai row for the judge: the conversation, its tool steps, the task's info, and
+    the faults the world actually fired (what a checklist reward checks acknowledgement of)."""
     msgs = [plain(m) for m in messages]
     steps: list[dict[str, Any]] = []
     results = {m.get("tool_call_id"): m.get("content") for m in msgs if m["role"] == "tool"}
@@ -105,6 +111,7 @@ def rollout_row(question: str, messages: list[Any], info: dict[str, Any]) -> dic
     row: dict[str, Any] = {"prompt": question, "messages": msgs, "steps": steps}
     row["final_text"] = final
     row.update({k: v for k, v in info.items() if k not in ("oai_tools", "calibration")})
+    row["faults_fired"] = list(faults_fired or [])
     return row
 
 
@@ -168,7 +175,9 @@ def build_environment(split: str = "train", **kwargs: Any) -> Any:
         question = next(
             (field_of(m, "content") for m in prompt if field_of(m, "role") == "user"), ""
         )
-        value = await score(judge, rollout_row(str(question), [*prompt, *completion], info))
+        fired = getattr(state.get("world"), "fired", None)
+        row = rollout_row(str(question), [*prompt, *completion], info, fired)
+        value = await score(judge, row)
         state["judge_ok"] = value is not None
         return 0.0 if value is None else value
 
