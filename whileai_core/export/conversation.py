@@ -245,16 +245,35 @@ def guard_privileged(row: Row) -> None:
         raise Refused("quotes_privileged")
 
 
+# Below this length a privileged string is an enumeration ("permission_denied", "entity
+# exists") the world and the person legitimately say too; the agent quoting one is caught
+# by `guard_privileged`, which reads only the agent's turns.
+_ANSWER_KEY_CHARS = 24
+
+
 def scrub(row: Row, sample: dict[str, Any]) -> dict[str, Any]:
-    """The sample with `privileged` removed at any depth; refused if any of it still shows."""
+    """The sample with `privileged` removed at any depth; refused if any of it still shows.
+
+    "Shows" means the word itself survived (inside text that is not JSON), or one of the
+    row's answer-key texts (its `reference`, `principle`, `rubric` strings) appears in any
+    message, whoever wrote it.
+    """
     clean: dict[str, Any] = strip_privileged(sample)
     blob = orjson.dumps(clean).decode().lower()
     if "privileged" in blob:
-        # The word survived stripping (e.g. inside a non-JSON tool output): refuse, do not guess.
         raise Refused("privileged_residue")
-    if any(secret.lower() in blob for secret in privileged_texts(row)):
+    if any(key in blob for key in _answer_keys(row)):
         raise Refused("quotes_privileged")
     return clean
+
+
+def _answer_keys(row: Row) -> list[str]:
+    block = row.get("privileged")
+    if not isinstance(block, dict):
+        return []
+    keys = {name: block[name] for name in ("reference", "principle", "rubric") if name in block}
+    texts = privileged_texts({"privileged": keys}, min_chars=_ANSWER_KEY_CHARS)
+    return [text.lower() for text in texts]
 
 
 def first_agent_turn(messages: list[Message]) -> int:
