@@ -180,6 +180,16 @@ def test_privileged_left_in_free_text_refuses_the_row() -> None:
     assert report.counters.refused == {"privileged_residue": 1}
 
 
+def test_hidden_state_words_the_world_also_says_do_not_refuse_a_row() -> None:
+    row = _row()
+    row["privileged"]["hidden_state"] = {"tool_condition": "permission_denied"}
+    row["messages"][2]["content"] = json.dumps({"status": "permission_denied"})
+    report = TrainingReport("openai", "all", False, None)
+    [sample] = list(training_samples([row], report=report))
+    assert "permission_denied" in sample["messages"][2]["content"]
+    assert report.counters.refused == {}
+
+
 def test_input_rows_are_not_mutated_by_export() -> None:
     rows = [_row(), _leaky(), _steps_only()]
     before = copy.deepcopy(rows)
