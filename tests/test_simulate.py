@@ -432,7 +432,13 @@ def test_spec_seed_situations_are_played_first_on_their_pinned_cells(tmp_path: P
     spec = SPEC.model_copy(
         update={
             "situations": [
-                {"prompt": "Where is my order ORD-5555?", "world_state": "entity missing"},
+                {
+                    "prompt": "Where is my order ORD-5555?",
+                    "scenario_dimensions": {
+                        "world_state": "entity missing",
+                        "tool_condition": "success",
+                    },
+                },
                 {"prompt": "Please refund ORD-7777.", "tool_condition": "timeout"},
             ]
         }

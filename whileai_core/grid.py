@@ -126,12 +126,30 @@ def build_axes(spec: Spec) -> dict[str, list[str]]:
     }
 
 
+# An unrelated question touches no record and no tool: its world is the plain one.
+_QUIET_WORLD = {"world_state": "entity exists", "tool_condition": "success"}
+
+
 def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
-    """An unrelated question is a general one and a general question is unrelated."""
-    if axis == "tool" and "ask_family" in fixed:
-        return (value == UNRELATED) == (fixed["ask_family"] == "general")
-    if axis == "ask_family" and "tool" in fixed:
-        return (value == "general") == (fixed["tool"] == UNRELATED)
+    """An unrelated question is a general one (and back), and meets a plain world."""
+    if (
+        axis == "tool"
+        and "ask_family" in fixed
+        and (value == UNRELATED) != (fixed["ask_family"] == "general")
+    ):
+        return False
+    if (
+        axis == "ask_family"
+        and "tool" in fixed
+        and (value == "general") != (fixed["tool"] == UNRELATED)
+    ):
+        return False
+    unrelated = value == UNRELATED if axis == "tool" else fixed.get("tool") == UNRELATED
+    general = value == "general" if axis == "ask_family" else fixed.get("ask_family") == "general"
+    for quiet_axis, quiet in _QUIET_WORLD.items():
+        mine = value if axis == quiet_axis else fixed.get(quiet_axis)
+        if (unrelated or general) and mine is not None and mine != quiet:
+            return False
     return True
 
 
@@ -212,9 +230,15 @@ def build_grid(spec: Spec) -> Grid:
             coords.update({k: row[k] for k in _BLOCK_AXES if k != "tool"})
             ordered = tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
             cells.append(Cell(coords=ordered, block=index))
-        # Ordinary asks first, then the edges: cells with fewer unusual values lead.
-        cells.sort(key=lambda c: (_edginess(c), c.cell_id))
-        blocks.append(cells)
+        # Ordinary asks first, then the edges (fewer unusual values lead), taking the tool
+        # values in turn so a small budget is not all one kind of ask.
+        by_tool: dict[str, list[Cell]] = {}
+        for cell in sorted(cells, key=lambda c: (_edginess(c), c.cell_id)):
+            by_tool.setdefault(cell.get("tool"), []).append(cell)
+        lanes = [by_tool[t] for t in axes["tool"] if t in by_tool]
+        blocks.append(
+            [lane[i] for i in range(max(map(len, lanes))) for lane in lanes if i < len(lane)]
+        )
     interleaved: list[Cell] = []
     for i in range(max(len(b) for b in blocks)):
         interleaved.extend(block[i] for block in blocks if i < len(block))
