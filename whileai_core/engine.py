@@ -17,9 +17,7 @@ is what the ordinary loop does anyway.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -30,119 +28,16 @@ import orjson
 
 from .agent import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
 from .diversity import HashingEmbedder, NearDuplicateFilter
-from .errors import ConfigError, WhileaiError
+from .errors import WhileaiError
 from .grid import Grid, build_grid, seed_int
 from .groups import passed
-from .row import SCHEMA_VERSION
+from .rowmake import RowContext, behavior_signature, build_row
+from .simconfig import MODE_SHAPE, MODES, Report, SimulateConfig
 from .situation import make_seed_situation, make_situation
 from .spec import Spec
 from .world import World
 
-MODES = ("explore", "sft", "rl", "adaptive")
-# (phrasings per situation, rollouts per phrasing) when the flags leave them unset.
-MODE_SHAPE = {"explore": (1, 1), "sft": (3, 1), "rl": (1, 8), "adaptive": (2, 4)}
-
-
-@dataclass
-class SimulateConfig:
-    mode: str = "explore"
-    budget: int = 1000
-    time_budget: float | None = None
-    situations: int | None = None
-    phrasings: int | None = None
-    repeats: int | None = None
-    fault_rate: float = 1.0
-    concurrency: int = 32
-    seed: int = 0
-    reproducible: bool = False
-    until: str = "compute"
-    avg_turns: int = 12
-    probe: int = 2
-    stop_grace: float = 5.0
-
-    def check(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
-        if self.budget < 1:
-            raise ConfigError("--budget must be at least 1")
-        if self.concurrency < 1:
-            raise ConfigError("--concurrency must be at least 1")
-        if self.until not in ("compute", "saturation"):
-            raise ConfigError("--until must be 'compute' or 'saturation'")
-        if not 0.0 <= self.fault_rate <= 1.0:
-            raise ConfigError("--fault-rate must be between 0 and 1")
-        for name in ("situations", "phrasings", "repeats"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ConfigError(f"--{name} must be at least 1")
-        if self.avg_turns < 2:
-            raise ConfigError("--avg-turns must be at least 2")
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        n, k = MODE_SHAPE[self.mode]
-        return self.phrasings or n, self.repeats or k
-
-
-@dataclass
-class Report:
-    """What a run did, for stderr and `--report FILE`."""
-
-    mode: str
-    budget: int
-    rows: int = 0
-    resumed_rows: int = 0
-    situations: int = 0
-    asks: int = 0
-    groups: dict[str, int] = field(default_factory=lambda: {"mixed": 0, "unanimous": 0, "cut": 0})
-    faults_fired: dict[str, int] = field(default_factory=dict)
-    seeded: dict[str, int] = field(default_factory=dict)
-    agent_errors: int = 0
-    first_error: str | None = None
-    grader_errors: int = 0
-    near_duplicates_rejected: int = 0
-    rollouts_abandoned: int = 0
-    cells: int = 0
-    cells_visited: int = 0
-    elapsed: float = 0.0
-    rows_per_s: float = 0.0
-    stopped: str = "budget"
-    agent: str = ""
-    writer: str = ""
-    # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
-    models: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-    def lines(self) -> list[str]:
-        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
-        seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"
-        g = self.groups
-        out = [
-            f"rows {self.rows} (resumed {self.resumed_rows}) of budget {self.budget}, "
-            f"mode {self.mode}, agent {self.agent}, writer {self.writer}",
-            f"situations {self.situations}, asks {self.asks}, cells visited "
-            f"{self.cells_visited}/{self.cells}",
-            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}",
-            f"faults fired: {faults}",
-            f"seeded behaviours: {seeded}",
-            f"agent errors: {self.agent_errors}"
-            + (f" (first: {self.first_error})" if self.first_error else ""),
-            f"elapsed {self.elapsed:.2f}s, {self.rows_per_s:.0f} rows/s, stopped: {self.stopped}",
-        ]
-        if self.grader_errors:
-            out.append(f"grader errors: {self.grader_errors}")
-        if self.rollouts_abandoned:
-            out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
-        for label, m in self.models.items():
-            errors = ", ".join(f"{k} {v}" for k, v in m["errors"].items()) or "none"
-            out.append(
-                f"model {label}: {m['calls']} calls ({m['cache_hits']} cached), "
-                f"{m['retries']} retries, {m['failed']} failed, errors: {errors}, "
-                f"tokens in {m['input_tokens']} out {m['output_tokens']}"
-            )
-        return out
+__all__ = ["MODES", "MODE_SHAPE", "Engine", "Report", "SimulateConfig", "behavior_signature"]
 
 
 @dataclass
@@ -175,20 +70,6 @@ class _Outcome:
     row: dict[str, Any] | None
     verdict: Any = None
     error: str | None = None
-
-
-def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
-    """What the agent did, coarsely: tools, arguments' names, result statuses, reply shape."""
-    trail = []
-    for step in steps:
-        if step.get("tool") is not None:
-            result = step.get("result")
-            status = result.get("status") if isinstance(result, dict) else type(result).__name__
-            args = step.get("arguments")
-            trail.append([step["tool"], sorted(args) if isinstance(args, dict) else [], status])
-    shape = re.sub(r"\d+", "#", final_text.lower())[:160]
-    raw = orjson.dumps([trail, shape])
-    return hashlib.sha1(raw).hexdigest()[:12]
 
 
 class Engine:
@@ -248,6 +129,16 @@ class Engine:
             "system_prompt_chars": len(spec.policy),
         }
         self._grader_async = grader is not None and inspect.iscoroutinefunction(grader)
+        self._ctx = RowContext(
+            agent_name=agent.name,
+            writer_name=writer.name,
+            policy_sha=spec.policy_sha,
+            lineage=self._lineage,
+            seed=config.seed,
+            cells=len(self.grid.cells),
+            embedder=self.filter.embedder.name,
+            external_world=execute_world is not None,
+        )
 
     # -- planning --------------------------------------------------------------------------
 
@@ -518,7 +409,9 @@ class Engine:
         reason = ask.reasons.get(unit.rollout_index) or (
             "rl probe" if self.k > 1 else f"{self.config.mode}: new ask"
         )
-        row = self._row(episode, situation, result, world, prompt, f"{reason}; {novelty}")
+        row = build_row(
+            self._ctx, episode, situation, result, world, prompt, f"{reason}; {novelty}"
+        )
         verdict: Any = row["behavior_signature"]
         if self.grader is not None:
             verdict = await self._grade(row)
@@ -538,71 +431,6 @@ class Engine:
         except Exception:
             self.report.grader_errors += 1
             return row["behavior_signature"]
-
-    def _row(
-        self,
-        ep: Episode,
-        situation: dict[str, Any],
-        result: RolloutResult,
-        world: ToolWorld,
-        prompt: str,
-        reason: str,
-    ) -> dict[str, Any]:
-        human, cellw = situation["human"], situation["world"]
-        steps = result.steps
-        tools_used = list(
-            dict.fromkeys(str(s["tool"]) for s in steps if isinstance(s, dict) and s.get("tool"))
-        )
-        ordinary = (
-            human["stance"] == "ordinary"
-            and cellw["world_state"] == "entity exists"
-            and cellw["tool_condition"] == "success"
-        )
-        fired = list(world.fired) if isinstance(world, World) else []
-        row: dict[str, Any] = {
-            "prompt": prompt,
-            "messages": result.messages,
-            "steps": steps,
-            "final_text": result.final_text,
-            "scenario_id": situation["scenario_id"],
-            "situation_id": situation["situation_id"],
-            "tier": "ordinary" if ordinary else "edge",
-            "ask_family": human["ask_family"],
-            "stance": human["stance"],
-            "tone": human["tone"],
-            "texture": human["texture"],
-            "persona": human["persona"],
-            "length": human["length"],
-            "world_state": cellw["world_state"],
-            "rollout_index": ep.rollout_index,
-            "model_version": self.agent.name,
-            "policy_version": f"{self.agent.name}@{self.spec.policy_sha}",
-            "writer_model": self.writer.name,
-            "schema_version": SCHEMA_VERSION,
-            "scenario_dimensions": dict(cellw),
-            "faults": situation["faults"] if self.execute_world is None else {},
-            "faults_fired": fired,
-            "privileged": ep.privileged,
-            "behavior_signature": behavior_signature(steps, result.final_text),
-            "lineage": self._lineage,
-            "seed": self.config.seed,
-            "selection_reason": (
-                f"cell {situation['cell_position'] + 1}/{len(self.grid.cells)} visit "
-                f"{situation['visit']} phrasing {situation['phrasing']}; {reason} "
-                f"(embedder={self.filter.embedder.name})"
-            ),
-        }
-        if result.seeded is not None:
-            row["seeded"] = list(result.seeded)
-        row["finish_reason"] = result.finish_reason
-        if result.truncated:
-            row["truncated"] = True
-        if result.usage is not None:
-            row["usage"] = result.usage
-        row["tools_used"] = tools_used
-        for key, value in result.extra.items():
-            row.setdefault(key, value)
-        return row
 
     # -- the loop --------------------------------------------------------------------------
 

@@ -88,6 +88,8 @@ def simulate(
     ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
+    import sys
+
     import orjson
 
     from whileai_core.agent import ModelOptions
@@ -167,10 +169,10 @@ def simulate(
     if json and output:
         print_json(data)
     elif json:
-        say(orjson.dumps(data).decode())
+        sys.stderr.write(orjson.dumps(data).decode() + "\n")
     else:
         for line in result.lines():
-            say(line)
+            err().print(line, markup=False, highlight=False)
     if result.rows == 0:
         raise WhileaiError(
             f"{result.stopped}: no row survived"

@@ -8,6 +8,7 @@ offline paths never load an HTTP client.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from ..agent import Agent, ModelOptions, Writer
@@ -63,7 +64,9 @@ def resolve_agent(ref: str, spec: Spec, options: ModelOptions | None = None) -> 
         from ..plugins import load_callable
         from .callable import CallableAgent
 
-        return CallableAgent(load_callable(ref, what="agent"), name=ref.rpartition(":")[2])
+        module, _, attr = ref.rpartition(":")
+        label = f"{Path(module).stem if module.endswith('.py') else module}:{attr}"
+        return CallableAgent(load_callable(ref, what="agent"), name=label)
     raise ConfigError(f"unknown agent {ref!r}: expected {AGENT_FORMS}")
 
 

@@ -1,0 +1,109 @@
+"""Assembling a row from one rollout: the shared vocabulary simulate writes and every
+later stage reads (see the README's row section), in a stable key order."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .agent import Episode, RolloutResult, ToolWorld
+from .row import SCHEMA_VERSION
+from .world import World
+
+
+@dataclass(frozen=True)
+class RowContext:
+    """What every row of a run shares."""
+
+    agent_name: str
+    writer_name: str
+    policy_sha: str
+    lineage: dict[str, Any]
+    seed: int
+    cells: int
+    embedder: str
+    external_world: bool
+
+
+def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
+    """What the agent did, coarsely: tools, arguments' names, result statuses, reply shape."""
+    trail = []
+    for step in steps:
+        if step.get("tool") is not None:
+            result = step.get("result")
+            status = result.get("status") if isinstance(result, dict) else type(result).__name__
+            args = step.get("arguments")
+            trail.append([step["tool"], sorted(args) if isinstance(args, dict) else [], status])
+    shape = re.sub(r"\d+", "#", final_text.lower())[:160]
+    raw = orjson.dumps([trail, shape])
+    return hashlib.sha1(raw).hexdigest()[:12]
+
+
+def build_row(
+    run: RowContext,
+    ep: Episode,
+    situation: dict[str, Any],
+    result: RolloutResult,
+    world: ToolWorld,
+    prompt: str,
+    reason: str,
+) -> dict[str, Any]:
+    human, cellw = situation["human"], situation["world"]
+    steps = result.steps
+    tools_used = list(
+        dict.fromkeys(str(s["tool"]) for s in steps if isinstance(s, dict) and s.get("tool"))
+    )
+    ordinary = (
+        human["stance"] == "ordinary"
+        and cellw["world_state"] == "entity exists"
+        and cellw["tool_condition"] == "success"
+    )
+    fired = list(world.fired) if isinstance(world, World) else []
+    row: dict[str, Any] = {
+        "prompt": prompt,
+        "messages": result.messages,
+        "steps": steps,
+        "final_text": result.final_text,
+        "scenario_id": situation["scenario_id"],
+        "situation_id": situation["situation_id"],
+        "tier": "ordinary" if ordinary else "edge",
+        "ask_family": human["ask_family"],
+        "stance": human["stance"],
+        "tone": human["tone"],
+        "texture": human["texture"],
+        "persona": human["persona"],
+        "length": human["length"],
+        "world_state": cellw["world_state"],
+        "rollout_index": ep.rollout_index,
+        "model_version": run.agent_name,
+        "policy_version": f"{run.agent_name}@{run.policy_sha}",
+        "writer_model": run.writer_name,
+        "schema_version": SCHEMA_VERSION,
+        "scenario_dimensions": dict(cellw),
+        "faults": situation["faults"] if not run.external_world else {},
+        "faults_fired": fired,
+        "privileged": ep.privileged,
+        "behavior_signature": behavior_signature(steps, result.final_text),
+        "lineage": run.lineage,
+        "seed": run.seed,
+        "selection_reason": (
+            f"cell {situation['cell_position'] + 1}/{run.cells} visit "
+            f"{situation['visit']} phrasing {situation['phrasing']}; {reason} "
+            f"(embedder={run.embedder})"
+        ),
+    }
+    if result.seeded is not None:
+        row["seeded"] = list(result.seeded)
+    row["finish_reason"] = result.finish_reason
+    if result.truncated:
+        row["truncated"] = True
+    if result.usage is not None:
+        row["usage"] = result.usage
+    row["tools_used"] = tools_used
+    for key, value in result.extra.items():
+        row.setdefault(key, value)
+    return row

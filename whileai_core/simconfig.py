@@ -1,0 +1,114 @@
+"""What a simulate run is asked to do (`SimulateConfig`) and what it reports (`Report`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+MODES = ("explore", "sft", "rl", "adaptive")
+# (phrasings per situation, rollouts per phrasing) when the flags leave them unset.
+MODE_SHAPE = {"explore": (1, 1), "sft": (3, 1), "rl": (1, 8), "adaptive": (2, 4)}
+
+
+@dataclass
+class SimulateConfig:
+    mode: str = "explore"
+    budget: int = 1000
+    time_budget: float | None = None
+    situations: int | None = None
+    phrasings: int | None = None
+    repeats: int | None = None
+    fault_rate: float = 1.0
+    concurrency: int = 32
+    seed: int = 0
+    reproducible: bool = False
+    until: str = "compute"
+    avg_turns: int = 12
+    probe: int = 2
+    stop_grace: float = 5.0
+
+    def check(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.budget < 1:
+            raise ConfigError("--budget must be at least 1")
+        if self.concurrency < 1:
+            raise ConfigError("--concurrency must be at least 1")
+        if self.until not in ("compute", "saturation"):
+            raise ConfigError("--until must be 'compute' or 'saturation'")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ConfigError("--fault-rate must be between 0 and 1")
+        for name in ("situations", "phrasings", "repeats"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"--{name} must be at least 1")
+        if self.avg_turns < 2:
+            raise ConfigError("--avg-turns must be at least 2")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        n, k = MODE_SHAPE[self.mode]
+        return self.phrasings or n, self.repeats or k
+
+
+@dataclass
+class Report:
+    """What a run did, for stderr and `--report FILE`."""
+
+    mode: str
+    budget: int
+    rows: int = 0
+    resumed_rows: int = 0
+    situations: int = 0
+    asks: int = 0
+    groups: dict[str, int] = field(default_factory=lambda: {"mixed": 0, "unanimous": 0, "cut": 0})
+    faults_fired: dict[str, int] = field(default_factory=dict)
+    seeded: dict[str, int] = field(default_factory=dict)
+    agent_errors: int = 0
+    first_error: str | None = None
+    grader_errors: int = 0
+    near_duplicates_rejected: int = 0
+    rollouts_abandoned: int = 0
+    cells: int = 0
+    cells_visited: int = 0
+    elapsed: float = 0.0
+    rows_per_s: float = 0.0
+    stopped: str = "budget"
+    agent: str = ""
+    writer: str = ""
+    # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
+    models: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def lines(self) -> list[str]:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
+        seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"
+        g = self.groups
+        out = [
+            f"rows {self.rows} (resumed {self.resumed_rows}) of budget {self.budget}, "
+            f"mode {self.mode}, agent {self.agent}, writer {self.writer}",
+            f"situations {self.situations}, asks {self.asks}, cells visited "
+            f"{self.cells_visited}/{self.cells}",
+            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}",
+            f"faults fired: {faults}",
+            f"seeded behaviours: {seeded}",
+            f"agent errors: {self.agent_errors}"
+            + (f" (first: {self.first_error})" if self.first_error else ""),
+            f"elapsed {self.elapsed:.2f}s, {self.rows_per_s:.0f} rows/s, stopped: {self.stopped}",
+        ]
+        if self.grader_errors:
+            out.append(f"grader errors: {self.grader_errors}")
+        if self.rollouts_abandoned:
+            out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
+        for label, m in self.models.items():
+            errors = ", ".join(f"{k} {v}" for k, v in m["errors"].items()) or "none"
+            out.append(
+                f"model {label}: {m['calls']} calls ({m['cache_hits']} cached), "
+                f"{m['retries']} retries, {m['failed']} failed, errors: {errors}, "
+                f"tokens in {m['input_tokens']} out {m['output_tokens']}"
+            )
+        return out
