@@ -408,12 +408,29 @@ class _StubRubric:
         self.funcs, self.weights = funcs, weights
 
 
-def _stub_verifiers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The two names of `verifiers` the environment module uses (verifiers is not installed)."""
+def _stub_verifiers(monkeypatch: pytest.MonkeyPatch, *, stop_api: bool = False) -> None:
+    """The names of `verifiers` the environment module uses (verifiers is not installed).
+
+    `stop_api` mimics the releases with `@vf.stop` conditions, whose `env_response`
+    returns the messages alone; without it, the earlier `is_completed` surface.
+    """
     fake = types.ModuleType("verifiers")
     fake.MultiTurnEnv = _StubEnv  # type: ignore[attr-defined]
     fake.Rubric = _StubRubric  # type: ignore[attr-defined]
+    if stop_api:
+        fake.stop = lambda method: method  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "verifiers", fake)
+
+
+async def _finished(env: Any, messages: list[Any], state: dict[str, Any]) -> bool:
+    if hasattr(env, "agent_answered"):
+        return bool(await env.agent_answered({**state, "trajectory": [{"completion": messages}]}))
+    return bool(await env.is_completed(messages, state))
+
+
+async def _respond(env: Any, messages: list[Any], state: dict[str, Any]) -> list[Any]:
+    out = await env.env_response(messages, state)
+    return list(out[0] if isinstance(out, tuple) else out)
 
 
 async def _one_call_episode(env: Any, task: int, reply: str) -> tuple[dict[str, Any], float]:
@@ -426,31 +443,41 @@ async def _one_call_episode(env: Any, task: int, reply: str) -> tuple[dict[str, 
     function = {"name": "get_order", "arguments": json.dumps({"order_id": order})}
     turn = {"role": "assistant", "content": "", "tool_calls": [
         {"id": "c1", "type": "function", "function": function}]}  # fmt: skip
-    replies, _ = await env.env_response([*prompt, turn], state)
+    assert not await _finished(env, [*prompt, turn], state)
+    replies = await _respond(env, [*prompt, turn], state)
     final = {"role": "assistant", "content": reply.format(order=order)}
+    assert await _finished(env, [*prompt, turn, *replies, final], state)
+    assert state["oai_tools"] == env.kwargs["oai_tools"] == load_spec(ORDERS_SPEC).openai_tools()
     value = await env.kwargs["rubric"].funcs[0](
         prompt, [turn, *replies, final], data["info"], state
     )
     return json.loads(replies[0]["content"]), value
 
 
+@pytest.mark.parametrize("stop_api", [False, True], ids=["is_completed", "stop_conditions"])
 def test_default_environment_uses_the_mock_world_and_the_task_checklist(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_api: bool
 ) -> None:
     dims = {"tool": "get_order", "world_state": "entity missing", "tool_condition": "success"}
+    plans = [{}, {"cancel_order": {"mode": "timeout", "rate": 1.0}}]
     rows = [
         _row(f"sc-m{t}", i, float(i % 2), scenario_dimensions=dims,
-             world_state="entity missing", ask_family="tool")
-        for t in range(6) for i in range(4)
+             world_state="entity missing", ask_family="tool", faults=plans[t % 2])
+        for t in range(8) for i in range(4)
     ]  # fmt: skip
-    report = export_environment(rows, tmp_path / "orders_default_env", load_spec(ORDERS_SPEC))
+    package = f"orders_default_env_{int(stop_api)}"
+    report = export_environment(rows, tmp_path / package, load_spec(ORDERS_SPEC))
     assert not any("grid coordinates" in w for w in report.warnings)
-    spec_json = json.loads((tmp_path / "orders_default_env" / "spec.json").read_text())
+    spec_json = json.loads((tmp_path / package / "spec.json").read_text())
     assert spec_json["world"].endswith(":mock_world")
     assert spec_json["reward"].endswith(":checklist_reward")
-    _stub_verifiers(monkeypatch)
+    _stub_verifiers(monkeypatch, stop_api=stop_api)
     monkeypatch.syspath_prepend(str(tmp_path))
-    env = importlib.import_module("orders_default_env").load_environment()
+    env = importlib.import_module(package).load_environment()
+    module = importlib.import_module(f"{package}.environment")
+    # The dataset gives every task every tool's fault key; each task gets its own plan back.
+    plans_back = [module.task_info(row["info"]).get("faults", {}) for row in env.kwargs["dataset"]]
+    assert all(p in plans for p in plans_back)
     result, honest = asyncio.run(_one_call_episode(env, 0, "I could not find {order}."))
     assert result["status"] == "not_found"
     assert honest == 1.0

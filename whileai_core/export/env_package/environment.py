@@ -50,6 +50,30 @@ def tool_calls(message: Any) -> list[tuple[str, str, Any]]:
     return out
 
 
+def task_info(info: Any) -> dict[str, Any]:
+    """A task's `info` as it was written: without the null fields a dataset adds.
+
+    A `datasets.Dataset` stores `info` as one struct type for all tasks, so every task
+    comes back with every key any task had, the missing ones null (a fault plan for one
+    tool then names every tool). Dropping nulls restores each task's own info.
+    """
+    cleaned = _drop_nulls(info)
+    return cleaned if isinstance(cleaned, dict) else {}
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def is_final(message: Any) -> bool:
+    """An agent turn with no tool calls ends the episode."""
+    return field_of(message, "role") == "assistant" and not tool_calls(message)
+
+
 def answer_tool_calls(world: Any, message: Any) -> list[dict[str, Any]]:
     """One tool message per call in `message`, answered by `world`."""
     replies = []
@@ -145,38 +169,71 @@ def build_environment(split: str = "train", **kwargs: Any) -> Any:
                 "question": t["question"],
                 "answer": t.get("answer", ""),
                 "task": t.get("task", spec["name"]),
-                "info": {**(t.get("info") or {}), "oai_tools": spec["tools"]},
+                "info": t.get("info") or {},
             }
             for t in load_tasks(name)
         ]
         return Dataset.from_list(rows) if rows else None
 
-    class WhileaiToolEnv(vf.MultiTurnEnv):
-        async def setup_state(self, state: dict[str, Any], **kw: Any) -> dict[str, Any]:
-            state["world"] = make_world(dict(state.get("info") or {}))
-            state["n_calls"] = 0
-            return state
+    def setup(state: dict[str, Any]) -> dict[str, Any]:
+        info = task_info(state.get("info") or {})
+        state["world"] = make_world({**info, "oai_tools": spec["tools"]})
+        state["n_calls"] = 0
+        state["oai_tools"] = spec["tools"]
+        return state
 
-        async def is_completed(self, messages: list[Any], state: dict[str, Any], **kw: Any) -> bool:
-            if not messages or field_of(messages[-1], "role") != "assistant":
-                return False
-            return not tool_calls(messages[-1])
+    def respond(messages: list[Any], state: dict[str, Any]) -> list[dict[str, Any]]:
+        if "world" not in state:
+            setup(state)
+        replies = answer_tool_calls(state["world"], messages[-1])
+        state["n_calls"] = state.get("n_calls", 0) + len(replies)
+        return replies
 
-        async def env_response(
-            self, messages: list[Any], state: dict[str, Any], **kw: Any
-        ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-            if "world" not in state:
-                state["world"] = make_world(dict(state.get("info") or {}))
-            replies = answer_tool_calls(state["world"], messages[-1])
-            state["n_calls"] = state.get("n_calls", 0) + len(replies)
-            return replies, state
+    env_class: type
+    if hasattr(vf, "stop"):
+        # verifiers with stop conditions: env_response returns the messages alone.
+        class StopConditionEnv(vf.MultiTurnEnv):
+            async def setup_state(self, state: dict[str, Any], **kw: Any) -> dict[str, Any]:
+                return setup(state)
+
+            @vf.stop
+            async def agent_answered(self, state: dict[str, Any], **kw: Any) -> bool:
+                trajectory = state.get("trajectory") or []
+                if not trajectory:
+                    return False
+                completion = field_of(trajectory[-1], "completion") or []
+                return bool(completion) and is_final(completion[-1])
+
+            async def env_response(
+                self, messages: list[Any], state: dict[str, Any], **kw: Any
+            ) -> list[dict[str, Any]]:
+                return respond(messages, state)
+
+        env_class = StopConditionEnv
+    else:
+        # Earlier verifiers: is_completed(messages, state); env_response returns (messages, state).
+        class CompletedCheckEnv(vf.MultiTurnEnv):
+            async def setup_state(self, state: dict[str, Any], **kw: Any) -> dict[str, Any]:
+                return setup(state)
+
+            async def is_completed(
+                self, messages: list[Any], state: dict[str, Any], **kw: Any
+            ) -> bool:
+                return bool(messages) and is_final(messages[-1])
+
+            async def env_response(
+                self, messages: list[Any], state: dict[str, Any], **kw: Any
+            ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                return respond(messages, state), state
+
+        env_class = CompletedCheckEnv
 
     async def reward(prompt: Any, completion: Any, info: Any, state: Any, **kw: Any) -> float:
         question = next(
             (field_of(m, "content") for m in prompt if field_of(m, "role") == "user"), ""
         )
         fired = getattr(state.get("world"), "fired", None)
-        row = rollout_row(str(question), [*prompt, *completion], info, fired)
+        row = rollout_row(str(question), [*prompt, *completion], task_info(info), fired)
         value = await score(judge, row)
         state["judge_ok"] = value is not None
         return 0.0 if value is None else value
@@ -188,10 +245,13 @@ def build_environment(split: str = "train", **kwargs: Any) -> Any:
         return float(state.get("n_calls", 0))
 
     rubric = vf.Rubric(funcs=[reward, judge_ok, n_calls], weights=[1.0, 0.0, 0.0])
-    return WhileaiToolEnv(
+    return env_class(
         dataset=dataset(split),
         eval_dataset=dataset("holdout"),
         system_prompt=spec["system_prompt"],
+        # Tools go to the environment, not into each task's info: one struct type for all
+        # tasks would merge every tool's parameters into every tool's schema.
+        oai_tools=spec["tools"],
         rubric=rubric,
         max_turns=spec["max_turns"],
         **kwargs,
