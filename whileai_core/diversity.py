@@ -75,7 +75,7 @@ class NearDuplicateFilter:
         self._salts = [
             ((_h(f"a{seed}:{i}") << 32) | _h(f"b{seed}:{i}")) | 1 for i in range(bands * rows)
         ]
-        self._seen: set[tuple[int, int]] = set()
+        self._seen: set[int] = set()
         self.accepted = 0
         self.rejected = 0
 
@@ -84,10 +84,11 @@ class NearDuplicateFilter:
         feats = [f + 1 for f in features] or [1]
         return [min([(a * f) & _MASK for f in feats]) for a in self._salts]
 
-    def _bands(self, text: str) -> list[tuple[int, int]]:
+    def _bands(self, text: str) -> list[int]:
+        """One integer per band (tuples of ints hash the same in every process)."""
         sig = self.signature(self.embedder.embed(text).keys())
         r = self.rows
-        return [(i, hash(tuple(sig[i * r : (i + 1) * r]))) for i in range(self.bands)]
+        return [hash((i, *sig[i * r : (i + 1) * r])) for i in range(self.bands)]
 
     def is_duplicate(self, text: str) -> bool:
         return any(key in self._seen for key in self._bands(text))
