@@ -108,6 +108,7 @@ class Engine:
         self.report.agent = agent.name
         self.report.writer = writer.name
         self.open: list[_Ask] = []
+        self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
         self.asks_opened = 0
         self.rows_done = 0
@@ -205,7 +206,7 @@ class Engine:
         if stored:
             prompt = stored[0].get("prompt")
             if isinstance(prompt, str):
-                self.filter.admit(prompt, force=True)
+                self._chain = asyncio.ensure_future(self._remember(prompt, self._chain))
             take = stored[: max(0, self.config.budget - self.rows_done)]
             self.rows_done += len(take)
             self.report.resumed_rows += len(take)
@@ -220,20 +221,34 @@ class Engine:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
             return None
-        ask.opener = asyncio.ensure_future(self._write_opener(ask))
+        ask.opener = asyncio.ensure_future(self._write_opener(ask, self._chain))
+        self._chain = ask.opener
         self.open.append(ask)
         return ask
 
-    async def _write_opener(self, ask: _Ask) -> tuple[str, str]:
+    async def _remember(self, prompt: str, before: asyncio.Future[Any] | None) -> None:
+        if before is not None:
+            await asyncio.wait([before])
+        self.filter.admit(prompt, force=True)
+
+    async def _write_opener(self, ask: _Ask, before: asyncio.Future[Any] | None) -> tuple[str, str]:
+        """Openers are written concurrently but judged for novelty in ask order (each waits
+        for the previous ask's verdict), so the batch is the same however writers race."""
         situation = ask.situation
         seeded_prompt = situation.get("seed_prompt")
         if isinstance(seeded_prompt, str) and situation["phrasing"] == 0:
-            self.filter.admit(seeded_prompt, force=True)
+            await self._remember(seeded_prompt, before)
             return seeded_prompt, "seed situation from the spec"
-        text = ""
+
+        def seed(attempt: int) -> int:
+            return seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)
+
+        text = await self.writer.opener(situation, seed(0))
+        if before is not None:
+            await asyncio.wait([before])
         for attempt in range(8):
-            seed = seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)
-            text = await self.writer.opener(situation, seed)
+            if attempt:
+                text = await self.writer.opener(situation, seed(attempt))
             if self.filter.admit(text):
                 return text, f"novel opener on attempt {attempt + 1}"
             self.report.near_duplicates_rejected += 1
