@@ -12,6 +12,7 @@ up twice is the same order, and an order refunded once is refunded.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Iterable
@@ -58,9 +59,14 @@ def past_tense(verb: str) -> str:
     return verb + "ed"
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_words(name: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()))
+
+
 def name_words(name: str) -> list[str]:
     """`refund_order` / `refundOrder` -> ['refund', 'order']."""
-    return re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+    return list(_name_words(name))
 
 
 def coerce_tools(tools: Iterable[Tool | dict[str, Any]]) -> list[Tool]:

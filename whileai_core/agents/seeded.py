@@ -65,6 +65,8 @@ class SeededAgent:
         self.reads = [t for t in spec.tools if t.kind == "read"]
         self.writes = [t for t in spec.tools if t.kind == "write"]
         self.objects = {w for t in spec.tools for w in name_words(t.name)[1:] if len(w) > 2}
+        known = {w for t in spec.tools for w in name_words(t.name) if len(w) >= 4}
+        self.letters = {_letters(w): w for w in known}
         self.acted = {past_tense(name_words(t.name)[0]) for t in self.writes if name_words(t.name)}
 
     async def run(self, episode: Episode) -> RolloutResult:
@@ -140,8 +142,7 @@ class _Play:
         words = set(re.findall(r"[a-z]+", low))
         words |= {w[:-1] for w in words if w.endswith("s")}
         # Read past swapped letters the way a person would: 'oredr' is 'order'.
-        known = {w for t in self.a.spec.tools for w in name_words(t.name) if len(w) >= 4}
-        letters = {_letters(w): w for w in known}
+        letters = self.a.letters
         words |= {letters[_letters(w)] for w in list(words) if _letters(w) in letters}
         ids = self._ids(heard)
         writes = [t for t in self.a.writes if self._mentions(t, words)]
