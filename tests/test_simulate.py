@@ -453,3 +453,23 @@ def test_spec_seed_situations_are_played_first_on_their_pinned_cells(tmp_path: P
     assert rows[1]["scenario_dimensions"]["tool_condition"] == "timeout"
     assert rows[1]["faults_fired"] and rows[1]["faults_fired"][0]["mode"] == "timeout"
     assert "seed situation" in rows[0]["selection_reason"]
+
+
+def test_slow_sync_agents_overlap_up_to_the_concurrency(tmp_path: Path) -> None:
+    slow = tmp_path / "sleepy.py"
+    slow.write_text("import time\ndef agent(m):\n    time.sleep(0.2)\n    return 'ok'\n")
+    start = time.monotonic()
+    rows, _ = _run(tmp_path, budget=32, concurrency=32, agent=f"{slow}:agent")
+    assert len(rows) == 32
+    assert time.monotonic() - start < 0.2 * 32 / 6  # well under what 6 default threads take
+
+
+def test_agent_comes_from_the_environment_when_no_flag(tmp_path: Path) -> None:
+    mod = tmp_path / "envagent.py"
+    mod.write_text("def agent(m):\n    return {'steps': [], 'final_text': 'from env'}\n")
+    proc = run_cli(
+        "simulate", str(ORDERS_SPEC), "--budget", "3", env={"WHILEAI_AGENT": f"{mod}:agent"}
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"no --agent given" not in proc.stderr
+    assert all(json.loads(line)["final_text"] == "from env" for line in proc.stdout.splitlines())

@@ -21,6 +21,7 @@ import inspect
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -450,6 +451,11 @@ class Engine:
     # -- the loop --------------------------------------------------------------------------
 
     async def run(self) -> Report:
+        # Sync agents and graders run in threads: give every concurrent rollout one, not the
+        # default handful (min(32, cpus + 4)), so slow callables overlap as asked.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=self.config.concurrency, thread_name_prefix="rollout")
+        )
         started = time.monotonic()
         deadline = started + self.config.time_budget if self.config.time_budget else None
         tasks: dict[asyncio.Task[_Outcome], _Unit] = {}
