@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt, Output, ReportFile
+from ..options import JsonOpt, ReportFile
 
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
@@ -67,7 +67,12 @@ def simulate(
         str | None,
         typer.Option("--grader", help="module:function judging rows as they land (rl allocation)."),
     ] = None,
-    output: Output = None,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o", help="Write rows here, row by row as groups settle (resumable)."
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Skip the asks already in -o FILE, append the rest.")
     ] = False,
