@@ -54,8 +54,13 @@ def simulate(
     fault_rate: Annotated[
         float, typer.Option("--fault-rate", help="Chance a scheduled fault fires per call.")
     ] = 1.0,
-    concurrency: Annotated[int, typer.Option("--concurrency", envvar="WHILEAI_CONCURRENCY")] = 32,
-    seed: Annotated[int, typer.Option("--seed", envvar="WHILEAI_SEED")] = 0,
+    concurrency: Annotated[
+        int,
+        typer.Option("--concurrency", envvar="WHILEAI_CONCURRENCY", help="Rollouts in flight."),
+    ] = 32,
+    seed: Annotated[
+        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seeds every draw of the run.")
+    ] = 0,
     reproducible: Annotated[
         bool, typer.Option("--reproducible", help="Byte-identical output at any concurrency.")
     ] = False,
