@@ -476,11 +476,6 @@ def _fault_kinds(row: Row) -> tuple[str, ...]:
     return ("none" if condition in (None, "success") else str(condition),)
 
 
-def fault_kind(group: list[Row]) -> str:
-    """The fault a group is about: the commonest fault that fired, else the planned one."""
-    return _kind_of([_fault_kinds(row) for row in group])
-
-
 def _kind_of(kinds: list[tuple[str, ...]]) -> str:
     counts: Counter[str] = Counter()
     for row_kinds in kinds:
