@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from whileai_core.errors import ConfigError, WhileaiError
+from whileai_core.hygiene import pass_at, reward_correlations
 from whileai_core.optimize import OptimizeOptions, optimize, select
 from whileai_core.stats import wilson
 
@@ -287,6 +288,20 @@ def test_pass_at_k_that_does_not_survive_the_prune_is_reported() -> None:
     assert report.pass_at_before["k"] == 5
     assert report.pass_at_after["pass_pow_k"] is None
     assert any("n/a on the selection" in w for w in report.hygiene_warnings)
+
+
+def test_standalone_hygiene_helpers_read_plain_rows() -> None:
+    rows = [*_group("a", 1, 4), *_group("b", 2, 4), _row("c", 0, None)]
+    figures = pass_at(rows)
+    assert figures["tasks"] == 2 and figures["k"] == 4
+    assert figures["pass_at_1"] == 0.375
+    assert figures["pass_at_k"] == 1.0 and figures["pass_pow_k"] == 0.0
+    assert pass_at(rows, k=5)["pass_pow_k"] is None
+    longer_wins = [
+        _row("d", i, 1.0 if i % 2 else 0.0, final_text="x" * (10 + 50 * (i % 2)) + str(i))
+        for i in range(6)
+    ]
+    assert reward_correlations(longer_wins)["reply_chars"] == pytest.approx(1.0, abs=0.01)
 
 
 def test_cli_keeps_every_key_of_the_sdk_fixture_rows(tmp_path: Path) -> None:
