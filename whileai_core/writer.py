@@ -213,12 +213,15 @@ def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> st
     if texture == "clipped":
         text = re.sub(r"\b(please|Please|could you|Could you|can you|Can you)\b\s*", "", text)
         text = re.sub(r",\s*([.!?])", r"\1", re.sub(r"\s+", " ", text)).strip()
+        text = re.sub(r"([.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
         return text[:1].upper() + text[1:]
     if texture == "run_on":
         joined = re.sub(r"(?<=[a-z0-9])[.!?]\s+(\S)", lambda m: ", and " + _low(m.group(1)), text)
         return joined.rstrip(".!?")
     if texture == "no_punctuation":
-        return "".join(t if safe(t) else re.sub(r"[.,!?;:]", "", t) for t in tokens)
+        return "".join(
+            re.sub(r"[.,!?;:]+$", "", t) if safe(t) else re.sub(r"[.,!?;:]", "", t) for t in tokens
+        )
     return text
 
 
@@ -238,6 +241,9 @@ def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
     verb, obj = phrases[tools[-1]]
     if human["ask_family"] == "vague":
         thing = rng.choice(_THING).format(obj=obj, when=rng.choice(_WHEN))
+        thing = re.sub(r"\bfrom (?:on|in|over) ", "from ", thing)
+        if obj.endswith("s") and not obj.endswith("ss"):  # 'flights', 'tests': plural already
+            thing = re.sub(r"^an? ", "the ", thing).replace(f"{obj}s", obj)
         text = f"{rng.choice(_VAGUE_ASK).format(thing=thing)} {rng.choice(_VAGUE_TAIL)}".strip()
         return text, verb
     named, ident = main_id(situation)
