@@ -9,17 +9,11 @@ concurrency / (2 x latency) rollouts per second; the target is >= 90% of it.
 
 from __future__ import annotations
 
-import sys
-
-# Run as a script, bench/ is sys.path[0]; a bench file named like a stdlib module (there is
-# a bench/platform.py) would then shadow it for every import below.
-if sys.path and sys.path[0].rstrip("/").endswith("bench"):
-    sys.path.pop(0)
-
 import argparse
 import asyncio
 import os
 import subprocess
+import sys
 import time
 from typing import Any
 

@@ -9,24 +9,18 @@ because wall time on a shared machine is noisy) and of the in-process core call.
 
 from __future__ import annotations
 
+import argparse
+import random
+import resource
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
-# Python puts this script's folder first on sys.path, and bench/ has a platform.py that
-# would shadow the standard library's `platform` for every import below.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+import orjson
 
-import argparse  # noqa: E402
-import random  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
-import orjson  # noqa: E402
-
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parent.parent
 FAULTS = ("success", "timeout", "permission_denied", "malformed_result", "stale_result")
 STATUS = {
     "success": {"status": "ok", "data": {"order_id": "ORD-1", "status": "delivered"}},

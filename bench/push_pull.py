@@ -4,7 +4,7 @@ Prints MB/s for each leg and the server's peak RSS (VmHWM), which must stay far 
 the file size: uploads are streamed to disk, finalize reads line by line, downloads are
 streamed from disk. Run by hand:
 
-    .venv/bin/python bench/platform.py [--mb 100]
+    .venv/bin/python bench/push_pull.py [--mb 100]
 """
 
 from __future__ import annotations
@@ -17,11 +17,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-# This file is named like the standard library's `platform`; run as a script its folder
-# is first on sys.path and would shadow it for httpx (through click), so drop it first.
-if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
-    sys.path.pop(0)
 
 import httpx
 import orjson
