@@ -20,6 +20,12 @@ from .jsonl import RowWriter, read_rows, repair_tail
 from .spec import Spec
 
 
+_REPLAYED = (
+    "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
+    "group_cut",
+)  # fmt: skip
+
+
 def load_done(path: str) -> dict[str, list[dict[str, Any]]]:
     """Rows already in `path`, by scenario_id (a half-written last line is cut first)."""
     target = Path(path)
@@ -30,7 +36,13 @@ def load_done(path: str) -> dict[str, list[dict[str, Any]]]:
     for row in read_rows([str(target)]):
         sid = row.get("scenario_id")
         if isinstance(sid, str):
-            done.setdefault(sid, []).append(row)
+            group = done.setdefault(sid, [])
+            # Keep what the engine replays (report tallies, the allocation, the novelty
+            # filter), not whole rows: a resumed 100k-row file must not sit in memory.
+            keep = {k: row[k] for k in _REPLAYED if k in row}
+            if group:
+                keep.pop("prompt", None)
+            group.append(keep)
     return done
 
 
