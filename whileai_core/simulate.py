@@ -19,7 +19,6 @@ from .errors import ConfigError
 from .jsonl import RowWriter, read_rows, repair_tail
 from .spec import Spec
 
-
 _REPLAYED = (
     "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
     "group_cut",
