@@ -473,3 +473,18 @@ def test_agent_comes_from_the_environment_when_no_flag(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert b"no --agent given" not in proc.stderr
     assert all(json.loads(line)["final_text"] == "from env" for line in proc.stdout.splitlines())
+
+
+def test_rollouts_still_running_after_the_grace_are_abandoned_and_counted(tmp_path: Path) -> None:
+    mod = tmp_path / "stuck.py"
+    mod.write_text(
+        "import asyncio\nasync def agent(m):\n    await asyncio.sleep(30)\n    return 'late'\n"
+    )
+    start = time.monotonic()
+    rows, report = _run(
+        tmp_path, budget=50, time_budget=0.2, stop_grace=0.3, concurrency=4, agent=f"{mod}:agent"
+    )
+    assert time.monotonic() - start < 5
+    assert rows == []
+    assert report.stopped == "time_budget"  # type: ignore[attr-defined]
+    assert report.rollouts_abandoned == 4  # type: ignore[attr-defined]

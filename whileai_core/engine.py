@@ -459,10 +459,13 @@ class Engine:
         started = time.monotonic()
         deadline = started + self.config.time_budget if self.config.time_budget else None
         tasks: dict[asyncio.Task[_Outcome], _Unit] = {}
+        grace_ends: float | None = None
         try:
             while True:
                 if deadline is not None and time.monotonic() >= deadline:
                     self.stopping = self.stopping or "time_budget"
+                if self.stopping and grace_ends is None:
+                    grace_ends = time.monotonic() + self.config.stop_grace
                 while len(tasks) < self.config.concurrency:
                     unit = self._next_unit()
                     if unit is None:
@@ -476,10 +479,19 @@ class Engine:
                 else:
                     timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
                     when = asyncio.FIRST_COMPLETED
-                if self.stopping and self.stopping != "budget":
-                    timeout, when = self.config.stop_grace, asyncio.ALL_COMPLETED
+                if grace_ends is not None:
+                    # Stopping: the rollouts in flight get one grace period, then are cancelled.
+                    timeout = max(0.0, grace_ends - time.monotonic())
+                    when = asyncio.ALL_COMPLETED
                 finished, _ = await asyncio.wait(set(tasks), timeout=timeout, return_when=when)
-                if not finished and self.stopping and self.stopping != "budget":
+                if (
+                    grace_ends is not None
+                    and time.monotonic() >= grace_ends
+                    and len(finished) < len(tasks)
+                ):
+                    for task in sorted(finished, key=lambda t: tasks[t].seq):
+                        tasks.pop(task)
+                        self._settle(task.result())
                     self.report.rollouts_abandoned += len(tasks)
                     for task in tasks:
                         task.cancel()
