@@ -129,3 +129,26 @@ def test_simulated_rows_show_every_world_state_and_fault_kind(tmp_path: Path) ->
     assert {"ok", "not_found", "already_done", "duplicate", "partial"} <= seen
     assert {"timeout", "permission_denied", "malformed", "stale"} <= seen
     assert fired == set(FAULT_KINDS)
+
+
+def test_a_spec_can_shape_records_with_returns_and_statuses() -> None:
+    tool = {
+        "name": "get_ticket",
+        "description": "Look up a ticket.",
+        "parameters": {
+            "type": "object",
+            "properties": {"ticket_id": {"type": "string"}},
+            "required": ["ticket_id"],
+        },
+        "returns": {
+            "type": "object",
+            "properties": {"priority": {"type": "string", "enum": ["low", "high"]},
+                           "assignee_email": {"type": "string"}},
+        },
+    }  # fmt: skip
+    world = World([tool], statuses=["new", "triaged", "closed"], seed=1)
+    data = world.call("get_ticket", {"ticket_id": "TIC-1001"})["data"]
+    assert data["status"] == "closed"
+    assert data["priority"] in ("low", "high")
+    assert data["assignee_email"].endswith("@example.com")
+    assert "amount" not in data  # no prices outside commerce

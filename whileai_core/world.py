@@ -81,7 +81,10 @@ def coerce_tools(tools: Iterable[Tool | dict[str, Any]]) -> list[Tool]:
         description = str(fn.get("description") or "")
         kind = fn.get("kind") or raw.get("kind") or guess_kind(name, description)
         params = fn.get("parameters") or {"type": "object", "properties": {}}
-        out.append(Tool(name=name, description=description, parameters=params, kind=kind))
+        extra = {
+            k: v for k, v in fn.items() if k not in ("name", "description", "parameters", "kind")
+        }
+        out.append(Tool(name=name, description=description, parameters=params, kind=kind, **extra))
     return out
 
 
