@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import importlib.util
 import random
 import ssl
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -48,11 +46,6 @@ if TYPE_CHECKING:
 
 _SHARD = 8  # connections per httpx pool; see ModelClient._open
 
-# httpcore asks `import sniffio` on every request to learn which event loop runs it; when
-# sniffio is not installed that failed import walks sys.path each time (~0.1 ms a call).
-# Recording the absence once gives the same ImportError without the walk.
-if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
 _QUOTA_CODES = frozenset(
     {"insufficient_quota", "quota_exceeded", "allowance_exhausted", "billing_hard_limit_reached"}
 )
