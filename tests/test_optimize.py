@@ -86,6 +86,15 @@ def test_band_edges_are_inclusive_and_unanimous_asks_go() -> None:
     assert report.dropped["out_of_band"] == 20 and report.dropped["unanimous"] == 8
 
 
+def test_single_rollout_asks_say_that_rl_needs_repeats() -> None:
+    rows = [_row(f"ask-{i}", 0, float(i % 2)) for i in range(6)]
+    out, report = optimize(rows)
+    assert out == []
+    assert any("single rollout" in w and "--mode rl" in w for w in report.warnings)
+    _, mixed = optimize(_group("mixed", 2, 4))
+    assert not any("single rollout" in w for w in mixed.warnings)
+
+
 def test_a_custom_band_moves_the_edges() -> None:
     rows = [*_group("a", 3, 10), *_group("b", 5, 10)]
     out, report = optimize(rows, OptimizeOptions(band=(0.4, 0.6)))

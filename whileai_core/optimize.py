@@ -258,6 +258,11 @@ def select(
         stamp = _stamp(task_id, group)
         cleaned.append((task_id, _clean_group(group, opts, report), stamp))
     if opts.mode == "rl":
+        if groups and all(len(g) < 2 for g in groups.values()):
+            report.warnings.append(
+                "every ask has a single rollout, so no group can be mixed: RL selection needs "
+                "repeats of each ask (whileai simulate --mode rl, or --repeats 8)"
+            )
         kept = _select_rl(cleaned, opts, report)
     else:
         kept = _select_sft(cleaned, opts, report)
