@@ -86,6 +86,23 @@ def test_rl_allocation_reads_the_grader_verdict(tmp_path: Path) -> None:
     assert report.groups["mixed"] == 0  # every verdict agrees, so no group splits
 
 
+def test_grader_is_any_judge_of_grade_and_its_verdicts_land_on_rows(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    result = run_cli(
+        "simulate", str(ORDERS_SPEC), "--mode", "rl", "--budget", "40",
+        "--grader", "checklist", "-o", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = _rows(out)
+    assert len(rows) == 40
+    assert {r["judge_name"] for r in rows} == {"checklist"}
+    assert all(r["judge_status"] == "ok" and r["reward"] in (0, 1, 0.0, 1.0) for r in rows)
+    bad = run_cli("simulate", str(ORDERS_SPEC), "--budget", "5", "--grader", "no-such-judge")
+    assert bad.returncode == 1
+    errors = [x for x in bad.stderr.decode().splitlines() if x.startswith("whileai: error:")]
+    assert len(errors) == 1 and "no-such-judge" in errors[0]
+
+
 def test_byte_identical_at_concurrency_one(tmp_path: Path) -> None:
     for mode in ("explore", "rl"):
         _run(tmp_path, "a.jsonl", mode=mode, budget=60, concurrency=1, seed=5)

@@ -17,7 +17,6 @@ is what the ordinary loop does anyway.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from .diversity import HashingEmbedder, NearDuplicateFilter
 from .errors import WhileaiError
 from .grid import Grid, build_grid, seed_int
 from .groups import passed
+from .judges.contract import Judge, judge_once_async, judged_row
 from .rowmake import RowContext, behavior_signature, build_row
 from .simconfig import MODE_SHAPE, MODES, Report, SimulateConfig
 from .situation import make_seed_situation, make_situation
@@ -86,7 +86,7 @@ class Engine:
         sink: Callable[[dict[str, Any]], None],
         done: dict[str, list[dict[str, Any]]] | None = None,
         execute_world: ToolWorld | None = None,
-        grader: Callable[..., Any] | None = None,
+        grader: Judge | None = None,
         progress: Callable[[int, int], None] | None = None,
         grid: Grid | None = None,
     ) -> None:
@@ -130,7 +130,6 @@ class Engine:
             "system_prompt_head": spec.policy[:120],
             "system_prompt_chars": len(spec.policy),
         }
-        self._grader_async = grader is not None and inspect.iscoroutinefunction(grader)
         self._ctx = RowContext(
             agent_name=agent.name,
             writer_name=writer.name,
@@ -430,23 +429,20 @@ class Engine:
         )
         verdict: Any = row["behavior_signature"]
         if self.grader is not None:
-            verdict = await self._grade(row)
+            row, verdict = await self._grade(row)
         return _Outcome(unit, row, verdict=verdict)
 
-    async def _grade(self, row: dict[str, Any]) -> Any:
+    async def _grade(self, row: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """Judge a fresh row under the one judge contract; the row carries the verdict and
+        the allocation reads it. A broken verdict falls back to the behaviour signature."""
         assert self.grader is not None
-        try:
-            if self._grader_async:
-                out = await self.grader(row)
-            else:
-                out = await asyncio.to_thread(self.grader, row)
-            reward = out.get("reward") if isinstance(out, dict) else out
-            if isinstance(reward, bool) or not isinstance(reward, (int, float)):
-                raise ValueError(f"grader gave no numeric reward ({reward!r})")
-            return passed(float(reward))
-        except Exception:
+        fields = await judge_once_async(self.grader, row)
+        graded = judged_row(row, self.grader, fields)
+        reward = fields.get("reward")
+        if fields.get("judge_status") != "ok" or reward is None:
             self.report.grader_errors += 1
-            return row["behavior_signature"]
+            return graded, row["behavior_signature"]
+        return graded, passed(float(reward))
 
     # -- the loop --------------------------------------------------------------------------
 

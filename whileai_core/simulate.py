@@ -17,6 +17,7 @@ from .agents.registry import load_world, resolve_agent, resolve_writer
 from .engine import Engine, Report, SimulateConfig
 from .errors import ConfigError
 from .jsonl import RowWriter, read_rows, repair_tail
+from .judges.contract import Judge, as_judge, close_judge
 from .spec import Spec
 
 _REPLAYED = (
@@ -54,10 +55,13 @@ def run_simulation(
     options: ModelOptions | None = None,
     output: str | None = None,
     resume: bool = False,
-    grader: Callable[..., Any] | None = None,
+    grader: Judge | Callable[..., Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
+    """Run one simulation to `output` (or stdout). A `grader` is any judge under the one
+    judge contract; its verdicts land on the rows and steer rl allocation."""
     config.check()
+    judge = grader if isinstance(grader, Judge) or grader is None else as_judge(grader)
     options = options or ModelOptions()
     options.concurrency = config.concurrency
     if resume and not output:
@@ -82,13 +86,15 @@ def run_simulation(
             sink=sink.write,
             done=done,
             execute_world=world,
-            grader=grader,
+            grader=judge,
             progress=progress,
         )
         try:
             report = await engine.run()
         finally:
             await agent.aclose()
+            if judge is not None:
+                await close_judge(judge)
             close_writer = getattr(writer, "aclose", None)
             if close_writer is not None:
                 await close_writer()

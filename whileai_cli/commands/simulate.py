@@ -70,7 +70,12 @@ def simulate(
     avg_turns: Annotated[int, typer.Option("--avg-turns", help="Target turns per row.")] = 12,
     grader: Annotated[
         str | None,
-        typer.Option("--grader", help="module:function judging rows as they land (rl allocation)."),
+        typer.Option(
+            "--grader",
+            envvar="WHILEAI_GRADER",
+            help="Judge rows as they land (any --judge value of `whileai grade`); rl reads its "
+            "verdicts to decide where to spend repeats.",
+        ),
     ] = None,
     output: Annotated[
         str | None,
@@ -106,7 +111,7 @@ def simulate(
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.engine import SimulateConfig
     from whileai_core.errors import WhileaiError
-    from whileai_core.plugins import load_callable
+    from whileai_core.judges.registry import JudgeOptions, parse_judge
     from whileai_core.simulate import run_simulation
     from whileai_core.spec import load_spec
 
@@ -140,7 +145,7 @@ def simulate(
         concurrency=concurrency,
         execute=execute,
     )
-    judge = load_callable(grader, what="grader") if grader else None
+    judge = parse_judge(grader, JudgeOptions(spec=loaded)) if grader else None
     progress = None
     bar = None
     if stderr_is_terminal():

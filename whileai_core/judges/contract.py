@@ -69,6 +69,24 @@ class Judge:
         return self.fn(row)
 
 
+def as_judge(fn: Callable[[dict[str, Any]], Any], name: str | None = None) -> Judge:
+    """A bare callable as a named judge, so its rows carry provenance like any other."""
+    if isinstance(fn, Judge):
+        return fn
+    label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    return Judge(name=label, fn=fn, meta={"version": label})
+
+
+async def close_judge(judge: Judge) -> None:
+    """Release what a judge holds (a co-process, a model client) from async code."""
+    if judge.aclose is not None:
+        with contextlib.suppress(Exception):
+            await judge.aclose()
+    if judge.close is not None:
+        with contextlib.suppress(Exception):
+            judge.close()
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
