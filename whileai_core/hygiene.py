@@ -14,22 +14,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .groups import passed, reward_of, task_key
+from .row import reply_text
 from .stats import pass_at_k, pass_pow_k, pearson
 
 HACK_THRESHOLD = 0.3
-
-
-def reply_text(row: dict[str, Any]) -> str:
-    """The agent's final reply: `final_text`, else the last assistant message's text."""
-    text = row.get("final_text")
-    if isinstance(text, str):
-        return text
-    for message in reversed(row.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            content = message.get("content")
-            if isinstance(content, str) and content:
-                return content
-    return ""
 
 
 def tool_call_count(row: dict[str, Any]) -> int:

@@ -259,6 +259,23 @@ def to_row(parts: RowParts) -> dict[str, Any]:
     return ordered
 
 
+def reply_text(row: dict[str, Any]) -> str:
+    """The agent's final reply: `final_text`, else the last assistant message with text.
+
+    Rows from other stacks may carry only `messages`; every stage that reads "the answer"
+    reads it here so they all agree on which text that is.
+    """
+    text = row.get("final_text")
+    if isinstance(text, str):
+        return text
+    for message in reversed(row.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str) and content:
+                return content
+    return ""
+
+
 def validate_row(row: Any) -> None:
     """Raise ValueError naming the first problem when `row` is not a usable row."""
     if not isinstance(row, dict):

@@ -30,8 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..row import reply_text
 from .contract import Judge
-from .verifiers import NoGold, candidate_of, gold_of
+from .verifiers import NoGold, gold_of
 
 _FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
 _VIOLATION = 86  # exit status the audit hook uses, so a violation is told from a crash
@@ -226,7 +227,7 @@ def code_exec(
         if not isinstance(tests, str) or not tests.strip():
             raise NoGold("the row's hidden tests are empty")
         passed, reason = run_sandboxed(
-            extract_code(candidate_of(row)),
+            extract_code(reply_text(row)),
             tests,
             timeout=timeout,
             memory_mb=memory_mb,

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
+from ..row import reply_text
 from .contract import Judge, JudgeFailed, judge_once
 from .jsonschema_lite import check_schema, validate
 
@@ -30,18 +31,6 @@ GOLD_FIELDS = ("answer", "target", "expected", "gold")
 
 class NoGold(Exception):
     """The row carries nothing to compare against; grading it would invent a 0."""
-
-
-def candidate_of(row: dict[str, Any]) -> str:
-    text = row.get("final_text")
-    if isinstance(text, str):
-        return text
-    for message in reversed(row.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            content = message.get("content")
-            if isinstance(content, str) and content:
-                return content
-    return ""
 
 
 def _dig(row: dict[str, Any], path: str) -> Any:
@@ -111,7 +100,7 @@ def exact_match(
     """
 
     def judge(row: dict[str, Any]) -> Verdict:
-        raw = candidate_of(row)
+        raw = reply_text(row)
         golds = _golds(row, field)
         if raw in golds:  # the common case on verifiable tasks costs one comparison
             return _verdict(True, f"matches {_short(raw)!r}")
@@ -128,7 +117,7 @@ def includes(*, ignore_case: bool = True, field: str | None = None) -> Judge:
     """The gold appears somewhere in the reply. Lenient: "not 42" includes "42"."""
 
     def judge(row: dict[str, Any]) -> Verdict:
-        cand = _norm(candidate_of(row), ignore_case=ignore_case)
+        cand = _norm(reply_text(row), ignore_case=ignore_case)
         for gold in _golds(row, field):
             if _norm(gold, ignore_case=ignore_case) in cand:
                 return _verdict(True, f"reply includes {_short(gold)!r}")
@@ -162,7 +151,7 @@ def regex(
             if compiled is not None
             else [re.compile(g, flags) for g in _golds(row, field)]
         )
-        cand = candidate_of(row).strip()
+        cand = reply_text(row).strip()
         for pat in patterns:
             hit = pat.fullmatch(cand) if full else pat.search(cand)
             if hit:
@@ -194,7 +183,7 @@ def multiple_choice(*, field: str | None = None) -> Judge:
     """The option letter the reply chose equals the gold letter (gold 'B', '(b)' or 'B) x')."""
 
     def judge(row: dict[str, Any]) -> Verdict:
-        picked = chosen_letter(candidate_of(row))
+        picked = chosen_letter(reply_text(row))
         golds = [chosen_letter(g) or g.strip().upper() for g in _golds(row, field)]
         if picked is None:
             return _verdict(False, "no option letter found in the reply")
@@ -228,7 +217,7 @@ def numeric(*, tolerance: float = 1e-6, relative: float = 0.0, field: str | None
     """The last number in the reply is within `tolerance` (absolute) or `relative` of the gold."""
 
     def judge(row: dict[str, Any]) -> Verdict:
-        nums = numbers_in(candidate_of(row))
+        nums = numbers_in(reply_text(row))
         if not nums:
             return _verdict(False, "no number in the reply")
         got = nums[-1]
@@ -303,7 +292,7 @@ def math_equal(*, field: str | None = None) -> Judge:
     """
 
     def judge(row: dict[str, Any]) -> Verdict:
-        answer = _math_norm(final_answer(candidate_of(row)))
+        answer = _math_norm(final_answer(reply_text(row)))
         got = _as_fraction(answer)
         for gold_text in _golds(row, field):
             gold = _math_norm(final_answer(gold_text))
@@ -339,7 +328,7 @@ def json_valid() -> Judge:
 
     def judge(row: dict[str, Any]) -> Verdict:
         try:
-            parse_json_reply(candidate_of(row))
+            parse_json_reply(reply_text(row))
         except ValueError as exc:
             return _verdict(False, str(exc).split(":")[0])
         return _verdict(True, "valid JSON")
@@ -373,7 +362,7 @@ def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
 
     def judge(row: dict[str, Any]) -> Verdict:
         try:
-            value = parse_json_reply(candidate_of(row))
+            value = parse_json_reply(reply_text(row))
         except ValueError:
             return _verdict(False, "reply is not JSON")
         errors = validate(value, root)
@@ -392,7 +381,7 @@ def json_field(path: str, *, expected: Any = None, field: str | None = None) -> 
 
     def judge(row: dict[str, Any]) -> Verdict:
         try:
-            value = parse_json_reply(candidate_of(row))
+            value = parse_json_reply(reply_text(row))
         except ValueError:
             return _verdict(False, "reply is not JSON")
         got = _dig({"_": value}, f"_.{path}") if path else value
