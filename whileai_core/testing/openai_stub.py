@@ -27,19 +27,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 
-__all__ = [
-    "OpenAIStub",
-    "Reply",
-    "Request",
-    "answer",
-    "disconnect",
-    "http_error",
-    "raw_tool_call",
-    "tool_call",
-    "tool_calls",
-    "tool_then_answer",
-]
-
 
 @dataclass
 class Request:
