@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -146,3 +147,90 @@ def test_a_saved_key_is_never_sent_to_another_server() -> None:
     assert credentials.resolve(api_url="http://a:1/") is not None
     assert credentials.resolve(api_url="http://b:1") is None
     assert credentials.saved_issuer() == "http://a:1"
+
+
+def _age(storage: Storage, dataset_id: str, seconds: float) -> None:
+    with storage.tx() as db:
+        db.execute(
+            "UPDATE datasets SET created_at = created_at - ? WHERE id = ?", (seconds, dataset_id)
+        )
+
+
+def test_stale_unfinished_upload_is_planned_by_purge_and_a_fresh_one_is_left(
+    tmp_path: Path,
+) -> None:
+    from whileai_core.store.base import STALE_UPLOAD_SECONDS
+    from whileai_core.store.purge import plan_agent, plan_empty, run
+
+    store = LocalStore(tmp_path)
+    stale = store.create_dataset(NewDataset(name="killed", agent="a"))["datasetId"]
+    store.upload(stale, [ROW])  # uploaded, never finalized
+    fresh = store.create_dataset(NewDataset(name="in-flight"))["datasetId"]
+    _age(store.storage, stale, STALE_UPLOAD_SECONDS + 60)
+    assert [d["datasetId"] for d in store.list_datasets(status="pending")] == [stale, fresh]
+    assert plan_agent(store, "a").unfinished == [stale]
+    plan = plan_empty(store, max_rows=0)
+    assert plan.unfinished == [stale] and plan.datasets == []
+    assert run(store, plan)["unfinished"] == 1
+    assert [d["datasetId"] for d in store.list_datasets(status="pending")] == [fresh]
+    assert list(store.storage.files.glob(f"{stale}.*")) == []
+
+
+def test_sweep_removes_abandoned_upload_files_and_files_of_deleted_datasets(
+    tmp_path: Path,
+) -> None:
+    storage = Storage(tmp_path)
+    store = BoundStore(storage)
+    kept = store.create_dataset(NewDataset(name="x"))["datasetId"]
+    killed = storage.path_of(kept, "1234abcd.upload")  # what a SIGKILLed upload leaves
+    killed.write_bytes(ROW)
+    orphan = storage.path_of("ds_00000000deadbeef", "part")
+    orphan.write_bytes(ROW)
+    live = storage.path_of(kept, "part")
+    live.write_bytes(ROW)
+    assert storage.sweep() == 0  # all recent: an upload may still be running
+    assert storage.sweep(now=time.time() + 2 * 3600) == 2
+    assert not killed.exists() and not orphan.exists() and live.exists()
+
+
+def test_store_directories_are_private(tmp_path: Path) -> None:
+    storage = Storage(tmp_path / "home")
+    assert (storage.root.stat().st_mode & 0o777) == 0o700
+    assert (storage.files.stat().st_mode & 0o777) == 0o700
+
+
+def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> None:
+    from whileai_core.optimize import calibration_stamp
+
+    rows = [
+        {
+            "scenario_id": "t1",
+            "prompt": "a",
+            "reward": r,
+            "judge_status": "ok",
+            "policy_version": "p1",
+        }
+        for r in (1.0, 0.0, 1.0)
+    ]
+    carried = {"task_id": "t2", "k": 8, "pass_rate": 0.5, "ci95": [0.2, 0.8], "policy": "old"}
+    rows += [
+        {"scenario_id": "t2", "prompt": "b", "reward": 1.0, "calibration": carried},
+        {"scenario_id": "t3", "prompt": "ungraded"},
+        {"scenario_id": "t4", "prompt": "c", "reward": 0.0, "judge_status": "error"},
+    ]
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    store = LocalStore(tmp_path / "home")
+    pushed = push_rows(store, [str(source)], name="stamped", gate=False)
+    stored = [
+        orjson.loads(line)
+        for line in b"".join(store.download(pushed["train"]["datasetId"])).splitlines()
+    ]
+    expected = calibration_stamp("t1", rows[:3])
+    assert expected["k"] == 3 and expected["policy"] == "p1"
+    assert [r.get("calibration") for r in stored] == [expected] * 3 + [carried, None, None]
+    assert [{k: v for k, v in r.items() if k != "calibration"} for r in stored] == [
+        {k: v for k, v in r.items() if k != "calibration"} for r in rows
+    ]
+    again = push_rows(store, [str(source)], name="stamped", gate=False)
+    assert again["train"]["existing"] is True  # the stamp is deterministic: no duplicate

@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from whileai_core.errors import ConfigError
 from whileai_core.store.base import (
+    STALE_UPLOAD_SECONDS,
     TRACE_PAGE_SIZE,
     BadRequest,
     Gone,
@@ -62,11 +63,12 @@ class Server:
         self,
         data_dir: Path,
         *,
-        url_ttl: float = 3600,
+        url_ttl: float = STALE_UPLOAD_SECONDS,
         device_interval: float = 5.0,
         device_ttl: float = 900,
     ) -> None:
         self.storage = Storage(data_dir)
+        self.storage.sweep()
         self.accounts = Accounts(self.storage, device_ttl=device_ttl, interval=device_interval)
         self.secret = signing.load_secret(self.storage.root)
         self.url_ttl = url_ttl
@@ -216,7 +218,8 @@ class Server:
 
     async def list_datasets(self, request: Request) -> Response:
         store = await self._store(request)
-        records = await self._thread(store.list_datasets)
+        status = request.query_params.get("status", "ready")
+        records = await self._thread(store.list_datasets, status)
         used = sum(int(d["sizeBytes"]) for d in records)
         return JSONResponse({"datasets": records, "storageBytes": used})
 
@@ -409,7 +412,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def create_app(
     data_dir: Path | str,
     *,
-    url_ttl: float = 3600,
+    url_ttl: float = STALE_UPLOAD_SECONDS,
     device_interval: float = 5.0,
     device_ttl: float = 900,
 ) -> Starlette:

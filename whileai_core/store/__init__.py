@@ -59,4 +59,4 @@ def open_store(api_key: str | None = None) -> Store:
             f"no API key for {url}{hint}: run `whileai login` (or `whileai signup --email "
             "...`), or set WHILEAI_API_KEY"
         )
-    return HttpStore(url, resolved.key)
+    return HttpStore(url, resolved.key, resolved.source)

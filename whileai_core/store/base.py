@@ -20,6 +20,11 @@ Purpose = Literal["train", "holdout", "eval"]
 # Fields `POST /datasets/{id}/meta` may change; everything else is set by the store.
 META_FIELDS: tuple[str, ...] = ("name", "purpose", "mode", "agent", "description")
 TRACE_PAGE_SIZE = 100
+# A dataset created but not finalized this long after is abandoned: the signed upload link
+# `whileai serve` hands out expires after as long, so nothing can complete it any more.
+# `purge` removes such datasets; the storage sweeps the files a killed upload left.
+STALE_UPLOAD_SECONDS = 3600.0
+DATASET_STATUSES: tuple[str, ...] = ("ready", "pending")
 
 
 class StoreError(WhileaiError):
@@ -51,12 +56,8 @@ class Gone(StoreError):
 
 
 ERRORS_BY_STATUS: dict[int, type[StoreError]] = {
-    400: BadRequest,
-    401: Unauthorized,
+    **{cls.status: cls for cls in (BadRequest, Unauthorized, NotFound, Conflict, Gone)},
     403: Unauthorized,
-    404: NotFound,
-    409: Conflict,
-    410: Gone,
 }
 
 
@@ -86,10 +87,18 @@ class NewDataset:
         return body
 
 
+def _one_of(what: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise BadRequest(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
 def check_purpose(purpose: str) -> str:
-    if purpose not in PURPOSES:
-        raise BadRequest(f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
-    return purpose
+    return _one_of("purpose", purpose, PURPOSES)
+
+
+def check_status(status: str) -> str:
+    return _one_of("status", status, DATASET_STATUSES)
 
 
 @runtime_checkable
@@ -114,7 +123,10 @@ class Store(Protocol):
         line number and leaves the dataset pending."""
         ...
 
-    def list_datasets(self) -> list[dict[str, Any]]: ...
+    def list_datasets(self, status: str = "ready") -> list[dict[str, Any]]:
+        """Finalized datasets, or with `status="pending"` the ones created and not finalized
+        (an upload in flight, or one a killed push abandoned)."""
+        ...
 
     def get_dataset(self, dataset_id: str) -> dict[str, Any]: ...
 

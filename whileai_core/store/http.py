@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from .. import __version__
-from .base import ERRORS_BY_STATUS, NewDataset, StoreError
+from .base import ERRORS_BY_STATUS, NewDataset, StoreError, Unauthorized
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
@@ -68,19 +68,32 @@ def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
 class HttpStore:
     kind = "server"
 
-    def __init__(self, base_url: str, api_key: str) -> None:
+    def __init__(self, base_url: str, api_key: str, key_source: str | None = None) -> None:
         self.location = base_url.rstrip("/")
         self._http = _client(self.location, api_key)
         self._bare = _client(self.location)  # signed links carry no key
         self._upload_urls: dict[str, str] = {}
+        self._key_source = key_source
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A keyed call; a refused key says which server refused it and where the key came
+        from, since a stale WHILEAI_API_KEY and a saved key look alike otherwise."""
+        try:
+            return _call(self._http, method, path, **kwargs)
+        except Unauthorized as exc:
+            source = f" from {self._key_source}" if self._key_source else ""
+            raise Unauthorized(
+                f"{self.location} refused the API key{source} ({exc}): run `whileai login`, "
+                "or pass the right one with --api-key / WHILEAI_API_KEY"
+            ) from None
 
     def _get(self, path: str, **params: Any) -> Any:
         clean = {k: v for k, v in params.items() if v is not None}
-        return _call(self._http, "GET", path, params=clean)
+        return self._call("GET", path, params=clean)
 
     # datasets
     def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
-        record: dict[str, Any] = _call(self._http, "POST", "/datasets", json=spec.wire())
+        record: dict[str, Any] = self._call("POST", "/datasets", json=spec.wire())
         if record.get("uploadUrl"):
             self._upload_urls[record["datasetId"]] = record["uploadUrl"]
         return record
@@ -102,12 +115,13 @@ class HttpStore:
         return sent
 
     def finalize(self, dataset_id: str) -> dict[str, Any]:
-        record: dict[str, Any] = _call(self._http, "POST", f"/datasets/{dataset_id}/finalize")
+        record: dict[str, Any] = self._call("POST", f"/datasets/{dataset_id}/finalize")
         self._upload_urls.pop(dataset_id, None)
         return record
 
-    def list_datasets(self) -> list[dict[str, Any]]:
-        return list(self._get("/datasets").get("datasets", []))
+    def list_datasets(self, status: str = "ready") -> list[dict[str, Any]]:
+        params = {"status": status} if status != "ready" else {}
+        return list(self._get("/datasets", **params).get("datasets", []))
 
     def get_dataset(self, dataset_id: str) -> dict[str, Any]:
         result: dict[str, Any] = self._get(f"/datasets/{dataset_id}")
@@ -130,12 +144,10 @@ class HttpStore:
                 raise StoreError(f"download from {self.location} failed: {exc}") from None
 
     def delete_dataset(self, dataset_id: str) -> None:
-        _call(self._http, "DELETE", f"/datasets/{dataset_id}")
+        self._call("DELETE", f"/datasets/{dataset_id}")
 
     def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = _call(
-            self._http, "POST", f"/datasets/{dataset_id}/meta", json=fields
-        )
+        result: dict[str, Any] = self._call("POST", f"/datasets/{dataset_id}/meta", json=fields)
         return result
 
     def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]:
@@ -152,11 +164,11 @@ class HttpStore:
 
     def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]:
         body = {"slug": slug, "description": description}
-        result: dict[str, Any] = _call(self._http, "POST", "/agents", json=body)
+        result: dict[str, Any] = self._call("POST", "/agents", json=body)
         return result
 
     def delete_agent(self, slug: str) -> None:
-        _call(self._http, "DELETE", f"/agents/{slug}")
+        self._call("DELETE", f"/agents/{slug}")
 
     # traces
     def ingest_otlp(
@@ -165,9 +177,7 @@ class HttpStore:
         headers = {"Content-Type": content_type}
         if content_encoding:
             headers["Content-Encoding"] = content_encoding
-        result: dict[str, Any] = _call(
-            self._http, "POST", "/v1/traces", content=body, headers=headers
-        )
+        result: dict[str, Any] = self._call("POST", "/v1/traces", content=body, headers=headers)
         return result
 
     def list_traces(
@@ -177,11 +187,11 @@ class HttpStore:
         return result
 
     def delete_trace(self, trace_id: str) -> None:
-        _call(self._http, "DELETE", f"/traces/{trace_id}")
+        self._call("DELETE", f"/traces/{trace_id}")
 
     def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
         body = {"value": value, "name": name}
-        result: dict[str, Any] = _call(self._http, "POST", f"/traces/{trace_id}/score", json=body)
+        result: dict[str, Any] = self._call("POST", f"/traces/{trace_id}/score", json=body)
         return result
 
     def me(self) -> dict[str, Any]:

@@ -11,6 +11,10 @@ Layout under the root (WHILEAI_HOME, or `serve --data DIR`):
     datasets/<id>.part           the last complete upload, waiting for finalize
     datasets/<id>.jsonl          a finalized dataset
 
+A push killed between create and finalize leaves a pending dataset (and maybe its files);
+`purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`, and `sweep` removes
+upload files nobody has written to for that long.
+
 Every connection is per thread, WAL mode with a busy timeout, so many concurrent pushes
 (threads of the server, or several CLI processes) serialize on SQLite's write lock
 instead of failing.
@@ -34,11 +38,13 @@ from ..validate import row_problem
 from . import otlp
 from .base import (
     META_FIELDS,
+    STALE_UPLOAD_SECONDS,
     TRACE_PAGE_SIZE,
     BadRequest,
     NewDataset,
     NotFound,
     check_purpose,
+    check_status,
 )
 from .profile import profile_rows
 
@@ -128,7 +134,9 @@ class Storage:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).expanduser()
         self.files = self.root / "datasets"
-        self.files.mkdir(parents=True, exist_ok=True)
+        # Rows and key hashes live here: readable by the owner only.
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.files.mkdir(mode=0o700, exist_ok=True)
         self.db_path = self.root / "store.db"
         self._local = threading.local()
         # executescript commits on its own; IF NOT EXISTS makes concurrent first runs safe.
@@ -299,10 +307,10 @@ class Storage:
             )
         return self._record(self._row(account, dataset_id))
 
-    def list_datasets(self, account: str) -> list[dict[str, Any]]:
+    def list_datasets(self, account: str, status: str = "ready") -> list[dict[str, Any]]:
         found = self.query(
-            "SELECT * FROM datasets WHERE account = ? AND status = 'ready' ORDER BY created_at, id",
-            (account,),
+            "SELECT * FROM datasets WHERE account = ? AND status = ? ORDER BY created_at, id",
+            (account, check_status(status)),
         )
         return [self._record(r) for r in found]
 
@@ -337,8 +345,25 @@ class Storage:
         self._row(account, dataset_id)
         with self.tx() as db:
             db.execute("DELETE FROM datasets WHERE id = ? AND account = ?", (dataset_id, account))
-        for suffix in ("jsonl", "part"):
-            self.path_of(dataset_id, suffix).unlink(missing_ok=True)
+        for path in self.files.glob(f"{dataset_id}.*"):
+            path.unlink(missing_ok=True)
+
+    def sweep(self, max_age: float = STALE_UPLOAD_SECONDS, now: float | None = None) -> int:
+        """Remove upload files untouched for `max_age` (a killed upload never renames its
+        file) and files of datasets that no longer exist; returns how many went."""
+        cutoff = (now if now is not None else time.time()) - max_age
+        known = {r[0] for r in self.query("SELECT id FROM datasets")}
+        removed = 0
+        for path in self.files.iterdir():
+            dataset_id, _, suffix = path.name.partition(".")
+            try:
+                old = path.stat().st_mtime < cutoff
+            except FileNotFoundError:
+                continue
+            if old and (suffix.endswith("upload") or dataset_id not in known):
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
     def update_meta(self, account: str, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(fields) - set(META_FIELDS))
@@ -440,13 +465,15 @@ class Storage:
                 )
         return next(a for a in self.list_agents(account) if a["slug"] == slug)
 
-    def delete_agent(self, account: str, slug: str) -> None:
+    def _delete_one(self, what: str, sql: str, account: str, key: str) -> None:
         with self.tx() as db:
-            gone = db.execute(
-                "DELETE FROM agents WHERE account = ? AND slug = ?", (account, slug)
-            ).rowcount
+            gone = db.execute(sql, (account, key)).rowcount
         if not gone:
-            raise NotFound(f"agent {slug} not found")
+            raise NotFound(f"{what} {key} not found")
+
+    def delete_agent(self, account: str, slug: str) -> None:
+        sql = "DELETE FROM agents WHERE account = ? AND slug = ?"
+        self._delete_one("agent", sql, account, slug)
 
     # --- traces --------------------------------------------------------------------
 
@@ -531,12 +558,8 @@ class Storage:
         }
 
     def delete_trace(self, account: str, trace_id: str) -> None:
-        with self.tx() as db:
-            gone = db.execute(
-                "DELETE FROM traces WHERE account = ? AND trace_id = ?", (account, trace_id)
-            ).rowcount
-        if not gone:
-            raise NotFound(f"trace {trace_id} not found")
+        sql = "DELETE FROM traces WHERE account = ? AND trace_id = ?"
+        self._delete_one("trace", sql, account, trace_id)
 
     def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
         if not name:
@@ -574,8 +597,8 @@ class BoundStore:
     def finalize(self, dataset_id: str) -> dict[str, Any]:
         return self.storage.finalize(self.account, dataset_id)
 
-    def list_datasets(self) -> list[dict[str, Any]]:
-        return self.storage.list_datasets(self.account)
+    def list_datasets(self, status: str = "ready") -> list[dict[str, Any]]:
+        return self.storage.list_datasets(self.account, status)
 
     def get_dataset(self, dataset_id: str) -> dict[str, Any]:
         return self.storage.get_dataset(self.account, dataset_id)
@@ -630,4 +653,6 @@ def LocalStore(root: Path | str | None = None) -> BoundStore:
     """The embedded store under WHILEAI_HOME (no login, one account)."""
     from ..settings import home
 
-    return BoundStore(Storage(root if root is not None else home()), LOCAL_ACCOUNT)
+    storage = Storage(root if root is not None else home())
+    storage.sweep()
+    return BoundStore(storage, LOCAL_ACCOUNT)

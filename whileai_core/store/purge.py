@@ -2,15 +2,20 @@
 
 A purge is planned first (the counts a dry run prints and the y/N prompt shows) and run
 second, over the `Store` protocol only, so it behaves the same on the embedded store and
-on a server.
+on a server. Both plans also take the uploads a killed push abandoned: datasets created
+but not finalized `STALE_UPLOAD_SECONDS` ago, whose upload link has expired (a younger
+pending dataset may be a push still running, so it is left alone).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
-from .base import NotFound, Store, iter_all_traces
+from .base import STALE_UPLOAD_SECONDS, NotFound, Store, iter_all_traces
 
 
 @dataclass
@@ -18,58 +23,78 @@ class PurgePlan:
     datasets: list[str] = field(default_factory=list)
     traces: list[str] = field(default_factory=list)
     agent: str | None = None  # the agent record itself, when it exists
+    unfinished: list[str] = field(default_factory=list)  # stale pending datasets
 
     @property
     def empty(self) -> bool:
-        return not (self.datasets or self.traces or self.agent)
+        return not (self.datasets or self.traces or self.agent or self.unfinished)
 
     def counts(self) -> dict[str, Any]:
         return {
             "datasets": len(self.datasets),
             "traces": len(self.traces),
             "agent": 1 if self.agent else 0,
+            "unfinished": len(self.unfinished),
         }
 
 
-def plan_agent(store: Store, agent: str) -> PurgePlan:
+def _created(record: dict[str, Any]) -> float:
+    stamp = record.get("createdAt")
+    if not isinstance(stamp, str):
+        return 0.0
+    parsed = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def stale_uploads(store: Store, agent: str | None = None, now: float | None = None) -> list[str]:
+    """Pending datasets (of `agent`, when given) older than the upload link's lifetime."""
+    cutoff = (now if now is not None else time.time()) - STALE_UPLOAD_SECONDS
+    return [
+        d["datasetId"]
+        for d in store.list_datasets(status="pending")
+        if _created(d) < cutoff and (agent is None or d.get("agent") == agent)
+    ]
+
+
+def plan_agent(store: Store, agent: str, now: float | None = None) -> PurgePlan:
     plan = PurgePlan()
     plan.datasets = [d["datasetId"] for d in store.list_datasets() if d.get("agent") == agent]
     plan.traces = [t["traceId"] for t in iter_all_traces(store, agent=agent)]
+    plan.unfinished = stale_uploads(store, agent, now)
     if any(a["slug"] == agent for a in store.list_agents()):
         plan.agent = agent
     return plan
 
 
-def plan_empty(store: Store, max_rows: int) -> PurgePlan:
-    """Datasets with no bytes, or `max_rows` rows or fewer."""
+def plan_empty(store: Store, max_rows: int, now: float | None = None) -> PurgePlan:
+    """Datasets with no bytes, or `max_rows` rows or fewer; and stale unfinished uploads."""
     return PurgePlan(
         datasets=[
             d["datasetId"]
             for d in store.list_datasets()
             if not d.get("sizeBytes") or int(d.get("rows") or 0) <= max_rows
-        ]
+        ],
+        unfinished=stale_uploads(store, now=now),
     )
 
 
-def run(store: Store, plan: PurgePlan) -> dict[str, Any]:
-    """Delete what the plan lists; something already gone (a concurrent purge) is skipped."""
-    done = {"datasets": 0, "traces": 0, "agent": 0}
-    for dataset_id in plan.datasets:
+def _each(delete: Callable[[str], None], keys: list[str]) -> int:
+    """Delete each key; one already gone (a concurrent purge) is skipped, not counted."""
+    done = 0
+    for key in keys:
         try:
-            store.delete_dataset(dataset_id)
-            done["datasets"] += 1
+            delete(key)
         except NotFound:
-            pass
-    for trace_id in plan.traces:
-        try:
-            store.delete_trace(trace_id)
-            done["traces"] += 1
-        except NotFound:
-            pass
-    if plan.agent:
-        try:
-            store.delete_agent(plan.agent)
-            done["agent"] = 1
-        except NotFound:
-            pass
+            continue
+        done += 1
     return done
+
+
+def run(store: Store, plan: PurgePlan) -> dict[str, Any]:
+    """Delete what the plan lists; returns what was deleted, by the plan's counts' keys."""
+    return {
+        "datasets": _each(store.delete_dataset, plan.datasets),
+        "traces": _each(store.delete_trace, plan.traces),
+        "agent": _each(store.delete_agent, [plan.agent] if plan.agent else []),
+        "unfinished": _each(store.delete_dataset, plan.unfinished),
+    }

@@ -1,11 +1,14 @@
 """Push and pull: rows from files or stdin to a store and back, streamed.
 
-A push reads its input once, removes every `privileged` block, splits a holdout by task
-when asked (a task is wholly on one side, and the same task lands on the same side every
-run), spools each side to a temporary file while hashing it, runs the publish gate over
-the spool, then uploads. The idempotency key is the hash of what would be stored plus the
-dataset's metadata, so a retried push (after a timeout, a killed process, a cron rerun)
-finds the dataset the first attempt made instead of creating a second one.
+A push reads its input once, removes every `privileged` block and spools the rows; a
+second pass over the spool stamps each graded row that carries no `calibration` with its
+task's (`optimize.calibration_stamp`, the same stamp optimize writes: task id, k, pass
+rate with its Wilson interval, policy), splits a holdout by task when asked (a task is
+wholly on one side, and the same task lands on the same side every run) and hashes each
+side; the publish gate runs over the result, then it uploads. The idempotency key is the
+hash of what would be stored plus the dataset's metadata (the stamp is a function of the
+rows, so a rerun stores the same bytes): a retried push (after a timeout, a killed
+process, a cron rerun) finds the dataset the first attempt made instead of a second one.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ConfigError
-from ..groups import task_key
+from ..groups import reward_of, task_key
 from ..jsonl import ReadStats, dumps, read_rows
 from ..privileged import strip_privileged
 from .base import NewDataset, Store, check_purpose
@@ -47,6 +50,29 @@ class _Spool:
         self.handle.write(line)
         self.digest.update(line)
         self.rows += 1
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A spooled row's task, and whether it still needs that task's calibration stamp."""
+
+    task: str
+    stamp_task: bool
+
+
+def _stamps(tasks: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    from ..optimize import calibration_stamp
+
+    return {task: calibration_stamp(task, group) for task, group in tasks.items()}
+
+
+def _with_stamp(line: bytes, stamp: dict[str, Any]) -> bytes:
+    """`line` (one JSON object and a newline) with `calibration` appended, without a parse."""
+    body = line.rstrip(b"\n")
+    added = orjson.dumps({"calibration": stamp})
+    if body == b"{}":
+        return added + b"\n"
+    return body[:-1] + b"," + added[1:] + b"\n"
 
 
 def _file_chunks(path: Path) -> Iterator[bytes]:
@@ -96,17 +122,37 @@ def push_rows(
     if not 0 <= holdout < 1:
         raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
     with tempfile.TemporaryDirectory(prefix="whileai-push-") as tmp:
+        staged = Path(tmp) / "staged.jsonl"
         main_path, hold_path = Path(tmp) / "main.jsonl", Path(tmp) / "holdout.jsonl"
         stripped = 0
-        stats = ReadStats()
-        with main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
-            main, side = _Spool(main_path, mfh), _Spool(hold_path, hfh)
-            for row in read_rows(inputs, on_error="fail", stats=stats):
+        # Per task, what calibration_stamp reads of each row: its reward and its policy.
+        tasks: dict[str, list[dict[str, Any]]] = {}
+        pending: list[_Pending] = []
+        with staged.open("wb") as sfh:
+            for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
                 clean = strip_privileged(row)
                 if clean != row:
                     stripped += 1
-                target = side if holdout_side(task_key(clean), holdout) else main
-                target.write(dumps(clean))
+                task = task_key(clean)
+                reward = reward_of(clean)
+                tasks.setdefault(task, []).append(
+                    {
+                        "reward": reward,
+                        "policy_version": clean.get("policy_version"),
+                        "model_version": clean.get("model_version"),
+                    }
+                )
+                needs = reward is not None and not isinstance(clean.get("calibration"), dict)
+                pending.append(_Pending(task, needs))
+                sfh.write(dumps(clean))
+        stamps = _stamps(tasks) if any(p.stamp_task for p in pending) else {}
+        with staged.open("rb") as sfh, main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
+            main, side = _Spool(main_path, mfh), _Spool(hold_path, hfh)
+            for line, entry in zip(sfh, pending, strict=True):
+                if entry.stamp_task:
+                    line = _with_stamp(line, stamps[entry.task])
+                target = side if holdout_side(entry.task, holdout) else main
+                target.write(line)
         if main.rows + side.rows == 0:
             raise ConfigError("nothing to push: the input has no rows")
         gate_report: dict[str, Any] | None = None
