@@ -257,7 +257,7 @@ def test_cut_with_nothing_scored_fails_clearly(store_env: str, tmp_path: Path) -
 def test_purge_agent_removes_its_traces(store_env: str, tmp_path: Path) -> None:
     _ingest_shop(tmp_path)
     dry = stdout_json(ok("purge", "--agent", "shop", "--dry-run", "--json"))
-    assert dry["planned"] == {"datasets": 0, "traces": 12, "agent": 1}
+    assert dry["planned"] == {"datasets": 0, "traces": 12, "agent": 1, "unfinished": 0}
     ok("purge", "--agent", "shop", "--yes")
     left = stdout_json(ok("traces", "list", "--json"))["traces"]
     assert [t["agent"] for t in left] == ["other-agent"]
@@ -279,3 +279,39 @@ def test_select_band_edges_are_inclusive() -> None:
     rows = [{"scenario_id": "a", "reward": r, "prompt": "x"} for r in (1.0, 0.0, 0.0, 0.0, 0.0)]
     kept, report = select(rows, "rl", (0.2, 0.8))
     assert len(kept) == 5 and report.kept_prompts == 1
+
+
+def test_cut_rows_carry_the_verdict_as_a_pass_or_fail_reward(store_env: str, tmp_path) -> None:
+    """A trace passes at 1.0, a row at 0.5: a cut row's reward is the verdict's pass/fail,
+    so the stored set's profile and calibration agree with the cut about 0.9 and 0.5."""
+    _ingest_shop(tmp_path)
+    made = stdout_json(ok("cut", "--agent", "shop", "--band", "0,1", "--holdout", "0", "--json"))
+    assert made["report"]["groups"]["almost"] == {
+        "runs": 3,
+        "passes": 0,
+        "passRate": 0.0,
+        "kept": 3,
+    }
+    dataset_id = made["train"]["datasetId"]
+    ok("pull", dataset_id, "-o", str(tmp_path / "cut.jsonl"))
+    rows = jsonl(tmp_path / "cut.jsonl")
+    almost = [r for r in rows if r["scenario_id"] == "almost"]
+    assert [r["reward"] for r in almost] == [0.0, 0.0, 0.0]
+    assert sorted(r["verdict"] for r in almost if "verdict" in r) == [0.5, 0.9]
+    assert {r["calibration"]["pass_rate"] for r in almost} == {0.0}
+    assert all("traceId" not in r and r["trace_id"] for r in rows)
+    per_task = {
+        t["task"]: t["passRate"]
+        for t in stdout_json(ok("profile", dataset_id, "--json"))["perTask"]
+    }
+    assert per_task["almost"] == 0.0 and per_task["mixed"] == 0.5 and per_task["easy"] == 1.0
+
+
+def test_a_bad_export_file_is_named_in_the_error(store_env: str, tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_bytes(b"{not json")
+    result = cli("traces", "ingest", str(bad))
+    assert result.exit_code == 1
+    assert str(result.exception).startswith(f"{bad}: ") and "not valid JSON" in str(
+        result.exception
+    )

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import typer
 
 from ..options import JsonOpt
-from .platform import ApiKeyOpt
+from .platform import ApiKeyOpt, opened
 
 traces_app = typer.Typer(
     help="Ingest, list and delete traces (OTLP spans from your agent).", no_args_is_help=True
@@ -34,7 +34,7 @@ def ingest(
     from pathlib import Path
 
     from whileai_core.errors import WhileaiError
-    from whileai_core.store import open_store
+    from whileai_core.store import BadRequest
 
     from ..console import print_json, say
 
@@ -50,11 +50,12 @@ def ingest(
         "application/x-protobuf" if name.endswith((".pb", ".bin")) else "application/json"
     )
     encoding = "gzip" if source.endswith(".gz") else None
-    store = open_store(api_key)
-    try:
-        result = store.ingest_otlp(body, content_type, encoding)
-    finally:
-        store.close()
+    with opened(api_key) as store:
+        try:
+            result = store.ingest_otlp(body, content_type, encoding)
+        except BadRequest as exc:
+            # The body is the problem: say which file it came from.
+            raise WhileaiError(f"{'stdin' if source == '-' else source}: {exc}") from None
     if json:
         print_json(result)
     else:
@@ -74,16 +75,12 @@ def list_traces(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """List traces, newest first."""
-    from whileai_core.store import open_store
     from whileai_core.store.cut import parse_since
 
     from ..console import out, print_json, say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         result = store.list_traces(agent=agent, page=page, since=parse_since(since))
-    finally:
-        store.close()
     if json:
         print_json(result)
         return
@@ -104,15 +101,11 @@ def delete_trace(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Delete one trace."""
-    from whileai_core.store import open_store
 
     from ..console import say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         store.delete_trace(trace_id)
-    finally:
-        store.close()
     say(f"deleted trace {trace_id}")
 
 
@@ -126,15 +119,11 @@ def score(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Grade a run after it ran; sending the same name again corrects it."""
-    from whileai_core.store import open_store
 
     from ..console import print_json, say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         result = store.score_trace(trace_id, value, name)
-    finally:
-        store.close()
     if json:
         print_json(result)
     say(f"{trace_id}: {name} = {value}")
@@ -163,14 +152,12 @@ def cut(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Make training data from scored traces: a train set and a holdout set; prints their ids."""
-    from whileai_core.store import open_store
     from whileai_core.store.cut import cut as run_cut
     from whileai_core.store.cut import parse_band, parse_since
 
     from ..console import print_json, say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         result = run_cut(
             store,
             agent=agent,
@@ -181,8 +168,6 @@ def cut(
             name=name,
             dry_run=dry_run,
         )
-    finally:
-        store.close()
     report = result["report"]
     dropped = report["dropped"]
     say(

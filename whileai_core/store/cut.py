@@ -8,6 +8,13 @@ never reads as a pass). `rl` keeps every run of the prompts passed some of the t
 not always (inside the band, 20%-80% by default, edges included); `sft` keeps the best
 run of each prompt that ever passed. The kept prompts are split into train and holdout
 by the same fixed hash a push uses, so a prompt is wholly on one side.
+
+Two pass rules meet here, each where it belongs. A trace's verdict passes at 1.0
+(`otlp.PASS_AT`, the original SDK's `send_score` rule). A row's `reward` passes at 0.5
+(`groups.passed`: the profile, the gate, optimize and the calibration stamp, where
+partial credit splits at 0.5). So a kept run becomes a row whose `reward` is its
+verdict's pass or fail, 1.0 or 0.0, and every row reader agrees with the cut; a verdict
+that was not already 1.0 or 0.0 is kept under `verdict`.
 """
 
 from __future__ import annotations
@@ -62,6 +69,17 @@ def verdict(row: dict[str, Any]) -> float | None:
     return float(reward)
 
 
+def as_row(run: dict[str, Any]) -> dict[str, Any]:
+    """A kept trace as a training row (reward 1.0 / 0.0 by the trace rule; see above)."""
+    value = verdict(run)
+    assert value is not None  # only scored runs are kept
+    row = {k: v for k, v in run.items() if k != "traceId"}  # the row has `trace_id`
+    row["reward"] = 1.0 if value >= PASS_AT else 0.0
+    if row["reward"] != value:
+        row["verdict"] = value
+    return row
+
+
 @dataclass
 class CutReport:
     kind: str
@@ -97,7 +115,7 @@ class CutReport:
 def select(
     traces: Iterable[dict[str, Any]], kind: Kind, band: tuple[float, float] = DEFAULT_BAND
 ) -> tuple[list[dict[str, Any]], CutReport]:
-    """The runs a cut keeps, and what it saw and dropped."""
+    """The runs a cut keeps (as they were listed), and what it saw and dropped."""
     if kind not in ("rl", "sft"):
         raise ConfigError(f"--kind must be rl or sft, got {kind!r}")
     report = CutReport(kind=kind, band=band)
@@ -167,7 +185,7 @@ def cut(
         path = Path(tmp) / "cut.jsonl"
         with path.open("wb") as fh:
             for row in rows:
-                fh.write(dumps(row))
+                fh.write(dumps(as_row(row)))
         pushed = push_rows(
             store,
             [str(path)],

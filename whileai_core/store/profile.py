@@ -2,7 +2,9 @@
 answers and `whileai datasets` shows.
 
 Counted in one pass so a large dataset is profiled without holding it in memory; only
-per-task tallies are kept.
+per-task tallies are kept. A row passes when its clean `reward` is 0.5 or more
+(`groups.passed`, the split of every row reader); a trace's verdict, which passes only at
+1.0, has already become a 1.0 or 0.0 reward by the time `cut` stores it as a row.
 """
 
 from __future__ import annotations
