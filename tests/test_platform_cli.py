@@ -93,7 +93,7 @@ def test_holdout_is_a_linked_set_split_by_scenario(store_env: str, tmp_path: Pat
 def test_gate_refuses_ungraded_rl_rows_unless_no_gate(store_env: str) -> None:
     refused = cli("push", str(SDK_ROWS), "--name", "rl")
     assert refused.exit_code == 1
-    assert "publish gate" in str(refused.exception)
+    assert "publish gate" in str(refused.exception) and "--no-gate" in str(refused.exception)
     assert stdout_json(ok("datasets", "--json"))["datasets"] == []
 
 
@@ -145,7 +145,8 @@ def test_purge_dry_run_changes_nothing(store_env: str) -> None:
     ok("push", str(SDK_ROWS), "--name", "a", "--no-gate", "--agent", "demo-agent")
     before = stdout_json(ok("datasets", "--json"))
     dry = stdout_json(ok("purge", "--agent", "demo-agent", "--dry-run", "--json"))
-    assert dry["planned"] == {"datasets": 1, "traces": 0, "agent": 1} and dry["deleted"] is None
+    assert dry["planned"] == {"datasets": 1, "traces": 0, "agent": 1, "unfinished": 0}
+    assert dry["deleted"] is None
     assert stdout_json(ok("datasets", "--json")) == before
     assert len(stdout_json(ok("agents", "--json"))["agents"]) == 1
 
@@ -320,3 +321,51 @@ def test_whileai_serve_runs_as_a_process_and_serves_the_cli(tmp_path: Path, monk
         proc.wait(timeout=10)
     assert (tmp_path / "srv" / "store.db").exists()
     assert (tmp_path / "srv" / "server-secret").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_refused_key_names_the_server_and_where_the_key_came_from(
+    server: LiveServer, monkeypatch
+) -> None:
+    monkeypatch.setenv("WHILEAI_API_URL", server.url)
+    monkeypatch.setenv("WHILEAI_API_KEY", "wai_not-a-real-key-at-all")
+    result = cli("datasets")
+    assert result.exit_code == 1
+    message = str(result.exception)
+    assert server.url in message and "WHILEAI_API_KEY" in message
+    assert "wai_not-a-real-key-at-all" not in message
+
+
+def test_purge_takes_stale_unfinished_uploads_on_both_stores(
+    store_env: str, request, monkeypatch
+) -> None:
+    import sqlite3
+
+    from whileai_core.store import NewDataset, open_store
+    from whileai_core.store.base import STALE_UPLOAD_SECONDS
+
+    store = open_store()
+    try:
+        stale = store.create_dataset(NewDataset(name="killed-push"))["datasetId"]
+        store.create_dataset(NewDataset(name="running-push"))
+    finally:
+        store.close()
+    root = (
+        request.getfixturevalue("server").data
+        if store_env == "server"
+        else Path(os.environ["WHILEAI_HOME"])
+    )
+    with sqlite3.connect(root / "store.db") as db:
+        db.execute(
+            "UPDATE datasets SET created_at = created_at - ? WHERE id = ?",
+            (STALE_UPLOAD_SECONDS + 60, stale),
+        )
+    dry = stdout_json(ok("purge", "--empty", "--dry-run", "--json"))
+    assert dry["planned"]["unfinished"] == 1
+    done = ok("purge", "--empty", "--yes", "--json")
+    assert stdout_json(done)["deleted"]["unfinished"] == 1
+    assert "1 unfinished uploads" in done.stderr
+    store = open_store()
+    try:
+        assert [d["name"] for d in store.list_datasets(status="pending")] == ["running-push"]
+    finally:
+        store.close()

@@ -125,7 +125,7 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
             from whileai_core.store import StoreError
             from whileai_core.store.http import HttpStore
 
-            store = HttpStore(url, resolved.key)
+            store = HttpStore(url, resolved.key, resolved.source)
             try:
                 info["account"] = store.me()
             except StoreError as exc:

@@ -22,7 +22,7 @@ def stats(json: JsonOpt = False) -> None:
     """How many completions are cached, for which models, and how often they were reused."""
     from whileai_core.models.cache import ModelCache
 
-    from ..console import print_json, say
+    from ..console import out, print_json
 
     cache = ModelCache()
     try:
@@ -32,10 +32,14 @@ def stats(json: JsonOpt = False) -> None:
     if json:
         print_json(report.as_dict())
         return
-    say(f"{report.path}")
-    say(f"{report.entries} completions, {report.bytes / 1024:.1f} KiB, {report.hits} reuses")
+    # The report is what was asked for: stdout, like `datasets` and `agents`.
+    console = out()
+    console.print(f"{report.path}", highlight=False)
+    console.print(
+        f"{report.entries} completions, {report.bytes / 1024:.1f} KiB, {report.hits} reuses"
+    )
     for model, count in report.models.items():
-        say(f"  {model}: {count}")
+        console.print(f"  {model}: {count}", markup=False)
 
 
 @cache_app.command("clear")

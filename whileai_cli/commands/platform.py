@@ -6,11 +6,16 @@ the server it points at otherwise. Ids and rows go to stdout; summaries to stder
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from ..options import JsonOpt
+
+if TYPE_CHECKING:
+    from whileai_core.store import Store
 
 ApiKeyOpt = Annotated[
     str | None,
@@ -21,6 +26,18 @@ ApiKeyOpt = Annotated[
     ),
 ]
 Purpose = Literal["train", "holdout", "eval"]
+
+
+@contextmanager
+def opened(api_key: str | None) -> Iterator[Store]:
+    """The store every platform command talks to, closed when the command is done."""
+    from whileai_core.store import open_store
+
+    store = open_store(api_key)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -71,29 +88,29 @@ def push(
 ) -> None:
     """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
     from whileai_core.errors import ConfigError
-    from whileai_core.store import open_store
+    from whileai_core.gate import PublishGateError
     from whileai_core.store.push import push_rows
 
     from ..console import print_json, say, warn
 
     if not name.strip():
         raise ConfigError("push needs --name (or WHILEAI_NAME)")
-    store = open_store(api_key)
-    try:
-        result = push_rows(
-            store,
-            [source],
-            name=name,
-            purpose=purpose,
-            mode=mode,
-            agent=agent,
-            parent=parent,
-            description=description,
-            holdout=holdout,
-            gate=not no_gate,
-        )
-    finally:
-        store.close()
+    with opened(api_key) as store:
+        try:
+            result = push_rows(
+                store,
+                [source],
+                name=name,
+                purpose=purpose,
+                mode=mode,
+                agent=agent,
+                parent=parent,
+                description=description,
+                holdout=holdout,
+                gate=not no_gate,
+            )
+        except PublishGateError as exc:
+            raise ConfigError(f"{exc} (nothing stored; --no-gate pushes it anyway)") from None
     gate = result["gate"]
     if gate:
         for message in gate.get("warnings", []):
@@ -123,16 +140,12 @@ def pull(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Download a dataset's rows as JSONL."""
-    from whileai_core.store import open_store
     from whileai_core.store.push import pull_rows
 
     from ..console import say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         size = pull_rows(store, dataset_id, output)
-    finally:
-        store.close()
     if output not in (None, "-"):
         say(f"{dataset_id}: {size} bytes -> {output}")
 
@@ -141,15 +154,10 @@ def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     """List your datasets."""
     import sys
 
-    from whileai_core.store import open_store
-
     from ..console import out, print_json, say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         records = store.list_datasets()
-    finally:
-        store.close()
     if json:
         print_json({"datasets": records})
         return
@@ -191,15 +199,10 @@ def profile(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Pass rate, tasks, mixed tasks and tool use of a stored dataset."""
-    from whileai_core.store import open_store
-
     from ..console import out, print_json
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         report = store.profile(dataset_id)
-    finally:
-        store.close()
     if json:
         print_json(report)
         return
@@ -219,15 +222,10 @@ def delete(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Delete a dataset (permanent)."""
-    from whileai_core.store import open_store
-
     from ..console import say
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         store.delete_dataset(dataset_id)
-    finally:
-        store.close()
     say(f"deleted {dataset_id}")
 
 
@@ -249,22 +247,17 @@ def purge(
 ) -> None:
     """Clean up: everything of one agent (--agent), or tiny datasets (--empty --max-rows N)."""
     from whileai_core.errors import ConfigError
-    from whileai_core.store import open_store
     from whileai_core.store.purge import plan_agent, plan_empty, run
 
     from ..console import print_json, say
 
     if (agent is None) == (not empty):
         raise ConfigError("purge needs exactly one of --agent A or --empty")
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         plan = plan_agent(store, agent) if agent is not None else plan_empty(store, max_rows)
         counts = plan.counts()
         what = f"agent {agent}" if agent else f"datasets with at most {max_rows} rows"
-        say(
-            f"{what}: {counts['datasets']} datasets, {counts['traces']} traces"
-            + (", the agent record" if counts["agent"] else "")
-        )
+        say(f"{what}: {_tally(counts)}")
         if dry_run or plan.empty:
             if json:
                 print_json({"dryRun": dry_run, "planned": counts, "deleted": None})
@@ -275,27 +268,28 @@ def purge(
             say("nothing deleted")
             raise typer.Exit(1)
         done = run(store, plan)
-    finally:
-        store.close()
     if json:
         print_json({"dryRun": False, "planned": counts, "deleted": done})
-    say(
-        f"deleted {done['datasets']} datasets, {done['traces']} traces"
-        + (", the agent record" if done["agent"] else "")
-    )
+    say(f"deleted {_tally(done)}")
+
+
+def _tally(counts: dict[str, int]) -> str:
+    """`3 datasets, 12 traces, the agent record, 1 unfinished upload` (zeros left out
+    after the first two)."""
+    parts = [f"{counts['datasets']} datasets", f"{counts['traces']} traces"]
+    if counts.get("agent"):
+        parts.append("the agent record")
+    if counts.get("unfinished"):
+        parts.append(f"{counts['unfinished']} unfinished uploads")
+    return ", ".join(parts)
 
 
 def agents(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     """List agents: traces and datasets by purpose."""
-    from whileai_core.store import open_store
-
     from ..console import out, print_json
 
-    store = open_store(api_key)
-    try:
+    with opened(api_key) as store:
         records = store.list_agents()
-    finally:
-        store.close()
     if json:
         print_json({"agents": records})
         return
