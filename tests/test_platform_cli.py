@@ -369,3 +369,10 @@ def test_purge_takes_stale_unfinished_uploads_on_both_stores(
         assert [d["name"] for d in store.list_datasets(status="pending")] == ["running-push"]
     finally:
         store.close()
+
+
+def test_pull_into_a_directory_is_a_clear_error(store_env: str, tmp_path: Path) -> None:
+    dataset_id = ok("push", str(SDK_ROWS), "--name", "x", "--no-gate").stdout.strip()
+    result = cli("pull", dataset_id, "-o", str(tmp_path))
+    assert result.exit_code == 1 and "is a directory" in str(result.exception)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -315,3 +315,19 @@ def test_a_bad_export_file_is_named_in_the_error(store_env: str, tmp_path: Path)
     assert str(result.exception).startswith(f"{bad}: ") and "not valid JSON" in str(
         result.exception
     )
+
+
+def test_a_score_that_is_not_a_finite_number_is_refused(store_env: str, tmp_path: Path) -> None:
+    trace_id, spans = _run("score-bot", "s1", "hello")
+    (tmp_path / "t.json").write_bytes(_export(spans))
+    ok("traces", "ingest", str(tmp_path / "t.json"))
+    for value in ("nan", "inf"):
+        refused = cli("score", trace_id, value)
+        assert refused.exit_code == 1 and "finite number" in str(refused.exception)
+    assert "reward" not in stdout_json(ok("traces", "list", "--json"))["traces"][0]
+
+
+def test_an_id_cannot_walk_to_another_route(store_env: str) -> None:
+    for args in (("traces", "delete", ".."), ("delete", "../datasets"), ("pull", "a/b")):
+        result = cli(*args)
+        assert result.exit_code == 1 and "not found" in str(result.exception)

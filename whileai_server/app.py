@@ -405,6 +405,8 @@ def _handled(
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, HTTPException):
+        if exc.status_code == 404:  # no route: say which path, not a bare "Not Found"
+            return _error(404, f"{request.method} {request.url.path}: not found")
         return _error(exc.status_code, str(exc.detail))
     return _error(500, "internal server error")
 

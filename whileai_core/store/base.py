@@ -9,6 +9,7 @@ server hand the CLI byte-for-byte the same shapes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -99,6 +100,16 @@ def check_purpose(purpose: str) -> str:
 
 def check_status(status: str) -> str:
     return _one_of("status", status, DATASET_STATUSES)
+
+
+def check_score(value: float, name: str) -> float:
+    """A verdict is a finite number with a name: NaN or infinity would be stored as null and
+    read back as an ungraded run."""
+    if not name:
+        raise BadRequest("a score needs a name")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BadRequest(f"a score must be a finite number, got {value!r}")
+    return float(value)
 
 
 @runtime_checkable

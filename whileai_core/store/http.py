@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from .. import __version__
-from .base import ERRORS_BY_STATUS, NewDataset, StoreError, Unauthorized
+from .base import ERRORS_BY_STATUS, NewDataset, NotFound, StoreError, Unauthorized, check_score
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
@@ -39,6 +40,13 @@ def _client(base_url: str, api_key: str | None = None) -> httpx.Client:
     if api_key:
         headers["X-Api-Key"] = api_key
     return httpx.Client(base_url=base_url, headers=headers, timeout=TIMEOUT)
+
+
+def _seg(value: str) -> str:
+    """An id as one path segment: `a/b` or `..` must not reach another route."""
+    if value in ("", ".", ".."):
+        raise NotFound(f"{value!r} not found")
+    return quote(value, safe="")
 
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -115,7 +123,7 @@ class HttpStore:
         return sent
 
     def finalize(self, dataset_id: str) -> dict[str, Any]:
-        record: dict[str, Any] = self._call("POST", f"/datasets/{dataset_id}/finalize")
+        record: dict[str, Any] = self._call("POST", f"/datasets/{_seg(dataset_id)}/finalize")
         self._upload_urls.pop(dataset_id, None)
         return record
 
@@ -124,11 +132,11 @@ class HttpStore:
         return list(self._get("/datasets", **params).get("datasets", []))
 
     def get_dataset(self, dataset_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}")
+        result: dict[str, Any] = self._get(f"/datasets/{_seg(dataset_id)}")
         return result
 
     def download(self, dataset_id: str) -> Iterator[bytes]:
-        links = self._get(f"/datasets/{dataset_id}/download")
+        links = self._get(f"/datasets/{_seg(dataset_id)}/download")
         parts = links.get("parts") or [links["downloadUrl"]]
         return self._stream_parts(parts)
 
@@ -144,18 +152,20 @@ class HttpStore:
                 raise StoreError(f"download from {self.location} failed: {exc}") from None
 
     def delete_dataset(self, dataset_id: str) -> None:
-        self._call("DELETE", f"/datasets/{dataset_id}")
+        self._call("DELETE", f"/datasets/{_seg(dataset_id)}")
 
     def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self._call("POST", f"/datasets/{dataset_id}/meta", json=fields)
+        result: dict[str, Any] = self._call(
+            "POST", f"/datasets/{_seg(dataset_id)}/meta", json=fields
+        )
         return result
 
     def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]:
-        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/preview", n=n)
+        result: dict[str, Any] = self._get(f"/datasets/{_seg(dataset_id)}/preview", n=n)
         return result
 
     def profile(self, dataset_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._get(f"/datasets/{dataset_id}/profile")["profile"]
+        result: dict[str, Any] = self._get(f"/datasets/{_seg(dataset_id)}/profile")["profile"]
         return result
 
     # agents
@@ -168,7 +178,7 @@ class HttpStore:
         return result
 
     def delete_agent(self, slug: str) -> None:
-        self._call("DELETE", f"/agents/{slug}")
+        self._call("DELETE", f"/agents/{_seg(slug)}")
 
     # traces
     def ingest_otlp(
@@ -187,11 +197,11 @@ class HttpStore:
         return result
 
     def delete_trace(self, trace_id: str) -> None:
-        self._call("DELETE", f"/traces/{trace_id}")
+        self._call("DELETE", f"/traces/{_seg(trace_id)}")
 
     def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
-        body = {"value": value, "name": name}
-        result: dict[str, Any] = self._call("POST", f"/traces/{trace_id}/score", json=body)
+        body = {"value": check_score(value, name), "name": name}
+        result: dict[str, Any] = self._call("POST", f"/traces/{_seg(trace_id)}/score", json=body)
         return result
 
     def me(self) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from .base import (
     NewDataset,
     NotFound,
     check_purpose,
+    check_score,
     check_status,
 )
 from .profile import profile_rows
@@ -562,8 +563,7 @@ class Storage:
         self._delete_one("trace", sql, account, trace_id)
 
     def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
-        if not name:
-            raise BadRequest("a score needs a name")
+        value = check_score(value, name)
         with self.tx() as db:
             prior = db.execute(
                 "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",

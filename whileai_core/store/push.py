@@ -205,6 +205,8 @@ def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
         out.flush()
         return size
     target = Path(str(output))
+    if target.is_dir():
+        raise ConfigError(f"{output}: is a directory; give -o a file to write")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
