@@ -126,6 +126,14 @@ def test_simulated_rows_show_every_world_state_and_fault_kind(tmp_path: Path) ->
                 seen.add("stale")
             if isinstance(result.get("data"), dict) and result["data"].get("progress"):
                 seen.add("partial")
+            # An honest agent reads first and stops at a record already acted on, so the
+            # state shows up as a read of a refunded or cancelled order more often than
+            # as a write the world turns away.
+            if isinstance(result.get("data"), dict) and result["data"].get("status") in (
+                "refunded",
+                "cancelled",
+            ):
+                seen.add("already_done")
     assert {"ok", "not_found", "already_done", "duplicate", "partial"} <= seen
     assert {"timeout", "permission_denied", "malformed", "stale"} <= seen
     assert fired == set(FAULT_KINDS)

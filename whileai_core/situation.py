@@ -24,7 +24,7 @@ from .grid import (
     stable_hash,
 )
 from .spec import Spec, Tool
-from .world import fake_value, is_key_param, name_words, past_tense
+from .world import fake_value, is_key_param, name_words, past_tense, record_readers
 
 _ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
@@ -133,6 +133,9 @@ def make_situation(
         "tool_condition": coords["tool_condition"],
         "history": coords["history"],
         "entity_count": len(targets),
+        # Which tools read and which write, for judges run without --spec (`simulate | grade`).
+        "tool_kinds": {t.name: t.kind for t in spec.tools},
+        "record_readers": record_readers(spec.tools),
     }
     situation["reference"] = reference_for(situation, spec)
     return situation

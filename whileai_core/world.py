@@ -49,6 +49,18 @@ def is_key_param(name: str) -> bool:
     )
 
 
+def record_readers(tools: Iterable[Tool]) -> dict[str, list[str]]:
+    """For each write tool, the read tools that look up the same record (they share a
+    required key parameter): what "read before you write" can ask of an agent."""
+    tools = list(tools)
+    reads = [t for t in tools if t.kind == "read"]
+    out: dict[str, list[str]] = {}
+    for write in (t for t in tools if t.kind == "write"):
+        keys = {k for k in write.required if is_key_param(k)}
+        out[write.name] = [r.name for r in reads if keys & set(r.required)]
+    return out
+
+
 def past_tense(verb: str) -> str:
     if verb in _IRREGULAR:
         return _IRREGULAR[verb]
