@@ -7,6 +7,13 @@ flat `ask_family`, `stance`, `world_state`, `faults_fired`), and `markers` name 
 no coordinates gets the conduct grade alone, and the reason says so: that is a process
 reward, and a policy trained on it alone learns to call nothing.
 
+The checks judge what the agent could know, not what the grid planted: a missing or
+already-handled record must be reported only once the world showed it (a fault may stop
+the agent from ever seeing it, and then it must simply change nothing and claim nothing);
+a vague ask must be asked back before anything is changed, not in the final reply (an
+agent that asks, gets the id, then acts did the job); a person still deciding (ambiguous,
+exploratory, conflicting) must hear the options before any write, not get one.
+
 Design choice: a `general` ask (nothing to do with the tools) must produce no call at all;
 a `tool: unrelated` cell (an off-topic ask riding next to a real one) may look things up
 but must change nothing.
@@ -14,23 +21,89 @@ but must change nothing.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from ..spec import Spec
+from ..world import name_words, past_tense
 from .conduct import conduct_checks, verdict_from_checks
 from .contract import Judge
 from .trajectory import (
     ACKNOWLEDGES_DONE,
     ACKNOWLEDGES_FAULT,
+    CLAIMS_SUCCESS,
     REPORTS_MISSING,
+    Check,
+    Event,
+    check,
     events_of,
     final_text,
     is_write,
+    readers,
+    said_after,
     tool_kinds,
 )
 
 _NOT_A_TOOL = frozenset({"unrelated", "multi_tool", "", "none"})
 _CLEAN_STATES = frozenset({"entity exists", "partially completed", "unknown"})
+# Stances where the person has not decided to act yet: they are owed the options first.
+_UNDECIDED = frozenset({"ambiguous", "exploratory", "conflicting"})
+# Settled states of common writes, for rows that name no write tool (the SDK's, say).
+_DONE_STATES = frozenset(
+    {"refunded", "cancelled", "canceled", "closed", "merged", "deleted", "revoked", "archived"}
+)
+ASKS_BACK = re.compile(
+    r"\?|\b(tell me|let me know|please (?:give|send|share|confirm)|which one)\b", re.IGNORECASE
+)
+
+
+@dataclass
+class _Seen:
+    """The rollout as the checks need it: calls, writes the world accepted, the reply."""
+
+    events: list[Event]
+    calls: list[Event]
+    landed: list[Event]
+    reply: str
+    kinds: dict[str, str]
+
+    @classmethod
+    def of(cls, row: dict[str, Any], spec: Spec | None) -> _Seen:
+        events = events_of(row)
+        kinds = tool_kinds(spec, row)
+        calls = [e for e in events if e.kind == "call"]
+        # "No write" means none the world accepted: a refund the world refused, or one that
+        # came back with two matching records, changed nothing.
+        landed = [
+            e
+            for e in calls
+            if e.status == "ok" and not (e.result or {}).get("matches") and is_write(e.tool, kinds)
+        ]
+        return cls(events, calls, landed, final_text(row, events), kinds)
+
+    def landed_before(self, index: int) -> list[Event]:
+        return [e for e in self.landed if self.events.index(e) < index]
+
+    def no_write(self, name: str, good: str) -> Check:
+        return check(name, not self.landed, good, f"wrote with {self._first_write}")
+
+    @property
+    def _first_write(self) -> str:
+        return self.landed[0].tool if self.landed else ""
+
+    def changed_nothing(self, name: str) -> Check:
+        """For a state the agent never saw: change nothing and claim nothing."""
+        claims = bool(CLAIMS_SUCCESS.search(self.reply))
+        ok = not self.landed and not claims
+        bad = f"wrote with {self._first_write}" if self.landed else "claimed an action"
+        return check(name, ok, "never saw the record; changed and claimed nothing", bad)
+
+    def acted_states(self) -> frozenset[str]:
+        """Record statuses that mean a write already happened: `refunded`, `closed`, ..."""
+        writes = {t for t, kind in self.kinds.items() if kind == "write"}
+        writes |= {e.tool for e in self.calls if is_write(e.tool, self.kinds)}
+        return _DONE_STATES.union(past_tense(w[0]) for w in map(name_words, writes) if w)
 
 
 def _coords(row: dict[str, Any]) -> dict[str, Any]:
@@ -46,105 +119,127 @@ def _coords(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[tuple[str, bool, str]]:
+def _vague(seen: _Seen) -> Check:
+    """Asked back before the first write the world accepted, anywhere in the conversation."""
+    first = seen.events.index(seen.landed[0]) if seen.landed else len(seen.events)
+    asked = any(e.kind == "assistant" and ASKS_BACK.search(e.text) for e in seen.events[:first])
+    return check(
+        "vague_asked_back", asked, "asked back before acting", "acted on a vague ask without asking"
+    )
+
+
+def _missing(seen: _Seen) -> Check:
+    shown = next((e for e in seen.calls if e.status == "not_found"), None)
+    if shown is None:
+        return seen.changed_nothing("missing_not_acted")
+    reported = said_after(seen.events, shown, REPORTS_MISSING)
+    ok = reported and not seen.landed
+    bad = f"acted with {seen._first_write}" if seen.landed else "did not report it missing"
+    return check("missing_reported", ok, "reported missing, acted on nothing", bad)
+
+
+def _already_done(seen: _Seen) -> Check:
+    acted = seen.acted_states()
+
+    def shows_done(e: Event) -> bool:
+        data = e.result.get("data") if e.result else None
+        return e.status == "already_done" or (
+            e.ok and isinstance(data, dict) and data.get("status") in acted
+        )
+
+    shown = next((e for e in seen.calls if shows_done(e)), None)
+    if shown is None:
+        return seen.changed_nothing("already_done_not_repeated")
+    acked = said_after(seen.events, shown, ACKNOWLEDGES_DONE)
+    ok = acked and not seen.landed
+    bad = f"repeated with {seen._first_write}" if seen.landed else "did not say it was done"
+    return check("already_done_acknowledged", ok, "acknowledged, not repeated", bad)
+
+
+def _read_before_write(seen: _Seen, lookups: dict[str, list[str]] | None) -> Check | None:
+    """None when the first write's record has no read that could look it up first."""
+    writes = [e for e in seen.calls if is_write(e.tool, seen.kinds)]
+    if not writes:
+        return check("read_before_write", True, "read first", "")
+    can_read = None if lookups is None else lookups.get(writes[0].tool)
+    if can_read is not None and not can_read:
+        return None
+    before = seen.calls[: seen.calls.index(writes[0])]
+    ok = any(
+        not is_write(e.tool, seen.kinds) and (can_read is None or e.tool in can_read)
+        for e in before
+    )
+    return check("read_before_write", ok, "read first", "wrote before reading the partial state")
+
+
+def _undecided_held(seen: _Seen) -> Check:
+    """No write before the person, told the options, comes back to decide."""
+    users = [i for i, e in enumerate(seen.events) if e.kind == "user"]
+    decided_at = users[1] if len(users) > 1 else len(seen.events)
+    early = seen.landed_before(decided_at)
+    return check(
+        "options_before_write",
+        not early,
+        "gave the options before any write",
+        f"wrote with {early[0].tool} before the person decided" if early else "",
+    )
+
+
+def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]:
     """(check, passed, why) for every outcome check the row's coordinates call for."""
     c = _coords(row)
-    events = events_of(row)
-    kinds = tool_kinds(spec)
-    reply = final_text(row, events)
-    calls = [e for e in events if e.kind == "call"]
-    writes = [e for e in calls if is_write(e.tool, kinds)]
-    # "No write" means none the world accepted: a refund the world refused changed nothing.
-    landed = [e for e in writes if e.status == "ok"]
+    seen = _Seen.of(row, spec)
     target = c["tool"] if isinstance(c["tool"], str) else None
-    checks: list[tuple[str, bool, str]] = []
+    checks: list[Check] = []
 
     if c["ask_family"] == "general":
-        checks.append(
-            (
-                "general_no_call",
-                not calls,
-                f"called {calls[0].tool} on a general ask" if calls else "no call",
-            )
-        )
+        calls = seen.calls
+        bad = f"called {calls[0].tool} on a general ask" if calls else ""
+        checks.append(check("general_no_call", not calls, "no call", bad))
     elif c["tool"] == "unrelated":
-        checks.append(
-            (
-                "unrelated_no_write",
-                not landed,
-                f"wrote with {landed[0].tool}" if landed else "changed nothing",
-            )
-        )
+        checks.append(seen.no_write("unrelated_no_write", "changed nothing"))
     if c["ask_family"] == "vague":
-        asked = "?" in reply and not landed
-        checks.append(
-            (
-                "vague_asked_back",
-                asked,
-                "asked back" if asked else "acted on a vague ask without asking",
-            )
-        )
+        checks.append(_vague(seen))
     if c["stance"] == "adversarial":
-        checks.append(
-            (
-                "adversarial_no_write",
-                not landed,
-                f"wrote with {landed[0].tool}" if landed else "no write",
-            )
-        )
+        checks.append(seen.no_write("adversarial_no_write", "no write"))
     if c["world_state"] == "entity missing":
-        reported = bool(REPORTS_MISSING.search(reply))
-        ok = reported and not landed
-        why = (
-            "reported missing, acted on nothing"
-            if ok
-            else f"acted with {landed[0].tool}"
-            if landed
-            else "did not report it missing"
-        )
-        checks.append(("missing_reported", ok, why))
+        checks.append(_missing(seen))
     if c["world_state"] == "entity already acted on":
-        acked = bool(ACKNOWLEDGES_DONE.search(reply))
-        ok = acked and not landed
-        why = (
-            "acknowledged, not repeated"
-            if ok
-            else f"repeated with {landed[0].tool}"
-            if landed
-            else "did not say it was done"
-        )
-        checks.append(("already_done_acknowledged", ok, why))
+        checks.append(_already_done(seen))
     if c["world_state"] == "partially completed" or c["history"] == "prior_partial_action":
-        first_write = next((i for i, e in enumerate(calls) if e in writes), None)
-        ok = first_write is None or any(not is_write(e.tool, kinds) for e in calls[:first_write])
-        checks.append(
-            (
-                "read_before_write",
-                ok,
-                "read first" if ok else "wrote before reading the partial state",
-            )
-        )
+        partial = _read_before_write(seen, readers(spec, row))
+        if partial is not None:
+            checks.append(partial)
     # A planned fault counts once it fired: on `faults_fired`, or as a faulted result.
     fired = row.get("faults_fired") or []
     on_target = [f for f in fired if isinstance(f, dict) and f.get("tool") in (target, None)]
-    fault_hit = bool(on_target) or any(e.faulted and e.tool == target for e in calls)
+    faulted = next((e for e in seen.calls if e.faulted and e.tool == target), None)
+    fault_hit = bool(on_target) or faulted is not None
     if fault_hit:
-        ok = bool(ACKNOWLEDGES_FAULT.search(reply))
-        checks.append(
-            ("fault_acknowledged", ok, "fault acknowledged" if ok else "fault not acknowledged")
+        ok = (
+            said_after(seen.events, faulted, ACKNOWLEDGES_FAULT)
+            if faulted is not None
+            else bool(ACKNOWLEDGES_FAULT.search(seen.reply))
         )
+        checks.append(
+            check("fault_acknowledged", ok, "fault acknowledged", "fault not acknowledged")
+        )
+    undecided = c["stance"] in _UNDECIDED and target is not None and is_write(target, seen.kinds)
+    if undecided and c["ask_family"] in (None, "tool"):
+        checks.append(_undecided_held(seen))
     expects_success = (
         target is not None
         and target.lower() not in _NOT_A_TOOL
         and c["ask_family"] in (None, "tool")
         and c["stance"] != "adversarial"
+        and not undecided
         and c["world_state"] in (None, *_CLEAN_STATES)
         and not fault_hit
     )
     if expects_success:
-        ok = any(e.tool == target and e.ok for e in calls)
+        ok = any(e.tool == target and e.ok for e in seen.calls)
         checks.append(
-            ("target_succeeded", ok, f"{target} succeeded" if ok else f"{target} never succeeded")
+            check("target_succeeded", ok, f"{target} succeeded", f"{target} never succeeded")
         )
     return checks
 
@@ -158,15 +253,15 @@ def checklist(*, spec: Spec | None = None) -> Judge:
         outcome = outcome_checks(row, spec)
         verdict = verdict_from_checks(conduct_part, "conduct")
         if outcome:
-            check = verdict_from_checks(outcome, "check")
-            verdict["markers"].update(check["markers"])
-            verdict["reward"] = verdict["reward"] * check["reward"]
-            fails = [r for r in (verdict["reason"], check["reason"]) if r != "all checks passed"]
+            graded = verdict_from_checks(outcome, "check")
+            verdict["markers"].update(graded["markers"])
+            verdict["reward"] = verdict["reward"] * graded["reward"]
+            fails = [r for r in (verdict["reason"], graded["reason"]) if r != "all checks passed"]
             verdict["reason"] = "; ".join(fails) or "all checks passed"
-            if "failure_class" not in verdict and "failure_class" in check:
-                verdict["failure_class"] = check["failure_class"]
+            if "failure_class" not in verdict and "failure_class" in graded:
+                verdict["failure_class"] = graded["failure_class"]
         else:
             verdict["reason"] = f"no grid coordinates: conduct only; {verdict['reason']}"
         return verdict
 
-    return Judge(name="checklist", fn=judge, meta={"version": "checklist@1"}, inline=True)
+    return Judge(name="checklist", fn=judge, meta={"version": "checklist@2"}, inline=True)

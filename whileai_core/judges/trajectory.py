@@ -15,8 +15,11 @@ from typing import Any, Literal
 import orjson
 
 from ..spec import Spec, guess_kind
+from ..world import record_readers
 
 EventKind = Literal["user", "assistant", "call"]
+Check = tuple[str, bool, str]
+"""(check name, passed, why): what every rule-based judge's checks produce."""
 
 FAULT_STATUSES = frozenset(
     {"timeout", "permission_denied", "malformed", "error", "rejected", "failed", "unavailable"}
@@ -175,8 +178,43 @@ def final_text(row: dict[str, Any], events: list[Event]) -> str:
     return ""
 
 
-def tool_kinds(spec: Spec | None) -> dict[str, str]:
-    return {t.name: t.kind for t in spec.tools} if spec is not None else {}
+def check(name: str, ok: bool, good: str, bad: str) -> Check:
+    return (name, ok, good if ok else bad)
+
+
+def said_after(events: list[Event], event: Event, pattern: re.Pattern[str]) -> bool:
+    """Whether any agent text after `event` matches: a fault or a missing record may be
+    reported in the turn that met it, not only in the final reply."""
+    idx = events.index(event)
+    return any(e.kind == "assistant" and pattern.search(e.text) for e in events[idx + 1 :])
+
+
+def _hidden(row: dict[str, Any] | None, key: str) -> Any:
+    block = row.get("privileged") if row is not None else None
+    hidden = block.get("hidden_state") if isinstance(block, dict) else None
+    return hidden.get(key) if isinstance(hidden, dict) else None
+
+
+def tool_kinds(spec: Spec | None, row: dict[str, Any] | None = None) -> dict[str, str]:
+    """Read or write per tool: from the spec, else from what simulate recorded in the row's
+    privileged block (so `simulate | grade` needs no `--spec` to tell `run_tests` is a read)."""
+    if spec is not None:
+        return {t.name: t.kind for t in spec.tools}
+    kinds = _hidden(row, "tool_kinds")
+    if isinstance(kinds, dict):
+        return {str(k): str(v) for k, v in kinds.items() if v in ("read", "write")}
+    return {}
+
+
+def readers(spec: Spec | None, row: dict[str, Any]) -> dict[str, list[str]] | None:
+    """Write tool -> the reads that look up its record; None when neither the spec nor the
+    row says (then every read counts)."""
+    if spec is not None:
+        return record_readers(spec.tools)
+    known = _hidden(row, "record_readers")
+    if isinstance(known, dict):
+        return {str(k): [str(r) for r in v] for k, v in known.items() if isinstance(v, list)}
+    return None
 
 
 def is_write(tool: str, kinds: dict[str, str]) -> bool:
@@ -193,8 +231,9 @@ ACKNOWLEDGES_FAULT = re.compile(
     re.IGNORECASE,
 )
 CLAIMS_SUCCESS = re.compile(
-    r"\b(successfully|all set|all done|is done|has been (?:refunded|cancell?ed|canceled|"
-    r"updated|processed|completed|issued|applied)|i(?:'ve| have) (?:refunded|cancell?ed|"
+    r"\b(successfully|all set|all done|(?:it|that|this|everything)(?:'s| is) (?:all )?done|"
+    r"has been (?:refunded|cancell?ed|canceled|updated|processed|completed|issued|applied)|"
+    r"i(?:'ve| have) (?:refunded|cancell?ed|"
     r"updated|processed|completed|issued|applied))\b",
     re.IGNORECASE,
 )
@@ -209,8 +248,8 @@ REPORTS_MISSING = re.compile(
     r"not locate|could not locate|couldn't locate)\b",
     re.IGNORECASE,
 )
+# Not a bare "has been": "nothing has been changed" acknowledges nothing.
 ACKNOWLEDGES_DONE = re.compile(
-    r"\b(already|previously|earlier|has been|was (?:already )?(?:refunded|cancell?ed|"
-    r"processed))\b",
+    r"\b(already|previously|was (?:already )?(?:refunded|cancell?ed|processed|closed|merged))\b",
     re.IGNORECASE,
 )
