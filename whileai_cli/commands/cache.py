@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import typer
 
 from ..options import JsonOpt
@@ -24,11 +26,8 @@ def stats(json: JsonOpt = False) -> None:
 
     from ..console import out, print_json
 
-    cache = ModelCache()
-    try:
+    with closing(ModelCache()) as cache:
         report = cache.stats()
-    finally:
-        cache.close()
     if json:
         print_json(report.as_dict())
         return
@@ -49,11 +48,8 @@ def clear(json: JsonOpt = False) -> None:
 
     from ..console import print_json, say
 
-    cache = ModelCache()
-    try:
+    with closing(ModelCache()) as cache:
         removed = cache.clear()
-    finally:
-        cache.close()
     if json:
         print_json({"path": str(cache.path), "removed": removed})
         return

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -169,21 +169,16 @@ def push_rows(
             description=description,
             parent=parent,
         )
-        main_spec = NewDataset(
-            **{
-                **base.__dict__,
-                "idempotency_key": _idempotency_key(base, main.digest.hexdigest(), holdout, "main"),
-            }
-        )
-        train = upload_file(store, main_spec, main_path) if main.rows else None
+        main_key = _idempotency_key(base, main.digest.hexdigest(), holdout, "main")
+        train = None
+        if main.rows:
+            train = upload_file(store, replace(base, idempotency_key=main_key), main_path)
         held = None
         if side.rows:
-            hold_spec = NewDataset(
+            hold_spec = replace(
+                base,
                 name=f"{name}-holdout",
                 purpose="holdout",
-                mode=mode,
-                agent=agent,
-                description=description,
                 parent=train["datasetId"] if train else parent,
                 idempotency_key=_idempotency_key(base, side.digest.hexdigest(), holdout, "held"),
             )
