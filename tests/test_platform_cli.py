@@ -376,3 +376,32 @@ def test_pull_into_a_directory_is_a_clear_error(store_env: str, tmp_path: Path) 
     result = cli("pull", dataset_id, "-o", str(tmp_path))
     assert result.exit_code == 1 and "is a directory" in str(result.exception)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_url_that_is_not_a_whileai_server_is_a_clear_error(monkeypatch) -> None:
+    """WHILEAI_API_URL pointing at some other web server answers HTML, not a traceback."""
+    import http.server
+    import threading
+
+    class Html(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<html>hello</html>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    web = http.server.HTTPServer(("127.0.0.1", 0), Html)
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{web.server_address[1]}"
+        monkeypatch.setenv("WHILEAI_API_URL", url)
+        monkeypatch.setenv("WHILEAI_API_KEY", "wai_0123456789abcdef")
+        result = cli("datasets")
+        assert result.exit_code == 1
+        assert url in str(result.exception) and "not answer JSON" in str(result.exception)
+    finally:
+        web.shutdown()

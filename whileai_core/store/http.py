@@ -35,6 +35,15 @@ def _raise_for(response: httpx.Response) -> None:
     raise ERRORS_BY_STATUS.get(response.status_code, StoreError)(str(message))
 
 
+def _json_of(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise StoreError(
+            f"{response.request.url} did not answer JSON: is WHILEAI_API_URL a whileai server?"
+        ) from None
+
+
 def _client(base_url: str, api_key: str | None = None) -> httpx.Client:
     headers = {"User-Agent": f"whileai/{__version__}"}
     if api_key:
@@ -68,7 +77,7 @@ def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
         else:
             if response.status_code not in RETRY_STATUSES or attempt >= len(delays):
                 _raise_for(response)
-                return response.json()
+                return _json_of(response)
         time.sleep(delays[attempt])
         attempt += 1
 
@@ -240,9 +249,9 @@ def device_token(base_url: str, device_code: str, user_code: str) -> tuple[str, 
         except httpx.HTTPError as exc:
             raise StoreError(f"cannot reach {base_url}: {exc}") from None
     if response.status_code == 400:
-        error = response.json().get("error", "")
+        error = _json_of(response).get("error", "")
         if error in ("authorization_pending", "slow_down", "expired_token"):
             return error, {}
     _raise_for(response)
-    result: dict[str, Any] = response.json()
+    result: dict[str, Any] = _json_of(response)
     return "ok", result
