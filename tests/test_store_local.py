@@ -234,3 +234,10 @@ def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> N
     ]
     again = push_rows(store, [str(source)], name="stamped", gate=False)
     assert again["train"]["existing"] is True  # the stamp is deterministic: no duplicate
+
+
+def test_a_new_home_made_for_the_credentials_is_private(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WHILEAI_HOME", str(tmp_path / "fresh"))
+    path = credentials.save("wai_0123456789abcdef", api_url=None, name=None, user_id=None)
+    assert (path.stat().st_mode & 0o777) == 0o600
+    assert (path.parent.stat().st_mode & 0o777) == 0o700

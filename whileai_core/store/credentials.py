@@ -39,7 +39,7 @@ def pending_login_path() -> Path:
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
     """Write JSON readable by the owner only (0600), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
