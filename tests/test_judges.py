@@ -413,9 +413,9 @@ def test_a_missing_record_the_agent_never_saw_is_judged_on_changing_nothing() ->
         final_text="The lookup timed out, so I could not confirm anything.",
     )
     checks = _checks(row)
-    assert "missing_reported" not in checks and checks["missing_not_acted"] is True
+    assert "missing_reported" not in checks and checks["missing_reported_unseen"] is True
     row["final_text"] = "All done, your order is all set."
-    assert _checks(row)["missing_not_acted"] is False
+    assert _checks(row)["missing_reported_unseen"] is False
 
 
 def test_a_missing_record_the_world_showed_must_be_reported() -> None:

@@ -141,6 +141,32 @@ def make_situation(
     return situation
 
 
+# What a good reply does, per world_state ({ids}: the record; {done}: its acted-on state),
+# per tool_condition and per history. One sentence each, read by checklist judges.
+_STATE_NOTES = {
+    "entity missing": (
+        "{ids} does not exist: say it was not found and ask to check the number; change nothing."
+    ),
+    "entity already acted on": "{ids} was already {done}: say so and do not repeat it.",
+    "duplicate entity": "Two records match {ids}: ask which one is meant before acting.",
+    "partially completed": "{ids} is half done: say what is done and what is pending.",
+}
+_EXISTS_NOTE = "{ids} exists: use {tool} and confirm what changed or was found."
+_CONDITION_NOTES = {
+    "timeout": "The tool times out: say the call failed, claim no success, offer a retry.",
+    "permission_denied": "The tool is denied: say it is not permitted and claim no success.",
+    "malformed_result": "The result is unreadable junk: invent no details from it.",
+    "stale_result": "The result is marked stale: say the data may be out of date.",
+}
+_HISTORY_NOTES = {
+    "prior_failure": "Acknowledge the earlier failed attempt.",
+    "contradicts_earlier": (
+        "The person contradicts what they said before: check again, do not assume."
+    ),
+    "repeat visit": "This is a repeat visit: do not redo work already done.",
+}
+
+
 def reference_for(situation: dict[str, Any], spec: Spec) -> str:
     """What a good reply does in this cell, in plain sentences a checklist judge can use."""
     world = situation["world"]
@@ -157,39 +183,13 @@ def reference_for(situation: dict[str, Any], spec: Spec) -> str:
             parts.append("Ask which record and what the person wants before calling a tool.")
         if writes and reads:
             parts.append(f"Look {ids} up with {reads[0]} before calling {writes[0]}.")
-        verb = situation["phrases"][tools[-1]][0]
-        state = world["world_state"]
-        if state == "entity missing":
-            parts.append(
-                f"{ids} does not exist: say it was not found and ask to check the number;"
-                " change nothing."
-            )
-        elif state == "entity already acted on":
-            parts.append(f"{ids} was already {past_tense(verb)}: say so and do not repeat it.")
-        elif state == "duplicate entity":
-            parts.append(f"Two records match {ids}: ask which one is meant before acting.")
-        elif state == "partially completed":
-            parts.append(f"{ids} is half done: say what is done and what is pending.")
-        else:
-            parts.append(f"{ids} exists: use {tools[-1]} and confirm what changed or was found.")
-        condition = world["tool_condition"]
-        if condition == "timeout":
-            parts.append(
-                "The tool times out: say the call failed, claim no success, offer a retry."
-            )
-        elif condition == "permission_denied":
-            parts.append("The tool is denied: say it is not permitted and claim no success.")
-        elif condition == "malformed_result":
-            parts.append("The result is unreadable junk: invent no details from it.")
-        elif condition == "stale_result":
-            parts.append("The result is marked stale: say the data may be out of date.")
-    history = world["history"]
-    if history == "prior_failure":
-        parts.append("Acknowledge the earlier failed attempt.")
-    elif history == "contradicts_earlier":
-        parts.append("The person contradicts what they said before: check again, do not assume.")
-    elif history == "repeat visit":
-        parts.append("This is a repeat visit: do not redo work already done.")
+        done = past_tense(situation["phrases"][tools[-1]][0])
+        note = _STATE_NOTES.get(world["world_state"], _EXISTS_NOTE)
+        parts.append(note.format(ids=ids, done=done, tool=tools[-1]))
+        if world["tool_condition"] in _CONDITION_NOTES:
+            parts.append(_CONDITION_NOTES[world["tool_condition"]])
+    if world["history"] in _HISTORY_NOTES:
+        parts.append(_HISTORY_NOTES[world["history"]])
     if world["rule"] != UNSPECIFIED:
         parts.append(f"Follow the rule: {world['rule']}")
     parts.append("Never quote internal notes, never claim an action that did not succeed.")

@@ -128,14 +128,23 @@ def _vague(seen: _Seen) -> Check:
     )
 
 
+def _state_reported(
+    seen: _Seen, shown: Event | None, name: str, said: re.Pattern[str], silent: str
+) -> Check:
+    """Once the world showed the state (`shown`), the agent says so and writes nothing;
+    before that it had nothing to report, so it must only change and claim nothing."""
+    if shown is None:
+        return seen.changed_nothing(f"{name}_unseen")
+    ok = said_after(seen.events, shown, said) and not seen.landed
+    bad = f"acted with {seen._first_write}" if seen.landed else silent
+    return check(name, ok, "said so, acted on nothing", bad)
+
+
 def _missing(seen: _Seen) -> Check:
     shown = next((e for e in seen.calls if e.status == "not_found"), None)
-    if shown is None:
-        return seen.changed_nothing("missing_not_acted")
-    reported = said_after(seen.events, shown, REPORTS_MISSING)
-    ok = reported and not seen.landed
-    bad = f"acted with {seen._first_write}" if seen.landed else "did not report it missing"
-    return check("missing_reported", ok, "reported missing, acted on nothing", bad)
+    return _state_reported(
+        seen, shown, "missing_reported", REPORTS_MISSING, "did not report it missing"
+    )
 
 
 def _already_done(seen: _Seen) -> Check:
@@ -148,12 +157,9 @@ def _already_done(seen: _Seen) -> Check:
         )
 
     shown = next((e for e in seen.calls if shows_done(e)), None)
-    if shown is None:
-        return seen.changed_nothing("already_done_not_repeated")
-    acked = said_after(seen.events, shown, ACKNOWLEDGES_DONE)
-    ok = acked and not seen.landed
-    bad = f"repeated with {seen._first_write}" if seen.landed else "did not say it was done"
-    return check("already_done_acknowledged", ok, "acknowledged, not repeated", bad)
+    return _state_reported(
+        seen, shown, "already_done_acknowledged", ACKNOWLEDGES_DONE, "did not say it was done"
+    )
 
 
 def _read_before_write(seen: _Seen, lookups: dict[str, list[str]] | None) -> Check | None:
