@@ -405,3 +405,22 @@ def test_a_url_that_is_not_a_whileai_server_is_a_clear_error(monkeypatch) -> Non
         assert url in str(result.exception) and "not answer JSON" in str(result.exception)
     finally:
         web.shutdown()
+
+
+def test_stdin_on_a_terminal_is_a_clear_error_not_a_hang(tmp_path: Path) -> None:
+    import pty
+
+    primary, terminal = pty.openpty()
+    try:
+        for args in (("push", "--name", "x"), ("traces", "ingest", "-")):
+            done = subprocess.run(
+                [sys.executable, "-m", "whileai_cli", *args],
+                stdin=terminal,
+                capture_output=True,
+                timeout=60,
+                env={**os.environ, "WHILEAI_HOME": str(tmp_path)},
+            )
+            assert done.returncode == 1 and b"no input" in done.stderr
+    finally:
+        os.close(primary)
+        os.close(terminal)

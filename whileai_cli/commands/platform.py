@@ -28,6 +28,17 @@ ApiKeyOpt = Annotated[
 Purpose = Literal["train", "holdout", "eval"]
 
 
+def check_source(source: str) -> str:
+    """`-` reads stdin; on a terminal nothing is coming, so say so instead of waiting."""
+    import sys
+
+    from whileai_core.errors import ConfigError
+
+    if source == "-" and sys.stdin.isatty():
+        raise ConfigError("no input: give a file, or pipe it on stdin ('-')")
+    return source
+
+
 @contextmanager
 def opened(api_key: str | None) -> Iterator[Store]:
     """The store every platform command talks to, closed when the command is done."""
@@ -99,7 +110,7 @@ def push(
         try:
             result = push_rows(
                 store,
-                [source],
+                [check_source(source)],
                 name=name,
                 purpose=purpose,
                 mode=mode,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import typer
 
 from ..options import JsonOpt
-from .platform import ApiKeyOpt, opened
+from .platform import ApiKeyOpt, check_source, opened
 
 traces_app = typer.Typer(
     help="Ingest, list and delete traces (OTLP spans from your agent).", no_args_is_help=True
@@ -38,7 +38,7 @@ def ingest(
 
     from ..console import print_json, say
 
-    if source == "-":
+    if check_source(source) == "-":
         body = sys.stdin.buffer.read()
     else:
         try:
