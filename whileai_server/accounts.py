@@ -24,6 +24,7 @@ from whileai_core.store.base import BadRequest, Conflict, Gone, NotFound, Unauth
 from whileai_core.store.local import Storage, new_id
 
 KEY_PREFIX = "wai_"
+TIER = "self-hosted"
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -50,6 +51,10 @@ class Account:
     id: str
     email: str | None
     name: str | None
+
+    def wire(self) -> dict[str, Any]:
+        """The account as `/signup` and `/me` answer it (the original SDK's field names)."""
+        return {"user_id": self.id, "email": self.email, "name": self.name, "tier": TIER}
 
 
 class Accounts:
@@ -95,14 +100,7 @@ class Accounts:
 
     def signup(self, email: str, name: str | None) -> dict[str, Any]:
         account = self._create(email, name)
-        key = self._mint_key(account.id, "signup")
-        return {
-            "api_key": key,
-            "user_id": account.id,
-            "email": account.email,
-            "name": account.name,
-            "tier": "self-hosted",
-        }
+        return {"api_key": self._mint_key(account.id, "signup"), **account.wire()}
 
     def authenticate(self, key: str | None) -> Account:
         if not key:
@@ -123,10 +121,7 @@ class Accounts:
             (account.id,),
         )[0]
         return {
-            "user_id": account.id,
-            "email": account.email,
-            "name": account.name,
-            "tier": "self-hosted",
+            **account.wire(),
             "datasets": usage[0],
             "bytes": usage[1],
         }

@@ -101,7 +101,6 @@ def delete_trace(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Delete one trace."""
-
     from ..console import say
 
     with opened(api_key) as store:

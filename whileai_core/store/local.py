@@ -483,16 +483,22 @@ class Storage:
         by_trace = otlp.group_by_trace(spans)
         with self.tx() as db:
             for trace_id, new in by_trace.items():
-                prior = db.execute(
-                    "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
-                    (account, trace_id),
-                ).fetchone()
+                prior = self._prior_trace(db, account, trace_id)
                 merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
                 merged.update({s["spanId"]: s for s in new})
                 all_spans = list(merged.values())
                 scores = orjson.loads(prior["scores"]) if prior else {}
                 self._write_trace(db, account, trace_id, all_spans, scores)
         return {"accepted": len(spans), "traces": sorted(by_trace)}
+
+    @staticmethod
+    def _prior_trace(db: sqlite3.Connection, account: str, trace_id: str) -> sqlite3.Row | None:
+        """What is stored of a trace (its spans and scores), inside the caller's write."""
+        row: sqlite3.Row | None = db.execute(
+            "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
+            (account, trace_id),
+        ).fetchone()
+        return row
 
     def _write_trace(
         self,
@@ -565,10 +571,7 @@ class Storage:
     def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
         value = check_score(value, name)
         with self.tx() as db:
-            prior = db.execute(
-                "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
-                (account, trace_id),
-            ).fetchone()
+            prior = self._prior_trace(db, account, trace_id)
             if prior is None:
                 raise NotFound(f"trace {trace_id} not found")
             scores = orjson.loads(prior["scores"])
