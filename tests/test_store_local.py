@@ -217,6 +217,7 @@ def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> N
         {"scenario_id": "t2", "prompt": "b", "reward": 1.0, "calibration": carried},
         {"scenario_id": "t3", "prompt": "ungraded"},
         {"scenario_id": "t4", "prompt": "c", "reward": 0.0, "judge_status": "error"},
+        {"scenario_id": "t1", "prompt": "a", "reward": 0.0, "calibration": None},
     ]
     source = tmp_path / "rows.jsonl"
     source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
@@ -226,9 +227,12 @@ def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> N
         orjson.loads(line)
         for line in b"".join(store.download(pushed["train"]["datasetId"])).splitlines()
     ]
-    expected = calibration_stamp("t1", rows[:3])
-    assert expected["k"] == 3 and expected["policy"] == "p1"
-    assert [r.get("calibration") for r in stored] == [expected] * 3 + [carried, None, None]
+    expected = calibration_stamp("t1", [*rows[:3], rows[-1]])
+    assert expected["k"] == 4 and expected["policy"] == "p1"
+    assert [r.get("calibration") for r in stored] == [expected] * 3 + [carried, None, None] + [
+        expected
+    ]
+    assert b'"calibration":null' not in b"".join(store.download(pushed["train"]["datasetId"]))
     assert [{k: v for k, v in r.items() if k != "calibration"} for r in stored] == [
         {k: v for k, v in r.items() if k != "calibration"} for r in rows
     ]

@@ -58,6 +58,7 @@ class _Pending:
 
     task: str
     stamp_task: bool
+    has_key: bool = False  # a non-object `calibration` (null, a string) to overwrite
 
 
 def _stamps(tasks: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -66,8 +67,11 @@ def _stamps(tasks: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]
     return {task: calibration_stamp(task, group) for task, group in tasks.items()}
 
 
-def _with_stamp(line: bytes, stamp: dict[str, Any]) -> bytes:
-    """`line` (one JSON object and a newline) with `calibration` appended, without a parse."""
+def _with_stamp(line: bytes, stamp: dict[str, Any], has_key: bool) -> bytes:
+    """`line` (one JSON object and a newline) with `calibration` appended, without a parse
+    unless the row already has the key (a null one: replaced, as optimize does)."""
+    if has_key:
+        return dumps({**orjson.loads(line), "calibration": stamp})
     body = line.rstrip(b"\n")
     added = orjson.dumps({"calibration": stamp})
     if body == b"{}":
@@ -143,14 +147,14 @@ def push_rows(
                     }
                 )
                 needs = reward is not None and not isinstance(clean.get("calibration"), dict)
-                pending.append(_Pending(task, needs))
+                pending.append(_Pending(task, needs, needs and "calibration" in clean))
                 sfh.write(dumps(clean))
         stamps = _stamps(tasks) if any(p.stamp_task for p in pending) else {}
         with staged.open("rb") as sfh, main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
             main, side = _Spool(main_path, mfh), _Spool(hold_path, hfh)
             for line, entry in zip(sfh, pending, strict=True):
                 if entry.stamp_task:
-                    line = _with_stamp(line, stamps[entry.task])
+                    line = _with_stamp(line, stamps[entry.task], entry.has_key)
                 target = side if holdout_side(entry.task, holdout) else main
                 target.write(line)
         if main.rows + side.rows == 0:
