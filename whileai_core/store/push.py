@@ -61,10 +61,36 @@ class _Pending:
     has_key: bool = False  # a non-object `calibration` (null, a string) to overwrite
 
 
-def _stamps(tasks: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
-    from ..optimize import calibration_stamp
+class _Tasks:
+    """Per task, what `calibration_stamp` reads of each row: its reward and policy. Rows
+    that agree on those share one small dict (and a task's name is kept once), so a big
+    push costs a reference per row, not a copy of it."""
 
-    return {task: calibration_stamp(task, group) for task, group in tasks.items()}
+    def __init__(self) -> None:
+        self.groups: dict[str, list[dict[str, Any]]] = {}
+        self._names: dict[str, str] = {}
+        self._shared: dict[tuple[float | None, str | None, str | None], dict[str, Any]] = {}
+
+    def add(self, row: dict[str, Any]) -> str:
+        name = task_key(row)
+        task = self._names.setdefault(name, name)
+        group = self.groups.setdefault(task, [])
+        policy, model = (row.get(k) for k in ("policy_version", "model_version"))
+        key = (
+            reward_of(row),
+            policy if isinstance(policy, str) else None,
+            model if isinstance(model, str) else None,
+        )
+        view = self._shared.setdefault(
+            key, {"reward": key[0], "policy_version": key[1], "model_version": key[2]}
+        )
+        group.append(view)
+        return task
+
+    def stamps(self) -> dict[str, dict[str, Any]]:
+        from ..optimize import calibration_stamp
+
+        return {task: calibration_stamp(task, group) for task, group in self.groups.items()}
 
 
 def _with_stamp(line: bytes, stamp: dict[str, Any], has_key: bool) -> bytes:
@@ -129,27 +155,19 @@ def push_rows(
         staged = Path(tmp) / "staged.jsonl"
         main_path, hold_path = Path(tmp) / "main.jsonl", Path(tmp) / "holdout.jsonl"
         stripped = 0
-        # Per task, what calibration_stamp reads of each row: its reward and its policy.
-        tasks: dict[str, list[dict[str, Any]]] = {}
+        tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
             for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
                 clean = strip_privileged(row)
                 if clean != row:
                     stripped += 1
-                task = task_key(clean)
-                reward = reward_of(clean)
-                tasks.setdefault(task, []).append(
-                    {
-                        "reward": reward,
-                        "policy_version": clean.get("policy_version"),
-                        "model_version": clean.get("model_version"),
-                    }
-                )
-                needs = reward is not None and not isinstance(clean.get("calibration"), dict)
+                task = tasks.add(clean)
+                graded = reward_of(clean) is not None
+                needs = graded and not isinstance(clean.get("calibration"), dict)
                 pending.append(_Pending(task, needs, needs and "calibration" in clean))
                 sfh.write(dumps(clean))
-        stamps = _stamps(tasks) if any(p.stamp_task for p in pending) else {}
+        stamps = tasks.stamps() if any(p.stamp_task for p in pending) else {}
         with staged.open("rb") as sfh, main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
             main, side = _Spool(main_path, mfh), _Spool(hold_path, hfh)
             for line, entry in zip(sfh, pending, strict=True):
