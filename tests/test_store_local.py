@@ -245,3 +245,14 @@ def test_a_new_home_made_for_the_credentials_is_private(tmp_path: Path, monkeypa
     path = credentials.save("wai_0123456789abcdef", api_url=None, name=None, user_id=None)
     assert (path.stat().st_mode & 0o777) == 0o600
     assert (path.parent.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_server_that_ignores_the_pending_filter_loses_nothing_to_purge(tmp_path: Path) -> None:
+    from whileai_core.store.purge import plan_empty
+
+    store = LocalStore(tmp_path)
+    pushed = push_rows(store, [str(SDK_ROWS)], name="ready", gate=False)["train"]["datasetId"]
+    _age(store.storage, pushed, 10 * 3600)
+    ignoring = store.list_datasets  # answers finalized datasets whatever status is asked
+    store.list_datasets = lambda status="ready": ignoring()  # type: ignore[method-assign]
+    assert plan_empty(store, max_rows=0).unfinished == []

@@ -39,20 +39,26 @@ class PurgePlan:
 
 
 def _created(record: dict[str, Any]) -> float:
-    stamp = record.get("createdAt")
-    if not isinstance(stamp, str):
-        return 0.0
-    parsed = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
+    """When the dataset was created; a time this cannot read counts as now (never stale)."""
+    try:
+        parsed = datetime.fromisoformat(str(record.get("createdAt")).replace("Z", "+00:00"))
+    except ValueError:
+        return time.time()
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def stale_uploads(store: Store, agent: str | None = None, now: float | None = None) -> list[str]:
-    """Pending datasets (of `agent`, when given) older than the upload link's lifetime."""
+    """Pending datasets (of `agent`, when given) older than the upload link's lifetime.
+
+    Each record's own `status` is checked too: a server that ignores `?status=pending`
+    answers with its finalized datasets, and those must never be taken for abandoned."""
     cutoff = (now if now is not None else time.time()) - STALE_UPLOAD_SECONDS
     return [
         d["datasetId"]
         for d in store.list_datasets(status="pending")
-        if _created(d) < cutoff and (agent is None or d.get("agent") == agent)
+        if d.get("status") == "pending"
+        and _created(d) < cutoff
+        and (agent is None or d.get("agent") == agent)
     ]
 
 
