@@ -424,3 +424,25 @@ def test_stdin_on_a_terminal_is_a_clear_error_not_a_hang(tmp_path: Path) -> None
     finally:
         os.close(primary)
         os.close(terminal)
+
+
+def test_serve_on_a_taken_port_or_a_file_is_one_line(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "file").write_text("x")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for extra, expected in (
+            (("--data", str(tmp_path / "srv")), b"cannot listen on 127.0.0.1:"),
+            (("--data", str(tmp_path / "file")), b"not a directory"),
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "whileai_cli", "serve", "--port", port, *extra],
+                capture_output=True,
+                timeout=60,
+                env={**os.environ, "WHILEAI_HOME": str(tmp_path)},
+            )
+            assert done.returncode == 1 and expected in done.stderr
+            assert done.stderr.count(b"\n") == 1 and b"listening" not in done.stderr

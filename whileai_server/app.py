@@ -420,6 +420,8 @@ def create_app(
 ) -> Starlette:
     """The platform app over the store at `data_dir` (created if missing)."""
     path = Path(data_dir).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{path}: not a directory (the server's store is a directory)")
     path.mkdir(parents=True, exist_ok=True)
     os.chmod(path, 0o700)
     s = Server(path, url_ttl=url_ttl, device_interval=device_interval, device_ttl=device_ttl)

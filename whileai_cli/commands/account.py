@@ -50,8 +50,12 @@ def serve(
     ] = 5.0,
 ) -> None:
     """Run the platform server (multi-account) over a store directory."""
+    import os
+    import socket
+
     import uvicorn
 
+    from whileai_core.errors import ConfigError
     from whileai_core.settings import home
     from whileai_server import create_app
 
@@ -59,8 +63,16 @@ def serve(
 
     directory = data or str(home() / "server")
     app = create_app(directory, device_interval=poll_interval)
+    # Bind here, so a taken port is one line before anything claims to be listening.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
     say(f"whileai serve: store {directory}, listening on http://{host}:{port}")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
 
 
 def login(
