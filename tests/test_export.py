@@ -593,3 +593,15 @@ def test_sdk_fixture_rows_export_in_both_shapes(tmp_path: Path) -> None:
         assert report["tool_call_roundtrip"]["encoding"] == (
             "json_string" if fmt == "openai" else "dict"
         )
+
+
+def test_export_flag_combinations_that_cannot_work_are_usage_errors(tmp_path: Path) -> None:
+    for args in (
+        ["--env", str(tmp_path / "env")],
+        ["--env", str(tmp_path / "env"), "--pairs", "--spec", str(ORDERS_SPEC)],
+        ["--band", "0.8,0.2"],
+    ):
+        result = run_cli("export", str(SDK_ROWS), *args)
+        assert result.returncode == 2 and result.stdout == b"", args
+        assert result.stderr.decode().strip().splitlines()[-1].startswith("Error: Invalid value")
+    assert not (tmp_path / "env").exists()

@@ -63,11 +63,19 @@ def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
     assert result.stdout == b""
 
 
-def test_rows_without_gold_are_reported_as_errors_not_zeros() -> None:
+def test_rows_without_gold_are_reported_as_errors_not_zeros_and_the_run_fails() -> None:
     result = run_cli("grade", str(SDK_ROWS), "-j", "exact-match")
-    assert result.returncode == 0
-    assert all(r["reward"] is None and r["judge_status"] == "error" for r in _lines(result.stdout))
-    assert "40 row(s) not judged (error); first:" in result.stderr.decode()
+    # Every row is still written (reward null), and a cron job sees the run failed.
+    assert result.returncode == 1
+    rows = _lines(result.stdout)
+    assert len(rows) == 40
+    assert all(r["reward"] is None and r["judge_status"] == "error" for r in rows)
+    err = result.stderr.decode()
+    assert "40 row(s) not judged (error); first:" in err
+    assert (
+        err.strip().splitlines()[-1]
+        == "whileai: error: exact-match: judged none of 40 rows (see above)"
+    )
 
 
 def test_unknown_judge_is_one_clean_error_line() -> None:
@@ -99,3 +107,47 @@ def test_judge_from_the_environment() -> None:
     result = run_cli("grade", str(SDK_ROWS), env={"WHILEAI_JUDGE": "conduct"})
     assert {r["judge_name"] for r in _lines(result.stdout)} == {"conduct"}
     assert "only the conduct floor" not in result.stderr.decode()
+
+
+def test_grade_json_report_goes_to_stderr_when_rows_own_stdout(tmp_path: Path) -> None:
+    piped = run_cli("grade", str(SDK_ROWS), "--json")
+    assert piped.returncode == 0
+    assert len(_lines(piped.stdout)) == 40
+    report = json.loads(piped.stderr.decode()[piped.stderr.decode().index("{") :])
+    assert report["rows"] == 40 and report["judged"] == 40
+    to_file = run_cli("grade", str(SDK_ROWS), "--json", "-o", str(tmp_path / "g.jsonl"))
+    assert to_file.returncode == 0 and json.loads(to_file.stdout)["rows"] == 40
+
+
+def test_an_unwritable_report_file_fails_before_any_row_is_graded(tmp_path: Path) -> None:
+    out = tmp_path / "graded.jsonl"
+    result = run_cli(
+        "grade", str(SDK_ROWS), "-o", str(out), "--report", str(tmp_path / "no" / "r.json")
+    )
+    assert result.returncode == 1 and not out.exists()
+    assert result.stderr.decode().strip().splitlines() == [
+        f"whileai: error: {tmp_path / 'no' / 'r.json'}: cannot write report "
+        f"(no folder {tmp_path / 'no'})"
+    ]
+
+
+def test_cron_options_read_their_environment_variables() -> None:
+    wanted = {
+        "simulate": ["WHILEAI_BUDGET", "WHILEAI_MODE", "WHILEAI_SEED", "WHILEAI_CONCURRENCY",
+                     "WHILEAI_TIME_BUDGET", "WHILEAI_REPEATS", "WHILEAI_FAULT_RATE",
+                     "WHILEAI_AVG_TURNS", "WHILEAI_WRITER", "WHILEAI_GRADER", "WHILEAI_AGENT",
+                     "WHILEAI_TEMPERATURE", "WHILEAI_MAX_TOKENS", "WHILEAI_TOP_P"],
+        "grade": ["WHILEAI_JUDGE", "WHILEAI_SPEC", "WHILEAI_JUDGE_MODEL", "WHILEAI_CONCURRENCY",
+                  "WHILEAI_JUDGE_TIMEOUT", "WHILEAI_ON_ERROR", "WHILEAI_SEED"],
+        "optimize": ["WHILEAI_MODE", "WHILEAI_BAND", "WHILEAI_TRUNCATED", "WHILEAI_MAX_GROUPS",
+                     "WHILEAI_SELECT", "WHILEAI_MIN_REWARD", "WHILEAI_SEED", "WHILEAI_ON_ERROR"],
+        "export": ["WHILEAI_EXPORT_FORMAT", "WHILEAI_SPEC", "WHILEAI_BAND", "WHILEAI_HOLDOUT",
+                   "WHILEAI_MASK", "WHILEAI_MAX_TOOL_OUTPUT_CHARS", "WHILEAI_ON_ERROR"],
+    }  # fmt: skip
+    for command, names in wanted.items():
+        shown = run_cli(command, "--help", env={"COLUMNS": "400"}).stdout.decode()
+        missing = [name for name in names if name not in shown]
+        assert not missing, (command, missing)
+    env = {"WHILEAI_TRUNCATED": "bogus"}
+    bad = run_cli("optimize", str(SDK_ROWS), env=env)
+    assert bad.returncode == 2 and b"WHILEAI_TRUNCATED" in bad.stderr

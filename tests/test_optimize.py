@@ -336,11 +336,14 @@ def test_cli_keeps_every_key_of_the_sdk_fixture_rows(tmp_path: Path) -> None:
         assert row["calibration"]["k"] >= 3
 
 
-def test_cli_bad_band_is_one_line_and_exit_one(tmp_path: Path) -> None:
+def test_cli_bad_band_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
     source = tmp_path / "rows.jsonl"
     source.write_bytes(orjson.dumps(_row("a", 0, 1.0)) + b"\n")
-    result = run_cli("optimize", str(source), "--band", "high,low")
-    assert result.returncode == 1
-    assert result.stderr.decode().strip().splitlines() == [
-        "whileai: error: --band 'high,low': expected LOW,HIGH such as 0.2,0.8"
-    ]
+    for band, problem in (
+        ("high,low", "expected LOW,HIGH such as 0.2,0.8"),
+        ("0.9,0.1", "need 0 <= LOW <= HIGH <= 1"),
+    ):
+        result = run_cli("optimize", str(source), "--band", band)
+        assert result.returncode == 2 and result.stdout == b""
+        last = result.stderr.decode().strip().splitlines()[-1]
+        assert last == f"Error: Invalid value for '--band': {band!r}: {problem}"

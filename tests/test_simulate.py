@@ -431,16 +431,20 @@ def test_rl_resume_appends_only_missing_groups(tmp_path: Path) -> None:
     assert len({(r["scenario_id"], r["rollout_index"]) for r in rows}) == 80
 
 
-def test_bad_knobs_are_one_line_errors(tmp_path: Path) -> None:
-    for args, message in (
-        (["--budget", "0"], b"--budget must be at least 1"),
-        (["--resume"], b"--resume needs -o FILE"),
-        (["--fault-rate", "2"], b"--fault-rate must be between 0 and 1"),
+def test_bad_knobs_are_usage_errors_and_bad_combinations_one_line(tmp_path: Path) -> None:
+    for args, flag in (
+        (["--budget", "0"], b"'--budget'"),
+        (["--fault-rate", "2"], b"'--fault-rate'"),
+        (["--time-budget", "-1"], b"'--time-budget'"),
+        (["--avg-turns", "1"], b"'--avg-turns'"),
     ):
         proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", "seeded", *args)
-        assert proc.returncode == 1
-        lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(b"whileai: error: ") and message in lines[0]
+        assert proc.returncode == 2 and proc.stdout == b""
+        assert flag in proc.stderr.strip().splitlines()[-1]
+    proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", "seeded", "--resume")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1
+    assert lines[0].startswith(b"whileai: error: --resume needs -o FILE")
     proc = run_cli("simulate", str(tmp_path / "nope"), "--budget", "3")
     assert proc.returncode == 1 and b"no such spec" in proc.stderr
 
@@ -505,3 +509,25 @@ def test_rollouts_still_running_after_the_grace_are_abandoned_and_counted(tmp_pa
     assert rows == []
     assert report.stopped == "time_budget"  # type: ignore[attr-defined]
     assert report.rollouts_abandoned == 4  # type: ignore[attr-defined]
+
+
+def test_grid_and_recommend_write_their_report_as_json(tmp_path: Path) -> None:
+    grid_file, rec_file = tmp_path / "grid.json", tmp_path / "rec.json"
+    grid = run_cli("grid", str(ORDERS_SPEC), "--report", str(grid_file))
+    assert grid.returncode == 0 and b"cells:" in grid.stdout
+    assert json.loads(grid_file.read_bytes())["cells"] > 0
+    rec = run_cli(
+        "recommend", str(ORDERS_SPEC), "--mode", "rl", "--json", "--report", str(rec_file)
+    )
+    assert rec.returncode == 0
+    assert json.loads(rec.stdout) == json.loads(rec_file.read_bytes())
+    assert run_cli("recommend", str(ORDERS_SPEC), "--mode", "rl", "--repeats", "0").returncode == 2
+
+
+def test_simulate_refuses_an_unwritable_report_before_writing_rows(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    proc = run_cli(
+        "simulate", str(ORDERS_SPEC), "--budget", "3", "-o", str(out), "--report", str(tmp_path)
+    )
+    assert proc.returncode == 1 and not out.exists()
+    assert proc.stderr.strip().splitlines()[-1].endswith(b"--report names a folder, not a file")

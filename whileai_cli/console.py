@@ -48,3 +48,42 @@ def print_json(data: Any) -> None:
 
 def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
+
+
+def check_report_path(path: str | None) -> None:
+    """Refuse an unwritable --report FILE before the run, not after it."""
+    if not path:
+        return
+    from pathlib import Path
+
+    from whileai_core.errors import ConfigError
+
+    target = Path(path)
+    if target.is_dir():
+        raise ConfigError(f"{path}: --report names a folder, not a file")
+    if not target.parent.is_dir():
+        raise ConfigError(f"{path}: cannot write report (no folder {target.parent})")
+
+
+def emit_report(data: Any, *, json: bool, report_file: str | None, data_on_stdout: bool) -> bool:
+    """Write `--report FILE` and print `--json` (on stderr when rows own stdout, so the pipe
+    stays clean). True when JSON was printed: the caller then skips its human lines."""
+    options = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+    if report_file:
+        from whileai_core.errors import ConfigError
+
+        try:
+            with open(report_file, "wb") as fh:
+                fh.write(orjson.dumps(data, option=options))
+        except OSError as exc:
+            raise ConfigError(
+                f"{report_file}: cannot write report ({exc.strerror or exc})"
+            ) from None
+    if not json:
+        return False
+    if data_on_stdout:
+        sys.stderr.buffer.write(orjson.dumps(data, option=options))
+        sys.stderr.flush()
+    else:
+        print_json(data)
+    return True

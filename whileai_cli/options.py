@@ -1,12 +1,15 @@
-"""Options shared by every row-processing command, declared once.
+"""Options shared by the row-processing commands, declared once, and the helpers that read
+them.
 
-Each option a cron job would set also reads a WHILEAI_<NAME> environment variable.
+Each option a cron job would set also reads a WHILEAI_<NAME> environment variable. Flag
+values that cannot work are usage errors (exit 2), caught by click's ranges or by
+`bad_flag`, before any row is read.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NoReturn
 
 import typer
 
@@ -28,10 +31,49 @@ OnErrorOpt = Annotated[
         help="On a bad line: 'fail' (name file:line, exit 1) or 'skip' (count and go on).",
     ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")]
-ReportFile = Annotated[
-    str | None, typer.Option("--report", help="Also write the report as JSON to this file.")
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the report as JSON: on stdout, or on stderr when rows own stdout.",
+    ),
 ]
+ReportFile = Annotated[
+    str | None,
+    # No environment variable: one set for a pipeline would have every stage overwrite it.
+    typer.Option("--report", help="Also write the report as JSON to this file."),
+]
+SpecOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spec",
+        envvar="WHILEAI_SPEC",
+        help="Spec folder or file: which tools read or write, the rubric, the system prompt.",
+    ),
+]
+BandOpt = Annotated[
+    str,
+    typer.Option(
+        "--band",
+        envvar="WHILEAI_BAND",
+        help="Pass-rate band LOW,HIGH (inclusive) an ask must fall in.",
+    ),
+]
+
+
+def bad_flag(flag: str, problem: str) -> NoReturn:
+    """A flag value that cannot work: one line, exit 2, like click's own checks."""
+    raise typer.BadParameter(problem, param_hint=f"'{flag}'")
+
+
+def parse_band(text: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(part) for part in text.split(","))
+    except ValueError:
+        bad_flag("--band", f"{text!r}: expected LOW,HIGH such as 0.2,0.8")
+    if not 0.0 <= lo <= hi <= 1.0:
+        bad_flag("--band", f"{text!r}: need 0 <= LOW <= HIGH <= 1")
+    return lo, hi
 
 
 def resolve_inputs(inputs: list[str] | None) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -36,15 +36,7 @@ def export(
         str | None,
         typer.Option("--env", help="Write an installable RL environment package to this folder."),
     ] = None,
-    spec: Annotated[
-        str | None,
-        typer.Option(
-            "--spec",
-            envvar="WHILEAI_SPEC",
-            help="Spec folder/file: the system prompt and tools (required with --env; "
-            "adds a `tools` column to SFT rows).",
-        ),
-    ] = None,
+    spec: SpecOpt = None,
     reward: Annotated[
         str | None,
         typer.Option(
@@ -64,16 +56,25 @@ def export(
     name: Annotated[
         str | None, typer.Option("--name", help="--env: package name (default: the spec's).")
     ] = None,
-    max_turns: Annotated[int, typer.Option("--max-turns", help="--env: the turn cap.")] = 12,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
     holdout: Annotated[
-        float, typer.Option("--holdout", help="--env: fraction of asks held out.")
+        float,
+        typer.Option(
+            "--holdout",
+            min=0.0,
+            max=1.0,
+            envvar="WHILEAI_HOLDOUT",
+            help="--env: fraction of asks held out.",
+        ),
     ] = 0.2,
-    band: Annotated[
-        str, typer.Option("--band", envvar="WHILEAI_BAND", help="--env: pass-rate band LOW,HIGH.")
-    ] = "0.2,0.8",
+    band: BandOpt = "0.2,0.8",
     mask: Annotated[
         Literal["all", "final"],
-        typer.Option("--mask", help="loss_mask: every agent turn, or only the final one."),
+        typer.Option(
+            "--mask",
+            envvar="WHILEAI_MASK",
+            help="loss_mask: every agent turn, or only the final one.",
+        ),
     ] = "all",
     unroll: Annotated[
         bool, typer.Option("--unroll", help="One sample per agent turn, loss on that turn.")
@@ -81,7 +82,10 @@ def export(
     max_tool_output_chars: Annotated[
         int | None,
         typer.Option(
-            "--max-tool-output-chars", help="Cut tool messages to N chars, with a visible marker."
+            "--max-tool-output-chars",
+            min=1,
+            envvar="WHILEAI_MAX_TOOL_OUTPUT_CHARS",
+            help="Cut tool messages to N chars, with a visible marker.",
         ),
     ] = None,
     on_error: OnErrorOpt = "fail",
@@ -89,27 +93,25 @@ def export(
     report_file: ReportFile = None,
 ) -> None:
     """Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."""
-    from whileai_core.errors import ConfigError
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
 
-    from ..options import resolve_inputs
+    from ..console import check_report_path
+    from ..options import bad_flag, parse_band, resolve_inputs
 
     if pairs and env:
-        raise ConfigError("--pairs and --env write different things; pick one")
+        bad_flag("--pairs", "--pairs and --env write different things; pick one")
+    if env and not spec:
+        bad_flag("--env", "--env needs --spec (the system prompt and tools the tasks use)")
+    lo, hi = parse_band(band)
+    check_report_path(report_file)
     stats = ReadStats()
     rows = read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats)
     data: dict[str, Any]
-    if env:
+    if env and spec:
         from whileai_core.export import export_environment
         from whileai_core.export.environment import DEFAULT_REWARD, DEFAULT_WORLD
         from whileai_core.spec import load_spec
 
-        if not spec:
-            raise ConfigError("--env needs --spec (the system prompt and tools the tasks use)")
-        try:
-            lo, hi = (float(part) for part in band.split(","))
-        except ValueError:
-            raise ConfigError(f"--band {band!r}: expected LOW,HIGH such as 0.2,0.8") from None
         report = export_environment(
             rows,
             env,
@@ -159,21 +161,9 @@ def export(
 def _emit(
     data: dict[str, Any], *, json: bool, report_file: str | None, data_on_stdout: bool
 ) -> None:
-    import sys
-    from pathlib import Path
+    from ..console import emit_report, say, warn
 
-    import orjson
-
-    from ..console import print_json, say, warn
-
-    if report_file:
-        Path(report_file).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-    if json:
-        if data_on_stdout:
-            # Samples own stdout; the JSON report goes to stderr so the pipe stays clean.
-            sys.stderr.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-        else:
-            print_json(data)
+    if emit_report(data, json=json, report_file=report_file, data_on_stdout=data_on_stdout):
         return
     refused = ", ".join(f"{n} {why}" for why, n in sorted(data.get("refused", {}).items()))
     kind = data["kind"]

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -37,14 +37,7 @@ def grade(
             "Default: conduct × checklist.",
         ),
     ] = None,
-    spec: Annotated[
-        str | None,
-        typer.Option(
-            "--spec",
-            envvar="WHILEAI_SPEC",
-            help="Spec folder: tool kinds, and rubric.md for an LLM judge.",
-        ),
-    ] = None,
+    spec: SpecOpt = None,
     rubric: Annotated[
         str | None, typer.Option("--rubric", help="Rubric file for an LLM judge.")
     ] = None,
@@ -91,16 +84,22 @@ def grade(
     on_error: OnErrorOpt = "fail",
     k: KOpt = None,
     seed: SeedOpt = 0,
+    json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers."""
+    """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers.
+
+    Exits 1 when rows came in and the judge could judge none of them (it raised, timed out
+    or answered no verdict on every row): the graded rows are still written, reward null."""
+    from whileai_core.errors import WhileaiError
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
     from whileai_core.passat import summary_line
 
-    from ..console import say, stderr_is_terminal, warn
+    from ..console import check_report_path, emit_report, say, stderr_is_terminal, warn
     from ..options import resolve_inputs
 
+    check_report_path(report_file)
     files = resolve_inputs(inputs)
     loaded = None
     if spec:
@@ -176,9 +175,11 @@ def grade(
         warn(f"{count} row(s) not judged ({status}); first: {reason}")
     if result.read.skipped:
         warn(f"skipped {result.read.skipped} bad line(s); first: {result.read.first_error}")
-    if report_file:
-        _write_report(report_file, result.report)
-    say(f"{result.judge}: {summary_line(result.report)}")
+    data = result.report
+    if not emit_report(data, json=json, report_file=report_file, data_on_stdout=output is None):
+        say(f"{result.judge}: {summary_line(data)}")
+    if data["rows"] and not data["judged"]:
+        raise WhileaiError(f"{result.judge}: judged none of {data['rows']} rows (see above)")
 
 
 def report(
@@ -194,33 +195,18 @@ def report(
     from whileai_core.jsonl import ReadStats, read_rows
     from whileai_core.passat import pass_report
 
-    from ..console import print_json, warn
+    from ..console import check_report_path, emit_report, warn
     from ..options import resolve_inputs
 
+    check_report_path(report_file)
     stats = ReadStats()
     result = pass_report(
         read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats), k=k, seed=seed
     )
     if stats.skipped:
         warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
-    if report_file:
-        _write_report(report_file, result)
-    if json:
-        print_json(result)
-        return
-    _print_report(result)
-
-
-def _write_report(path: str, data: dict[str, Any]) -> None:
-    import orjson
-
-    from whileai_core.errors import ConfigError
-
-    try:
-        with open(path, "wb") as fh:
-            fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write report ({exc.strerror or exc})") from None
+    if not emit_report(result, json=json, report_file=report_file, data_on_stdout=False):
+        _print_report(result)
 
 
 def _print_report(r: dict[str, Any]) -> None:

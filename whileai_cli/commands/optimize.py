@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
 
 
 def register(app: typer.Typer) -> None:
@@ -23,12 +23,7 @@ def optimize(
             help="rl: whole groups in the band; sft: rejection sampling.",
         ),
     ] = "rl",
-    band: Annotated[
-        str,
-        typer.Option(
-            "--band", envvar="WHILEAI_BAND", help="RL pass-rate band LOW,HIGH (inclusive)."
-        ),
-    ] = "0.2,0.8",
+    band: BandOpt = "0.2,0.8",
     enforce_band: Annotated[
         bool,
         typer.Option(
@@ -40,6 +35,7 @@ def optimize(
         Literal["drop", "keep", "penalize"],
         typer.Option(
             "--truncated",
+            envvar="WHILEAI_TRUNCATED",
             help="Rollouts cut at a cap: drop, keep (marked overlong), "
             "or penalize (reward 0, judged score in reward_before_penalty).",
         ),
@@ -48,20 +44,32 @@ def optimize(
         int | None,
         typer.Option(
             "--max-groups",
+            min=1,
+            envvar="WHILEAI_MAX_GROUPS",
             help="RL: keep at most this many groups, taken round-robin across fault kinds.",
         ),
     ] = None,
     select: Annotated[
         Literal["top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall"],
-        typer.Option("--select", help="SFT selection rule; random_* are chance controls."),
+        typer.Option(
+            "--select",
+            envvar="WHILEAI_SELECT",
+            help="SFT selection rule; random_* are chance controls.",
+        ),
     ] = "top_per_prompt",
     min_reward: Annotated[
-        float, typer.Option("--min-reward", help="SFT: lowest reward a kept completion may have.")
+        float,
+        typer.Option(
+            "--min-reward",
+            envvar="WHILEAI_MIN_REWARD",
+            help="SFT: lowest reward a kept completion may have.",
+        ),
     ] = 1.0,
     k: Annotated[
         int | None,
         typer.Option(
             "--k",
+            min=1,
             help="SFT: completions per prompt (*_per_prompt, default 1) or "
             "in total (*_overall, required).",
         ),
@@ -77,17 +85,15 @@ def optimize(
     """Select training rows: RL groups in the difficulty band, or SFT rejection sampling."""
     import gc
 
-    from whileai_core.errors import ConfigError
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
     from whileai_core.optimize import OptimizeOptions
     from whileai_core.optimize import select as run_selection
 
-    from ..options import resolve_inputs
+    from ..console import check_report_path
+    from ..options import parse_band, resolve_inputs
 
-    try:
-        lo, hi = (float(part) for part in band.split(","))
-    except ValueError:
-        raise ConfigError(f"--band {band!r}: expected LOW,HIGH such as 0.2,0.8") from None
+    lo, hi = parse_band(band)
+    check_report_path(report_file)
     options = OptimizeOptions(
         mode=mode,
         band=(lo, hi),
@@ -121,21 +127,9 @@ def optimize(
 def _emit(
     data: dict[str, Any], *, json: bool, report_file: str | None, rows_to_stdout: bool
 ) -> None:
-    from pathlib import Path
+    from ..console import emit_report, say, warn
 
-    import orjson
-
-    from ..console import print_json, say, warn
-
-    if report_file:
-        Path(report_file).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-    if json and not rows_to_stdout:
-        print_json(data)
-    elif json:
-        # Rows already own stdout; the JSON report goes to stderr so the pipe stays clean.
-        import sys
-
-        sys.stderr.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    if emit_report(data, json=json, report_file=report_file, data_on_stdout=rows_to_stdout):
         return
     dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(data["dropped"].items()))
     say(

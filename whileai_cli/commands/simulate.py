@@ -36,27 +36,42 @@ def simulate(
     ] = "template",
     mode: Annotated[Mode, typer.Option("--mode", envvar="WHILEAI_MODE")] = "explore",
     budget: Annotated[
-        int, typer.Option("--budget", envvar="WHILEAI_BUDGET", help="Rows to write (exact).")
+        int,
+        typer.Option("--budget", min=1, envvar="WHILEAI_BUDGET", help="Rows to write (exact)."),
     ] = 1000,
     time_budget: Annotated[
         float | None,
-        typer.Option("--time-budget", envvar="WHILEAI_TIME_BUDGET", help="Seconds; 0 = off."),
+        typer.Option(
+            "--time-budget", min=0.0, envvar="WHILEAI_TIME_BUDGET", help="Seconds; 0 = off."
+        ),
     ] = None,
     situations: Annotated[
-        int | None, typer.Option("--situations", help="Distinct situations at most.")
+        int | None, typer.Option("--situations", min=1, help="Distinct situations at most.")
     ] = None,
     phrasings: Annotated[
-        int | None, typer.Option("--phrasings", help="Phrasings per situation (n).")
+        int | None, typer.Option("--phrasings", min=1, help="Phrasings per situation (n).")
     ] = None,
     repeats: Annotated[
-        int | None, typer.Option("--repeats", help="Rollouts per phrasing (k).")
+        int | None,
+        typer.Option(
+            "--repeats", min=1, envvar="WHILEAI_REPEATS", help="Rollouts per phrasing (k)."
+        ),
     ] = None,
     fault_rate: Annotated[
-        float, typer.Option("--fault-rate", help="Chance a scheduled fault fires per call.")
+        float,
+        typer.Option(
+            "--fault-rate",
+            min=0.0,
+            max=1.0,
+            envvar="WHILEAI_FAULT_RATE",
+            help="Chance a scheduled fault fires per call.",
+        ),
     ] = 1.0,
     concurrency: Annotated[
         int,
-        typer.Option("--concurrency", envvar="WHILEAI_CONCURRENCY", help="Rollouts in flight."),
+        typer.Option(
+            "--concurrency", min=1, envvar="WHILEAI_CONCURRENCY", help="Rollouts in flight."
+        ),
     ] = 32,
     seed: Annotated[
         int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seeds every draw of the run.")
@@ -67,7 +82,15 @@ def simulate(
     until: Annotated[
         Literal["compute", "saturation"], typer.Option("--until", help="compute or saturation.")
     ] = "compute",
-    avg_turns: Annotated[int, typer.Option("--avg-turns", help="Target turns per row.")] = 12,
+    avg_turns: Annotated[
+        int,
+        typer.Option(
+            "--avg-turns",
+            min=2,
+            envvar="WHILEAI_AVG_TURNS",
+            help="Target turns per row; the person speaks at most avg_turns // 2 times.",
+        ),
+    ] = 12,
     grader: Annotated[
         str | None,
         typer.Option(
@@ -88,10 +111,19 @@ def simulate(
     ] = False,
     report: ReportFile = None,
     json: JsonOpt = False,
-    model: Annotated[str | None, typer.Option("--model", help="Model name for a bare URL.")] = None,
-    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
-    top_p: Annotated[float | None, typer.Option("--top-p")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model name for a bare URL (else OPENAI_MODEL)."),
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", min=0.0, envvar="WHILEAI_TEMPERATURE")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, envvar="WHILEAI_MAX_TOKENS")
+    ] = None,
+    top_p: Annotated[
+        float | None, typer.Option("--top-p", min=0.0, max=1.0, envvar="WHILEAI_TOP_P")
+    ] = None,
     logprobs: Annotated[bool, typer.Option("--logprobs", help="Record summed logprobs.")] = False,
     logprobs_tokens: Annotated[
         bool, typer.Option("--logprobs-tokens", help="Also keep the per-token list.")
@@ -103,10 +135,6 @@ def simulate(
     ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
-    import sys
-
-    import orjson
-
     from whileai_core.agent import ModelOptions
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.engine import SimulateConfig
@@ -115,8 +143,9 @@ def simulate(
     from whileai_core.simulate import run_simulation
     from whileai_core.spec import load_spec
 
-    from ..console import err, print_json, say, stderr_is_terminal
+    from ..console import check_report_path, emit_report, err, say, stderr_is_terminal
 
+    check_report_path(report)
     loaded = load_spec(spec)
     ref, source = pick_agent_ref(agent, loaded)
     if source == "default":
@@ -177,15 +206,7 @@ def simulate(
         if bar is not None:
             bar.stop()
     data = result.as_dict()
-    if report:
-        from pathlib import Path
-
-        Path(report).write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
-    if json and output:
-        print_json(data)
-    elif json:
-        sys.stderr.write(orjson.dumps(data).decode() + "\n")
-    else:
+    if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):
         for line in result.lines():
             err().print(line, markup=False, highlight=False)
     if result.rows == 0:
@@ -195,16 +216,16 @@ def simulate(
         )
 
 
-def grid(spec: SpecArg, json: JsonOpt = False) -> None:
+def grid(spec: SpecArg, json: JsonOpt = False, report: ReportFile = None) -> None:
     """Print the coverage grid's axes, their values and the cell count."""
     from whileai_core.grid import build_grid
     from whileai_core.spec import load_spec
 
-    from ..console import out, print_json
+    from ..console import check_report_path, emit_report, out
 
+    check_report_path(report)
     described = build_grid(load_spec(spec)).describe()
-    if json:
-        print_json(described)
+    if emit_report(described, json=json, report_file=report, data_on_stdout=False):
         return
     console = out()
     for name, values in described["axes"].items():
@@ -218,22 +239,29 @@ def grid(spec: SpecArg, json: JsonOpt = False) -> None:
 def recommend(
     spec: SpecArg,
     mode: Annotated[Mode, typer.Option("--mode")] = "sft",
-    target: Annotated[int, typer.Option("--target", help="Rows you want to keep.")] = 800,
+    target: Annotated[int, typer.Option("--target", min=1, help="Rows you want to keep.")] = 800,
     mixed_rate: Annotated[
-        float, typer.Option("--mixed-rate", help="Measured share of mixed rl groups.")
+        float,
+        typer.Option(
+            "--mixed-rate",
+            min=0.0,
+            max=1.0,
+            help="Measured share of mixed rl groups.",
+        ),
     ] = 0.5,
-    repeats: Annotated[int, typer.Option("--repeats", help="k for rl.")] = 8,
+    repeats: Annotated[int, typer.Option("--repeats", min=2, help="k for rl.")] = 8,
     json: JsonOpt = False,
+    report: ReportFile = None,
 ) -> None:
     """Size a run from this agent's grid: cells, visits, budget, situations x repeats."""
     from whileai_core.recommend import recommend as sized
     from whileai_core.spec import load_spec
 
-    from ..console import out, print_json
+    from ..console import check_report_path, emit_report, out
 
+    check_report_path(report)
     rec = sized(load_spec(spec), mode, target=target, mixed_rate=mixed_rate, repeats=repeats)
-    if json:
-        print_json(rec)
+    if emit_report(rec, json=json, report_file=report, data_on_stdout=False):
         return
     console = out()
     for line in rec["reasoning"]:
