@@ -359,6 +359,9 @@ def test_purge_takes_stale_unfinished_uploads_on_both_stores(
             "UPDATE datasets SET created_at = created_at - ? WHERE id = ?",
             (STALE_UPLOAD_SECONDS + 60, stale),
         )
+    listed = stdout_json(ok("datasets", "--pending", "--json"))["datasets"]
+    assert sorted(d["name"] for d in listed) == ["killed-push", "running-push"]
+    assert stdout_json(ok("datasets", "--json"))["datasets"] == []
     dry = stdout_json(ok("purge", "--empty", "--dry-run", "--json"))
     assert dry["planned"]["unfinished"] == 1
     done = ok("purge", "--empty", "--yes", "--json")

@@ -161,14 +161,23 @@ def pull(
         say(f"{dataset_id}: {size} bytes -> {output}")
 
 
-def datasets(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
+def datasets(
+    pending: Annotated[
+        bool,
+        typer.Option(
+            "--pending", help="List uploads created but never finalized (what purge cleans)."
+        ),
+    ] = False,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
     """List your datasets."""
     import sys
 
     from ..console import out, print_json, say
 
     with opened(api_key) as store:
-        records = store.list_datasets()
+        records = store.list_datasets(status="pending" if pending else "ready")
     if json:
         print_json({"datasets": records})
         return
