@@ -118,52 +118,31 @@ def logout() -> None:
 
 def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     """Which store is in use, and which key (masked) from where."""
-    from whileai_core.store import api_url, credentials
+    from whileai_core.store import describe
 
     from ..console import out, print_json
 
-    url = api_url()
-    info: dict[str, object] = {"store": "server" if url else "embedded"}
-    if url is None:
-        from whileai_core.settings import home
-
-        info["location"] = str(home())
-    else:
-        info["location"] = url
-        resolved = credentials.resolve(api_key, url)
-        info["key"] = credentials.mask(resolved.key) if resolved else None
-        info["keySource"] = resolved.source if resolved else None
-        if resolved is not None:
-            from whileai_core.store import StoreError
-            from whileai_core.store.http import HttpStore
-
-            store = HttpStore(url, resolved.key, resolved.source)
-            try:
-                info["account"] = store.me()
-            except StoreError as exc:
-                # Status is what you run when something is wrong: report, do not fail.
-                info["account"] = None
-                info["error"] = str(exc)
-            finally:
-                store.close()
+    info = describe(api_key)
     if json:
         print_json(info)
         return
     console = out()
-    console.print(f"store: {info['store']} ({info['location']})")
-    if url is not None:
-        if info["key"] is None:
-            console.print("key: none (run `whileai login`)")
-        else:
-            console.print(f"key: {info['key']} from {info['keySource']}")
-            account = info.get("account")
-            if info.get("error"):
-                console.print(f"account: unavailable ({info['error']})")
-            if isinstance(account, dict):
-                console.print(
-                    f"account: {account.get('email')} ({account.get('user_id')}), "
-                    f"tier {account.get('tier')}, {account.get('datasets')} datasets"
-                )
+    console.print(f"store: {info['store']} ({info['location']})", markup=False)
+    if info["store"] == "embedded":
+        return
+    if info["key"] is None:
+        console.print(f"key: none ({info['error']}; run `whileai login`)", markup=False)
+        return
+    console.print(f"key: {info['key']} from {info['keySource']}", markup=False)
+    account = info.get("account")
+    if info.get("error"):
+        console.print(f"account: unavailable ({info['error']})", markup=False)
+    if isinstance(account, dict):
+        console.print(
+            f"account: {account.get('email')} ({account.get('user_id')}), "
+            f"tier {account.get('tier')}, {account.get('datasets')} datasets",
+            markup=False,
+        )
 
 
 def signup(

@@ -8,6 +8,7 @@ it is not. Callers never branch on which one they got.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ..errors import ConfigError
 from .base import (
@@ -32,6 +33,7 @@ __all__ = [
     "StoreError",
     "Unauthorized",
     "api_url",
+    "describe",
     "iter_all_traces",
     "open_store",
 ]
@@ -40,6 +42,41 @@ __all__ = [
 def api_url() -> str | None:
     url = os.environ.get("WHILEAI_API_URL", "").strip()
     return url.rstrip("/") or None
+
+
+def _other_server(url: str) -> str:
+    from . import credentials
+
+    other = credentials.saved_issuer()
+    return f" (the saved key is for {other})" if other and other != url else ""
+
+
+def describe(api_key: str | None = None) -> dict[str, Any]:
+    """What `whileai status` reports: the store in use and, for a server, the key (masked),
+    where it came from and the account it opens. A refused or unreachable server is
+    reported under `error`, not raised: status is what you run when something is wrong."""
+    url = api_url()
+    if url is None:
+        from ..settings import home
+
+        return {"store": "embedded", "location": str(home())}
+    from . import credentials
+    from .http import HttpStore
+
+    resolved = credentials.resolve(api_key, url)
+    info: dict[str, Any] = {"store": "server", "location": url, "key": None, "keySource": None}
+    if resolved is None:
+        info["error"] = f"no API key for {url}{_other_server(url)}"
+        return info
+    info["key"], info["keySource"] = credentials.mask(resolved.key), resolved.source
+    store = HttpStore(url, resolved.key, resolved.source)
+    try:
+        info["account"] = store.me()
+    except StoreError as exc:
+        info["account"], info["error"] = None, str(exc)
+    finally:
+        store.close()
+    return info
 
 
 def open_store(api_key: str | None = None) -> Store:
@@ -53,8 +90,7 @@ def open_store(api_key: str | None = None) -> Store:
 
     resolved = credentials.resolve(api_key, url)
     if resolved is None:
-        other = credentials.saved_issuer()
-        hint = f" (the saved key is for {other})" if other and other != url else ""
+        hint = _other_server(url)
         raise ConfigError(
             f"no API key for {url}{hint}: run `whileai login` (or `whileai signup --email "
             "...`), or set WHILEAI_API_KEY"
