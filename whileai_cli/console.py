@@ -6,6 +6,8 @@ Rich is imported lazily so `whileai --help` and row-streaming commands start fas
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -87,3 +89,33 @@ def emit_report(data: Any, *, json: bool, report_file: str | None, data_on_stdou
     else:
         print_json(data)
     return True
+
+
+@contextmanager
+def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int], None] | None]:
+    """A transient bar on stderr while the block runs (a counter when `total` is unknown),
+    only when stderr is a terminal. Yields `update(done)`, or None when there is no bar."""
+    if not stderr_is_terminal():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        (label, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        if total
+        else (SpinnerColumn(), TextColumn(label + ": {task.completed} rows"))
+    )
+    bar = Progress(*columns, console=err(), transient=True)
+    task = bar.add_task(label, total=total)
+    bar.start()
+    try:
+        yield lambda done: bar.update(task, completed=done)
+    finally:
+        bar.stop()

@@ -96,7 +96,7 @@ def grade(
     from whileai_core.judges.run import grade_files
     from whileai_core.passat import summary_line
 
-    from ..console import check_report_path, emit_report, say, stderr_is_terminal, warn
+    from ..console import check_report_path, emit_report, progress_bar, say, warn
     from ..options import resolve_inputs
 
     check_report_path(report_file)
@@ -128,27 +128,12 @@ def grade(
         concurrency=concurrency,
     )
     chosen = parse_judge(judge, opts)
-    on_row = None
-    progress = None
-    if stderr_is_terminal():
-        from rich.progress import Progress, SpinnerColumn, TextColumn
-
-        from ..console import err
-
-        progress = Progress(
-            SpinnerColumn(),
-            TextColumn("grading: {task.completed} rows"),
-            console=err(),
-            transient=True,
-        )
-        task = progress.add_task("grade", total=None)
-        progress.start()
+    with progress_bar("grading") as update:
 
         def on_row(n: int) -> None:
-            if n % 100 == 0:
-                progress.update(task, completed=n)
+            if update is not None and n % 100 == 0:
+                update(n)
 
-    try:
         result = grade_files(
             files,
             chosen,
@@ -160,9 +145,6 @@ def grade(
             seed=seed,
             on_row=on_row,
         )
-    finally:
-        if progress is not None:
-            progress.stop()
     if judge is None:
         say(
             "no --judge: graded only the conduct floor and the task checklist "

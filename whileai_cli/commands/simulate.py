@@ -143,7 +143,7 @@ def simulate(
     from whileai_core.simulate import run_simulation
     from whileai_core.spec import load_spec
 
-    from ..console import check_report_path, emit_report, err, say, stderr_is_terminal
+    from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
     loaded = load_spec(spec)
@@ -175,22 +175,7 @@ def simulate(
         execute=execute,
     )
     judge = parse_judge(grader, JudgeOptions(spec=loaded)) if grader else None
-    progress = None
-    bar = None
-    if stderr_is_terminal():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        bar = Progress(
-            "simulate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err(), transient=True,
-        )  # fmt: skip
-        task = bar.add_task("rows", total=budget)
-        bar.start()
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done)
-
-    try:
+    with progress_bar("simulate", total=budget) as update:
         result = run_simulation(
             loaded,
             config,
@@ -200,11 +185,8 @@ def simulate(
             output=output,
             resume=resume,
             grader=judge,
-            progress=progress,
+            progress=None if update is None else lambda done, _total: update(done),
         )
-    finally:
-        if bar is not None:
-            bar.stop()
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):
         for line in result.lines():

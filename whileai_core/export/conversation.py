@@ -63,6 +63,14 @@ class Counters:
     def refuse(self, reason: str) -> None:
         self.refused[reason] = self.refused.get(reason, 0) + 1
 
+    def summary(self) -> dict[str, Any]:
+        """The keys every export report starts with: rows read, refused, rebuilt."""
+        return {
+            "rows_in": self.rows_in,
+            "refused": dict(self.refused),
+            "rebuilt_from_steps": self.rebuilt_from_steps,
+        }
+
 
 def ask_of(row: Row, messages: list[Message]) -> str:
     """The ask: the row's `prompt`, else its first user message."""

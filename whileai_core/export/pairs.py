@@ -59,15 +59,12 @@ class PairsReport:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        c = self.counters
         n = max(self.pairs, 1)
         return {
             "kind": "pairs",
             "format": self.format,
             "length_matched": self.length_matched,
-            "rows_in": c.rows_in,
-            "refused": dict(c.refused),
-            "rebuilt_from_steps": c.rebuilt_from_steps,
+            **self.counters.summary(),
             "asks": self.asks,
             "asks_with_pairs": self.asks_with_pairs,
             "asks_without_contrast": self.asks_without_contrast,
