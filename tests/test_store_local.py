@@ -256,3 +256,12 @@ def test_a_server_that_ignores_the_pending_filter_loses_nothing_to_purge(tmp_pat
     ignoring = store.list_datasets  # answers finalized datasets whatever status is asked
     store.list_datasets = lambda status="ready": ignoring()  # type: ignore[method-assign]
     assert plan_empty(store, max_rows=0).unfinished == []
+
+
+def test_preview_gives_exactly_n_rows_and_refuses_a_download_sized_n(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    dataset_id = push_rows(store, [str(SDK_ROWS)], name="p", gate=False)["train"]["datasetId"]
+    assert [len(store.preview(dataset_id, n)["rows"]) for n in (0, 1, 3)] == [0, 1, 3]
+    for n in (-1, 101):
+        with pytest.raises(BadRequest, match="n must be between 0 and 100"):
+            store.preview(dataset_id, n)

@@ -22,6 +22,7 @@ instead of failing.
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import sqlite3
@@ -51,6 +52,7 @@ from .profile import profile_rows
 
 LOCAL_ACCOUNT = "local"
 MAX_TRACE_PAGE = 1000
+MAX_PREVIEW = 100
 CHUNK = 1024 * 1024
 
 _SCHEMA = """
@@ -385,11 +387,10 @@ class Storage:
         return self.get_dataset(account, dataset_id)
 
     def preview(self, account: str, dataset_id: str, n: int = 3) -> dict[str, Any]:
-        sample: list[dict[str, Any]] = []
-        for row in self.iter_rows(account, dataset_id):
-            sample.append(row)
-            if len(sample) >= n:
-                break
+        """The first `n` rows (at most MAX_PREVIEW: a preview is not a download) and the profile."""
+        if not 0 <= n <= MAX_PREVIEW:
+            raise BadRequest(f"n must be between 0 and {MAX_PREVIEW}, got {n}")
+        sample = list(itertools.islice(self.iter_rows(account, dataset_id), n))
         return {
             "dataset": self.get_dataset(account, dataset_id),
             "rows": sample,
