@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
@@ -192,8 +196,6 @@ def report(
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from rich.table import Table
-
     from whileai_core.passat import summary_line
 
     from ..console import out
@@ -204,24 +206,24 @@ def _print_report(r: dict[str, Any]) -> None:
         console.print(f"k-way: {r['k_note']}")
     if r.get("note"):
         console.print(str(r["note"]))
-    hist = Table(title="per-task pass rate", title_justify="left")
-    hist.add_column("pass rate")
-    hist.add_column("tasks", justify="right")
-    for label, count in r["histogram"].items():
-        hist.add_row(label, str(count))
-    console.print(hist)
-    statuses = Table(title="judge status", title_justify="left")
-    statuses.add_column("status")
-    statuses.add_column("rows", justify="right")
-    for status, count in r["judge_status"].items():
-        statuses.add_row(status, str(count))
-    console.print(statuses)
-    markers = r["markers"]
-    if markers:
-        table = Table(title="markers (1.0 = good)", title_justify="left")
-        for col in ("marker", "mean", "95% interval", "rows"):
-            table.add_column(col, justify="left" if col == "marker" else "right")
-        for name, m in markers.items():
-            lo, hi = m["ci95"]
-            table.add_row(name, f"{m['mean']:.2f}", f"[{lo:.2f}, {hi:.2f}]", str(m["n"]))
-        console.print(table)
+    console.print(_table("per-task pass rate", ("pass rate", "tasks"), r["histogram"].items()))
+    console.print(_table("judge status", ("status", "rows"), r["judge_status"].items()))
+    if r["markers"]:
+        rows = (
+            (name, f"{m['mean']:.2f}", f"[{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}]", m["n"])
+            for name, m in r["markers"].items()
+        )
+        header = ("marker", "mean", "95% interval", "rows")
+        console.print(_table("markers (1.0 = good)", header, rows))
+
+
+def _table(title: str, header: tuple[str, ...], rows: Iterable[Iterable[Any]]) -> Table:
+    """A titled table: the first column left-aligned, the figures right-aligned."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    return table
