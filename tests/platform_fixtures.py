@@ -7,7 +7,8 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from whileai_cli.app import app
+from whileai_core.store import Store
+from whileai_core.store.push import push_rows
 from whileai_server import create_app
+
+from .helpers import SDK_ROWS
 
 _emails = itertools.count()
 
@@ -89,6 +94,30 @@ def ok(*args: str, input: bytes | str | None = None) -> Result:
 
 def stdout_json(result: Result) -> dict:  # type: ignore[type-arg]
     return orjson.loads(result.stdout_bytes)
+
+
+FIFTY_SETS = {f"set-{i}": 1 + i % 40 for i in range(50)}  # name -> rows
+
+
+def fifty_concurrent_pushes(tmp_path: Path, open_store: Callable[[], Store]) -> list[dict]:  # type: ignore[type-arg]
+    """Push the FIFTY_SETS (1 to 40 SDK rows each) at once, each worker with its own store as
+    separate processes would have; returns the train records."""
+    lines = SDK_ROWS.read_bytes().splitlines(keepends=True)
+    paths = []
+    for i in range(50):
+        path = tmp_path / f"in{i}.jsonl"
+        path.write_bytes(b"".join(lines[: FIFTY_SETS[f"set-{i}"]]))
+        paths.append(path)
+
+    def push(i: int) -> dict:  # type: ignore[type-arg]
+        store = open_store()
+        try:
+            return dict(push_rows(store, [str(paths[i])], name=f"set-{i}", gate=False)["train"])
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        return list(pool.map(push, range(50)))
 
 
 def jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]

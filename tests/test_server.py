@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import orjson
 
 from whileai_core.store.http import HttpStore
-from whileai_core.store.push import push_rows
 from whileai_server.signing import load_secret, signature
 
 from . import platform_fixtures
 from .helpers import SDK_ROWS
-from .platform_fixtures import LiveServer
+from .platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes
 
 # Fixtures shared with the other platform test modules.
 server = platform_fixtures.server
@@ -195,25 +193,9 @@ def test_fifty_concurrent_pushes_are_all_listed_with_their_row_counts(
     server: LiveServer, tmp_path
 ) -> None:
     key = server.signup()
-    lines = SDK_ROWS.read_bytes().splitlines(keepends=True)
-    paths = []
-    for i in range(50):
-        path = tmp_path / f"p{i}.jsonl"
-        path.write_bytes(b"".join(lines[: 1 + i % 40]))
-        paths.append(path)
-
-    def push(i: int) -> dict:
-        store = HttpStore(server.url, key)
-        try:
-            return push_rows(store, [str(paths[i])], name=f"set-{i}", gate=False)["train"]
-        finally:
-            store.close()
-
-    with ThreadPoolExecutor(max_workers=50) as pool:
-        records = list(pool.map(push, range(50)))
+    records = fifty_concurrent_pushes(tmp_path, lambda: HttpStore(server.url, key))
     listed = server.client(key).get("/datasets").json()["datasets"]
-    assert len(listed) == 50
-    assert {d["name"]: d["rows"] for d in listed} == {f"set-{i}": 1 + i % 40 for i in range(50)}
+    assert {d["name"]: d["rows"] for d in listed} == FIFTY_SETS
     assert {r["datasetId"] for r in records} == {d["datasetId"] for d in listed}
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -16,6 +15,7 @@ from whileai_core.store.local import BoundStore, LocalStore, Storage
 from whileai_core.store.push import holdout_side, push_rows
 
 from .helpers import SDK_ROWS
+from .platform_fixtures import FIFTY_SETS, fifty_concurrent_pushes
 
 ROW = orjson.dumps({"prompt": "hi"}) + b"\n"
 
@@ -90,25 +90,9 @@ def test_holdout_side_is_a_fixed_function_of_the_task() -> None:
 
 
 def test_fifty_concurrent_pushes_to_the_embedded_store(tmp_path: Path) -> None:
-    lines = SDK_ROWS.read_bytes().splitlines(keepends=True)
-    paths = []
-    for i in range(50):
-        path = tmp_path / f"in{i}.jsonl"
-        path.write_bytes(b"".join(lines[: 1 + i % 40]))
-        paths.append(path)
     root = tmp_path / "home"
-
-    def push(i: int) -> None:
-        store = LocalStore(root)  # one store per worker, as separate processes would be
-        try:
-            push_rows(store, [str(paths[i])], name=f"set-{i}", gate=False)
-        finally:
-            store.close()
-
-    with ThreadPoolExecutor(max_workers=50) as pool:
-        list(pool.map(push, range(50)))
-    listed = LocalStore(root).list_datasets()
-    assert {d["name"]: d["rows"] for d in listed} == {f"set-{i}": 1 + i % 40 for i in range(50)}
+    fifty_concurrent_pushes(tmp_path, lambda: LocalStore(root))
+    assert {d["name"]: d["rows"] for d in LocalStore(root).list_datasets()} == FIFTY_SETS
 
 
 def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
