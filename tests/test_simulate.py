@@ -431,6 +431,23 @@ def test_rl_resume_appends_only_missing_groups(tmp_path: Path) -> None:
     assert len({(r["scenario_id"], r["rollout_index"]) for r in rows}) == 80
 
 
+def test_rl_resume_at_concurrency_one_writes_what_the_uninterrupted_run_wrote(
+    tmp_path: Path,
+) -> None:
+    full, resumed = tmp_path / "full.jsonl", tmp_path / "resumed.jsonl"
+    config = SimulateConfig(mode="rl", budget=600, concurrency=1)
+    run_simulation(SPEC, config, output=str(full))
+    lines = full.read_bytes().splitlines(keepends=True)
+    asks = [(json.loads(ln)["scenario_id"], json.loads(ln)["prompt"]) for ln in lines]
+    # Killed after whole groups only (the engine never leaves one half-written): cut at
+    # group edges spread over the run, where the allocation has learned from extensions.
+    edges = [i + 1 for i in range(len(asks) - 1) if asks[i] != asks[i + 1]]
+    for cut in (edges[len(edges) // 3], edges[2 * len(edges) // 3]):
+        resumed.write_bytes(b"".join(lines[:cut]))
+        run_simulation(SPEC, config, output=str(resumed), resume=True)
+        assert resumed.read_bytes() == full.read_bytes(), cut
+
+
 def test_bad_knobs_are_usage_errors_and_bad_combinations_one_line(tmp_path: Path) -> None:
     for args, flag in (
         (["--budget", "0"], b"'--budget'"),

@@ -215,8 +215,7 @@ class Engine:
             ask.launched = ask.finished = len(take)
             ask.state = "final"
             if self.k > 1 and len(take) >= self.probe:  # the allocation learns from it too
-                self._probes += 1
-                self._probes_mixed += len(set(ask.verdicts[: self.probe])) > 1
+                self._replay_allocation(ask.verdicts)
             for row in take:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
@@ -309,6 +308,20 @@ class Engine:
             self._flush(ask, final=False)
             return
         self._flush(ask, final=True)
+
+    def _replay_allocation(self, verdicts: list[Any]) -> None:
+        """What `_decide` learned from a group, relearned from its stored rows on resume, so
+        a resumed run extends unanimous probes exactly as the uninterrupted run did."""
+        self._probes += 1
+        if len(set(map(_hashable, verdicts[: self.probe]))) > 1:
+            self._probes_mixed += 1
+            return
+        for n in range(self.probe + 1, len(verdicts) + 1):
+            split = len(set(map(_hashable, verdicts[:n]))) > 1
+            self._hazard_trials[n - 1] += 1
+            self._hazard_splits[n - 1] += split
+            if split:
+                return
 
     def _hazard(self, n: int) -> float:
         prior = 1.0 / (n + 2)
