@@ -32,9 +32,23 @@ def simulate(
         ),
     ] = None,
     writer: Annotated[
-        str, typer.Option("--writer", envvar="WHILEAI_WRITER", help="template or a model ref.")
+        str,
+        typer.Option(
+            "--writer",
+            envvar="WHILEAI_WRITER",
+            help="Who voices the person: template (offline) or a model ref (openai:MODEL, ...).",
+        ),
     ] = "template",
-    mode: Annotated[Mode, typer.Option("--mode", envvar="WHILEAI_MODE")] = "explore",
+    mode: Annotated[
+        Mode,
+        typer.Option(
+            "--mode",
+            envvar="WHILEAI_MODE",
+            help="explore: a new situation per row; sft: 3 phrasings each; rl: probe 2 "
+            "rollouts per ask, fill to --repeats where they split; adaptive: phrasings x "
+            "rollouts, see --until.",
+        ),
+    ] = "explore",
     budget: Annotated[
         int,
         typer.Option("--budget", min=1, envvar="WHILEAI_BUDGET", help="Rows to write (exact)."),
@@ -80,7 +94,12 @@ def simulate(
         bool, typer.Option("--reproducible", help="Byte-identical output at any concurrency.")
     ] = False,
     until: Annotated[
-        Literal["compute", "saturation"], typer.Option("--until", help="compute or saturation.")
+        Literal["compute", "saturation"],
+        typer.Option(
+            "--until",
+            help="compute: run to the budget; saturation (adaptive mode): stop once every "
+            "cell is visited and new behaviour stops appearing.",
+        ),
     ] = "compute",
     avg_turns: Annotated[
         int,
@@ -220,7 +239,7 @@ def grid(spec: SpecArg, json: JsonOpt = False, report: ReportFile = None) -> Non
 
 def recommend(
     spec: SpecArg,
-    mode: Annotated[Mode, typer.Option("--mode")] = "sft",
+    mode: Annotated[Mode, typer.Option("--mode", help="The mode the run will use.")] = "sft",
     target: Annotated[int, typer.Option("--target", min=1, help="Rows you want to keep.")] = 800,
     mixed_rate: Annotated[
         float,
