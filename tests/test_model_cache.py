@@ -123,3 +123,14 @@ def test_cache_stats_and_clear_from_the_cli() -> None:
     assert again["entries"] == 0
     human = run_cli("cache", "stats")
     assert b"0 completions" in human.stdout  # the report asked for: stdout
+
+
+def test_a_file_that_is_not_a_cache_is_named_and_clear_removes_it(tmp_path: Path) -> None:
+    from whileai_core.models.cache import UnreadableCache
+
+    path = tmp_path / "models.sqlite3"
+    path.write_bytes(b"not a database at all, just text" * 4)
+    with pytest.raises(UnreadableCache, match="not a model cache"):
+        ModelCache(path).stats()
+    assert ModelCache(path).clear() == 0 and not path.exists()
+    assert ModelCache(path).stats().entries == 0

@@ -13,12 +13,13 @@ import hashlib
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..errors import ConfigError
 from ..settings import home
 
 _SCHEMA = """
@@ -46,13 +47,11 @@ class CacheStats:
     models: dict[str, int]
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "entries": self.entries,
-            "bytes": self.bytes,
-            "hits": self.hits,
-            "models": self.models,
-        }
+        return asdict(self)
+
+
+class UnreadableCache(ConfigError):
+    """The cache file is not a SQLite database (truncated, overwritten)."""
 
 
 class ModelCache:
@@ -68,10 +67,16 @@ class ModelCache:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
-            conn.commit()
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(_SCHEMA)
+                conn.commit()
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise UnreadableCache(
+                    f"{self.path}: not a model cache ({exc}); `whileai cache clear` removes it"
+                ) from None
             self._conn = conn
         return self._conn
 
@@ -123,11 +128,17 @@ class ModelCache:
         return CacheStats(str(self.path), int(entries), size, int(hits), models)
 
     def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
+        """Delete every entry; returns how many there were. A file that is not a cache at
+        all is removed (nothing in it could be read back anyway)."""
         if not self.path.exists():
             return 0
         with self._lock:
-            db = self._db()
+            try:
+                db = self._db()
+            except UnreadableCache:
+                for part in self.path.parent.glob(self.path.name + "*"):
+                    part.unlink(missing_ok=True)
+                return 0
             (count,) = db.execute("SELECT COUNT(*) FROM completions").fetchone()
             db.execute("DELETE FROM completions")
             db.commit()
