@@ -249,3 +249,9 @@ def test_preview_gives_exactly_n_rows_and_refuses_a_download_sized_n(tmp_path: P
     for n in (-1, 101):
         with pytest.raises(BadRequest, match="n must be between 0 and 100"):
             store.preview(dataset_id, n)
+
+
+def test_a_store_db_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "store.db").write_bytes(b"this is not sqlite" * 8)
+    with pytest.raises(ConfigError, match=r"store\.db: not a whileai store"):
+        Storage(tmp_path)

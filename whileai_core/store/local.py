@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import ConfigError
 from ..validate import row_problem
 from . import otlp
 from .base import (
@@ -143,7 +144,11 @@ class Storage:
         self.db_path = self.root / "store.db"
         self._local = threading.local()
         # executescript commits on its own; IF NOT EXISTS makes concurrent first runs safe.
-        self._conn().executescript(_SCHEMA)
+        try:
+            self._conn().executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise ConfigError(f"{self.db_path}: not a whileai store ({exc})") from None
 
     # --- connections ---------------------------------------------------------------
 
