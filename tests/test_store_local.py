@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -255,3 +256,25 @@ def test_a_store_db_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> N
     (tmp_path / "store.db").write_bytes(b"this is not sqlite" * 8)
     with pytest.raises(ConfigError, match=r"store\.db: not a whileai store"):
         Storage(tmp_path)
+
+
+def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(tmp_path: Path) -> None:
+    import threading
+
+    storage = Storage(tmp_path)
+    for attempt in range(10):
+        store = BoundStore(storage)
+        dataset_id = store.create_dataset(NewDataset(name=f"race-{attempt}"))["datasetId"]
+        store.upload(dataset_id, [ROW] * 2000)
+        start = threading.Barrier(2)
+
+        def finalize(dataset_id: str, start: threading.Barrier = start) -> object:
+            start.wait()
+            try:
+                return BoundStore(storage).finalize(dataset_id)["rows"]
+            except BadRequest as exc:
+                return exc
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(finalize, [dataset_id] * 2))
+        assert results == [2000, 2000]

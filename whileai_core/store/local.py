@@ -9,6 +9,8 @@ Layout under the root (WHILEAI_HOME, or `serve --data DIR`):
     store.db                     metadata (datasets, agents, traces, accounts, keys)
     datasets/<id>.<rand>.upload  an upload in flight (renamed when complete)
     datasets/<id>.part           the last complete upload, waiting for finalize
+    datasets/<id>.checking       the part while finalize validates it
+    datasets/<id>.lock           held (flock) while a finalize runs
     datasets/<id>.jsonl          a finalized dataset
 
 A push killed between create and finalize leaves a pending dataset (and maybe its files);
@@ -22,6 +24,7 @@ instead of failing.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 import secrets
@@ -285,28 +288,52 @@ class Storage:
             tmp.unlink(missing_ok=True)
         return size
 
+    @contextmanager
+    def _finalizing(self, dataset_id: str) -> Iterator[None]:
+        """One finalize of a dataset at a time, across threads and processes (flock on a
+        per-dataset lock file; `delete_dataset` removes it with the rest)."""
+        with self.path_of(dataset_id, "lock").open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
     def finalize(self, account: str, dataset_id: str) -> dict[str, Any]:
         row = self._row(account, dataset_id)
         if row["status"] == "ready":
             return self._record(row)
-        part = self.path_of(dataset_id, "part")
-        if not part.exists():
-            raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet")
-        rows = 0
-        with part.open("rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                problem = row_problem(raw)
-                if problem is not None:
-                    raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
-                rows += 1
-        size = part.stat().st_size
+        with self._finalizing(dataset_id):
+            row = self._row(account, dataset_id)
+            if row["status"] == "ready":  # a concurrent finalize got there first
+                return self._record(row)
+            return self._finalize_part(account, dataset_id)
+
+    def _finalize_part(self, account: str, dataset_id: str) -> dict[str, Any]:
+        """Validate the uploaded part and publish it. The part is first moved aside, so an
+        upload retry that lands meanwhile is neither published unchecked nor lost."""
+        part, checking = self.path_of(dataset_id, "part"), self.path_of(dataset_id, "checking")
         try:
-            os.replace(part, self.path_of(dataset_id))
+            os.replace(part, checking)
         except FileNotFoundError:
-            # A concurrent finalize of the same upload got there first.
-            return self._record(self._row(account, dataset_id))
+            raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet") from None
+        rows = 0
+        try:
+            with checking.open("rb") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    if not raw.strip():
+                        continue
+                    problem = row_problem(raw)
+                    if problem is not None:
+                        raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
+                    rows += 1
+        except BadRequest:
+            if not part.exists():  # keep it for a look; a newer upload wins
+                os.replace(checking, part)
+            checking.unlink(missing_ok=True)
+            raise
+        size = checking.stat().st_size
+        os.replace(checking, self.path_of(dataset_id))
         with self.tx() as db:
             db.execute(
                 "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
@@ -357,8 +384,8 @@ class Storage:
             path.unlink(missing_ok=True)
 
     def sweep(self, max_age: float = STALE_UPLOAD_SECONDS, now: float | None = None) -> int:
-        """Remove upload files untouched for `max_age` (a killed upload never renames its
-        file) and files of datasets that no longer exist; returns how many went."""
+        """Remove upload files untouched for `max_age` (a killed upload or finalize never
+        renames its file) and files of datasets that no longer exist; returns how many went."""
         cutoff = (now if now is not None else time.time()) - max_age
         known = {r[0] for r in self.query("SELECT id FROM datasets")}
         removed = 0
@@ -368,7 +395,7 @@ class Storage:
                 old = path.stat().st_mtime < cutoff
             except FileNotFoundError:
                 continue
-            if old and (suffix.endswith("upload") or dataset_id not in known):
+            if old and (suffix.endswith(("upload", "checking")) or dataset_id not in known):
                 path.unlink(missing_ok=True)
                 removed += 1
         return removed
