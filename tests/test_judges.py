@@ -514,3 +514,9 @@ def test_conduct_flags_success_claimed_on_a_record_never_found() -> None:
         "final_text": "All done: cancel_order went through successfully.",
     }
     assert conduct().fn(row)["markers"]["conduct:no_false_success"] == 0.0
+
+
+def test_a_judge_option_that_must_be_a_number_is_refused_when_named() -> None:
+    with pytest.raises(ConfigError, match="tolerance must be a number"):
+        parse_judge("numeric(tolerance=x)")
+    assert parse_judge("numeric(tolerance=0.5)").name == "numeric(tolerance=0.5)"

@@ -97,6 +97,8 @@ JUDGES: dict[str, Factory] = {
     "checklist": lambda o, a, k: checklist(spec=o.spec, **k),
 }
 DEFAULT_JUDGE = "checklist"
+# Options whose value is a number: caught when the judge is named, not on every row.
+_NUMBER_OPTIONS = frozenset({"tolerance", "relative", "timeout", "memory_mb", "file_mb"})
 _LLM_PREFIXES = ("openai:", "vllm:", "http://", "https://")
 
 
@@ -147,6 +149,8 @@ def _builtin(text: str, opts: JudgeOptions) -> Judge:
         key, eq, val = part.partition("=")
         if eq and key.strip().isidentifier():
             kwargs[key.strip()] = _value(val.strip())
+            if key.strip() in _NUMBER_OPTIONS and not isinstance(kwargs[key.strip()], (int, float)):
+                raise ConfigError(f"judge {text!r}: {key.strip()} must be a number, got {val!r}")
         else:
             args.append(part)
     try:
