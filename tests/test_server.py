@@ -257,3 +257,18 @@ def test_register_agent_keeps_tools_and_system_prompt(server: LiveServer) -> Non
     assert (agent["slug"], agent["description"]) == ("airline", "Refunds")
     assert agent["tools"] == tools and agent["system_prompt"] == "Be kind"
     assert client.post("/agents", json={"name": "x", "tools": "nope"}).status_code == 400
+
+
+def test_meta_refuses_an_empty_name_and_values_that_are_not_text(server: LiveServer) -> None:
+    client = server.client(server.signup())
+    created = client.post("/datasets", json={"name": "m"}).json()
+    httpx.put(created["uploadUrl"], content=b'{"prompt": "hi"}\n').raise_for_status()
+    dataset_id = client.post(f"/datasets/{created['datasetId']}/finalize").json()["datasetId"]
+    for body, problem in (
+        ({"name": ""}, "needs a name"),
+        ({"name": None}, "needs a name"),
+        ({"mode": 5}, "mode must be a string"),
+    ):
+        refused = client.post(f"/datasets/{dataset_id}/meta", json=body)
+        assert refused.status_code == 400 and problem in refused.json()["error"]
+    assert client.get(f"/datasets/{dataset_id}").json()["name"] == "m"

@@ -404,6 +404,11 @@ class Storage:
         unknown = sorted(set(fields) - set(META_FIELDS))
         if unknown:
             raise BadRequest(f"cannot change {', '.join(unknown)} (only {', '.join(META_FIELDS)})")
+        for key, value in fields.items():
+            if value is not None and not isinstance(value, str):
+                raise BadRequest(f"{key} must be a string or null")
+        if not str(fields.get("name", "x") or "").strip():
+            raise BadRequest("a dataset needs a name")
         if "purpose" in fields:
             check_purpose(str(fields["purpose"]))
         self._row(account, dataset_id)
