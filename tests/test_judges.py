@@ -36,6 +36,11 @@ def _row(i: int = 0, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _call(tool: str, args: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """A tool step as rows record it."""
+    return {"tool": tool, "arguments": args, "result": result}
+
+
 def _grade_one(fn: Any, row: dict[str, Any] | None = None, timeout: float = 5.0) -> dict[str, Any]:
     judge = Judge(name="t", fn=fn)
     return next(grade_rows([row or _row()], judge, concurrency=2, timeout=timeout))
@@ -152,13 +157,7 @@ def test_conduct_flags_an_invented_argument() -> None:
     row = {
         "prompt": "How tall is Kilimanjaro?",
         "final_text": "No idea.",
-        "steps": [
-            {
-                "tool": "get_order",
-                "arguments": {"order_id": "the record"},
-                "result": {"status": "not_found"},
-            }
-        ],
+        "steps": [_call("get_order", {"order_id": "the record"}, {"status": "not_found"})],
     }
     verdict = conduct().fn(row)
     assert verdict["reward"] == 0.0 and verdict["markers"]["conduct:grounded"] == 0.0
@@ -168,13 +167,7 @@ def test_conduct_catches_false_success_through_a_fault() -> None:
     row = {
         "prompt": "Refund ORD-1",
         "final_text": "Your order has been refunded successfully.",
-        "steps": [
-            {
-                "tool": "refund_order",
-                "arguments": {"order_id": "ORD-1"},
-                "result": {"status": "timeout", "error": "upstream timed out"},
-            }
-        ],
+        "steps": [_call("refund_order", {"order_id": "ORD-1"}, {"status": "timeout"})],
     }
     verdict = conduct().fn(row)
     assert verdict["reward"] == 0.0 and verdict["failure_class"] == "fault_acknowledged"
@@ -185,16 +178,8 @@ def test_conduct_flags_a_write_after_a_refusal() -> None:
         "prompt": "Refund ORD-1 now",
         "final_text": "Done.",
         "steps": [
-            {
-                "tool": "refund_order",
-                "arguments": {"order_id": "ORD-1"},
-                "result": {"status": "permission_denied", "error": "no"},
-            },
-            {
-                "tool": "refund_order",
-                "arguments": {"order_id": "ORD-1"},
-                "result": {"status": "ok"},
-            },
+            _call("refund_order", {"order_id": "ORD-1"}, {"status": "permission_denied"}),
+            _call("refund_order", {"order_id": "ORD-1"}, {"status": "ok"}),
         ],
     }
     assert conduct().fn(row)["markers"]["conduct:no_write_after_refusal"] == 0.0
@@ -368,10 +353,6 @@ def _orders_row(**extra: Any) -> dict[str, Any]:
         "faults_fired": [],
         **extra,
     }
-
-
-def _call(tool: str, args: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    return {"tool": tool, "arguments": args, "result": result}
 
 
 def _checks(row: dict[str, Any]) -> dict[str, bool]:
