@@ -151,3 +151,23 @@ def test_cron_options_read_their_environment_variables() -> None:
     env = {"WHILEAI_TRUNCATED": "bogus"}
     bad = run_cli("optimize", str(SDK_ROWS), env=env)
     assert bad.returncode == 2 and b"WHILEAI_TRUNCATED" in bad.stderr
+
+
+def test_report_into_a_reader_that_went_away_exits_zero(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    graded = tmp_path / "graded.jsonl"
+    assert run_cli("grade", str(SDK_ROWS), "-o", str(graded)).returncode == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already exited
+    proc = subprocess.run(
+        [sys.executable, "-m", "whileai_cli", "report", str(graded)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+    )
+    os.close(write_end)
+    assert proc.returncode == 0 and proc.stderr == b""

@@ -5,6 +5,7 @@ Rich is imported lazily so `whileai --help` and row-streaming commands start fas
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,9 +28,17 @@ def err() -> Console:
 
 @cache
 def out() -> Console:
+    """The stdout console. A reader that goes away (`whileai report | head`) is not an
+    error: rich would exit 1, this hands the CLI the BrokenPipeError it exits 0 on."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    class _Stdout(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise BrokenPipeError
+
+    return _Stdout(highlight=False, soft_wrap=True)
 
 
 def say(message: str) -> None:
