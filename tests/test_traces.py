@@ -331,3 +331,22 @@ def test_an_id_cannot_walk_to_another_route(store_env: str) -> None:
     for args in (("traces", "delete", ".."), ("delete", "../datasets"), ("pull", "a/b")):
         result = cli(*args)
         assert result.exit_code == 1 and "not found" in str(result.exception)
+
+
+def test_a_trace_is_named_by_a_unique_prefix_as_the_sdk_examples_do(
+    store_env: str, tmp_path: Path
+) -> None:
+    spans = []
+    for full in ("4bf92f3577b34da6" + "a" * 16, "4bf92f3577b34da7" + "b" * 16):
+        for span in _run("prefix-bot", "s1", "hello")[1]:
+            spans.append({**span, "traceId": full})
+    (tmp_path / "t.json").write_bytes(_export(spans))
+    ok("traces", "ingest", str(tmp_path / "t.json"))
+    scored = stdout_json(ok("score", "4bf92f3577b34da6", "1.0", "--json"))
+    assert scored["traceId"] == "4bf92f3577b34da6" + "a" * 16
+    ambiguous = cli("score", "4bf92f3577b34da", "1.0")
+    assert ambiguous.exit_code == 1 and "more than one trace" in str(ambiguous.exception)
+    assert cli("score", "4bf92f", "1.0").exit_code == 1  # too short to be a name
+    ok("traces", "delete", "4bf92f3577b34da7")
+    listed = stdout_json(ok("traces", "list", "--agent", "prefix-bot", "--json"))["traces"]
+    assert [(t["traceId"], t["reward"]) for t in listed] == [("4bf92f3577b34da6" + "a" * 16, 1.0)]

@@ -602,12 +602,31 @@ class Storage:
             "nextPage": page + 1 if len(found) > limit else None,
         }
 
+    def full_trace_id(self, account: str, trace_id: str) -> str:
+        """The stored id `trace_id` names: itself, or the one trace it starts (8 or more hex
+        digits; the original SDK's examples shorten trace ids to 16)."""
+        exact = "SELECT 1 FROM traces WHERE account = ? AND trace_id = ?"
+        if self.query(exact, (account, trace_id)):
+            return trace_id
+        prefix = trace_id.lower()
+        if len(prefix) >= 8 and all(c in "0123456789abcdef" for c in prefix):
+            found = self.query(
+                "SELECT trace_id FROM traces WHERE account = ? AND trace_id LIKE ? LIMIT 2",
+                (account, prefix + "%"),
+            )
+            if len(found) == 1:
+                return str(found[0][0])
+            if found:
+                raise BadRequest(f"trace id {trace_id} starts more than one trace: give more of it")
+        raise NotFound(f"trace {trace_id} not found")
+
     def delete_trace(self, account: str, trace_id: str) -> None:
         sql = "DELETE FROM traces WHERE account = ? AND trace_id = ?"
-        self._delete_one("trace", sql, account, trace_id)
+        self._delete_one("trace", sql, account, self.full_trace_id(account, trace_id))
 
     def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
         value = check_score(value, name)
+        trace_id = self.full_trace_id(account, trace_id)
         with self.tx() as db:
             prior = self._prior_trace(db, account, trace_id)
             if prior is None:
