@@ -317,6 +317,7 @@ class Storage:
             os.replace(part, checking)
         except FileNotFoundError:
             raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet") from None
+        os.utime(checking)  # fresh, so a sweep never takes it for a killed finalize's
         rows = 0
         try:
             with checking.open("rb") as fh:
