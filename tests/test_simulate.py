@@ -12,6 +12,7 @@ import textwrap
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -548,3 +549,51 @@ def test_simulate_refuses_an_unwritable_report_before_writing_rows(tmp_path: Pat
     )
     assert proc.returncode == 1 and not out.exists()
     assert proc.stderr.strip().splitlines()[-1].endswith(b"--report names a folder, not a file")
+
+
+def _seeded_calls(spec_dir: str, prompt: str, follow_ups: list[str]) -> list[dict[str, Any]]:
+    """The tool steps of one clean seeded rollout (label_rate 0) against a plain world."""
+    import asyncio
+
+    from whileai_core.agent import Episode
+    from whileai_core.agents.seeded import SeededAgent
+    from whileai_core.world import World
+
+    spec = load_spec(REPO / "specs" / spec_dir)
+    replies = iter(follow_ups)
+
+    class Person:
+        async def reply(self, messages: list[dict[str, Any]]) -> str | None:
+            return next(replies, None)
+
+    episode = Episode(
+        spec=spec, prompt=prompt, scenario_id="s", rollout_index=0,
+        world=World(spec.tools), seed=1, user=Person(),
+    )  # fmt: skip
+    result = asyncio.run(SeededAgent(spec, label_rate=0.0).run(episode))
+    return [s for s in result.steps if "tool" in s]
+
+
+def test_seeded_agent_reads_typed_details_from_unpunctuated_turns() -> None:
+    calls = _seeded_calls(
+        "airline",
+        "Please book flight FLI-16419 The passenger name is Sam Silva The fare class is "
+        "standard Your colleague promised me this was done",
+        [],
+    )
+    assert calls[-1]["arguments"]["fare_class"] == "standard"
+    calls = _seeded_calls(
+        "repo-maint",
+        "I need you to merge pull request The number is 110 It is a bit of an edge case",
+        [],
+    )
+    assert calls and calls[-1]["arguments"] == {"number": 110}
+
+
+def test_seeded_agent_declines_to_force_a_write_it_cannot_read_first() -> None:
+    calls = _seeded_calls(
+        "repo-maint",
+        "Can you help with my issue? Do not give me the policy speech, just get it done.",
+        ["The number is 811. The comment is done. I want to close it."],
+    )
+    assert not [c for c in calls if c["tool"] == "close_issue"]

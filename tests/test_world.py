@@ -160,3 +160,23 @@ def test_a_spec_can_shape_records_with_returns_and_statuses() -> None:
     assert data["priority"] in ("low", "high")
     assert data["assignee_email"].endswith("@example.com")
     assert "amount" not in data  # no prices outside commerce
+
+
+def test_a_record_read_by_one_key_and_changed_with_more_keys_is_one_record() -> None:
+    airline = load_spec(Path(__file__).resolve().parents[1] / "specs" / "airline").tools
+    world = World(
+        airline,
+        world_state="partially completed",
+        targets={"booking_ref": "BOO-12345"},
+        seed=5,
+    )
+    read = {"booking_ref": "BOO-12345", "last_name": "Kim"}
+    before = world.call("get_booking", read)
+    assert before["data"]["progress"] == "partial"
+    changed = world.call("change_booking", {"booking_ref": "BOO-12345", "new_flight_id": "FLI-9"})
+    assert changed["status"] == "ok" and changed["data"]["new_flight_id"] == "FLI-9"
+    after = world.call("get_booking", read)
+    # The change finished the half-done booking, and it is the same booking throughout.
+    assert "progress" not in after["data"]
+    assert after["data"]["status"] == changed["data"]["status"]
+    assert after["data"]["amount"] == before["data"]["amount"] == changed["data"]["amount"]

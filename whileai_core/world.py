@@ -134,6 +134,9 @@ class World:
         self.steps = 0
         self._records: dict[str, dict[str, Any]] = {}
         self._done: set[str] = set()
+        # (key parameter, value) -> entity: a booking read by its ref and changed by its ref
+        # plus a new flight id is one booking, with one record.
+        self._by_key: dict[tuple[str, str], str] = {}
 
     @property
     def fired(self) -> list[dict[str, Any]]:
@@ -183,7 +186,11 @@ class World:
             keys = {k: str(arguments[k]) for k in tool.required if k in arguments}
         if not keys:
             keys = {k: str(v) for k, v in sorted(arguments.items())[:1]}
-        entity = "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name
+        entity = next(
+            (self._by_key[(k, v.lower())] for k, v in sorted(keys.items()) if (k, v.lower())
+             in self._by_key),
+            "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name,
+        )  # fmt: skip
         targeted = not self.targets or any(
             self.targets.get(k, "").lower() == v.lower() for k, v in keys.items()
         )
@@ -192,6 +199,8 @@ class World:
         if not known or effect == "not_found":
             return {"status": "not_found", "missing": sorted(keys.values())}
         record = self._record(entity, keys, tool)
+        for k, v in keys.items():
+            self._by_key.setdefault((k, v.lower()), entity)
         if effect == "matches":
             twin = dict(record)
             twin["created_at"] = _date(random.Random(seed_int(self.seed, entity, "twin")))
@@ -221,8 +230,7 @@ class World:
         if effect == "partial":
             data["note"] = "finished the steps left pending"
         for field, value in arguments.items():
-            if not is_key_param(field):
-                data.setdefault(field, value)
+            data.setdefault(field, value)
         return {"status": "ok", "data": data}
 
     def _record(self, entity: str, keys: dict[str, str], tool: Tool) -> dict[str, Any]:

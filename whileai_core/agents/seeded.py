@@ -36,6 +36,7 @@ _CONSIDERING = (
     "what happens",
     "keep it as it is",
     "do not want anything changed",
+    "maybe not",
 )
 _DETAIL = re.compile(
     r"\bthe ([a-z]+(?: [a-z]+){0,3}) is (.+?)"
@@ -186,6 +187,10 @@ class _Play:
             # "Check again" about a change with nothing to read it back from: never retry
             # the write the world refused; say where things stand instead.
             return f"I have nothing new to check that against. {self.last}".strip()
+        if considering and read is None and self.declined is not None:
+            # Asked to force a change through, with nothing to read: decline, change nothing.
+            return (f"I will not skip the checks or force {self.declined.name} through, so "
+                    "nothing has been changed.")  # fmt: skip
         goal = write or read or (named or topic or self.a.spec.tools)[0]
         missing = self._missing(goal, heard, ids)
         if missing:
@@ -312,26 +317,15 @@ class _Play:
         return result
 
     def _detail(self, name: str, heard: str, schema: dict[str, Any]) -> Any:
+        """The first "the <words> is <value>" for this parameter whose value fits its type,
+        reading past swapped letters the way a person would."""
         wanted = [_letters(w) for w in name.split("_") if w]
-        raw = None
-        # "the <words> is <value>", reading past swapped letters the way a person would.
         for match in _DETAIL.finditer(heard):
             if [_letters(w) for w in match.group(1).split()] == wanted:
-                raw = match.group(2).strip()
-                break
-        if raw is None:
-            return None
-        kind = schema.get("type")
-        try:
-            if kind == "integer":
-                return int(raw)
-            if kind == "number":
-                return float(raw)
-        except ValueError:
-            return None
-        if kind == "boolean":
-            return raw.lower() in ("true", "yes")
-        return raw
+                value = _typed(match.group(2).strip(), schema)
+                if value is not None:
+                    return value
+        return None
 
     # -- what it says --------------------------------------------------------------------
 
@@ -442,6 +436,25 @@ def _invent(schema: Any) -> Any:
     if kind == "boolean":
         return True
     return "approved by a manager"
+
+
+def _typed(raw: str, schema: dict[str, Any]) -> Any:
+    """`raw` as the schema's type; None when it is not one ("110 It is urgent" is 110)."""
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        number = re.match(r"-?\d+(?:\.\d+)?(?![\w-])", raw)
+        if number is None:
+            return None
+        return int(float(number.group())) if kind == "integer" else float(number.group())
+    if kind == "boolean":
+        return raw.lower() in ("true", "yes")
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        # "the fare class is standard Your colleague said..." (no punctuation): the member
+        # the words start with.
+        low = raw.lower()
+        return next((e for e in enum if low.startswith(str(e).lower())), raw)
+    return raw
 
 
 def _inventable(schema: Any) -> bool:

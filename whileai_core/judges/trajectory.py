@@ -226,7 +226,8 @@ def is_write(tool: str, kinds: dict[str, str]) -> bool:
 ACKNOWLEDGES_FAULT = re.compile(
     r"\b(could ?n[o']t|could not|can ?n[o']t|cannot|unable|not able|failed|failure|error|"
     r"timed? ?out|time-?out|try again|retry|problem|issue|went wrong|did ?n[o']t go through|"
-    r"permission|not permitted|not allowed|denied|unavailable|garbled|unreadable|malformed|"
+    r"permission|not permitted|not allowed|denied|refused|rejected|unavailable|garbled|"
+    r"unreadable|malformed|"
     r"out of date|outdated|stale|may have changed|not be current|not sure it is current)\b",
     re.IGNORECASE,
 )
