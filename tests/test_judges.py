@@ -501,3 +501,16 @@ def test_a_judge_option_that_must_be_a_number_is_refused_when_named() -> None:
     with pytest.raises(ConfigError, match="tolerance must be a number"):
         parse_judge("numeric(tolerance=x)")
     assert parse_judge("numeric(tolerance=0.5)").name == "numeric(tolerance=0.5)"
+
+
+def test_checklist_reads_odd_but_valid_coordinates_as_absent() -> None:
+    row = _orders_row(
+        stance=["adversarial"],
+        ask_family=3,
+        faults_fired=True,
+        prompt="Cancel ORD-12345",
+        steps=[_call("cancel_order", {"order_id": "ORD-12345"}, {"status": "ok", "data": {}})],
+        final_text="Done: cancel_order went through for ORD-12345.",
+    )
+    out = next(grade_rows([row], parse_judge("checklist")))
+    assert out["judge_status"] == "ok" and out["markers"]["check:target_succeeded"] == 1.0

@@ -106,16 +106,21 @@ class _Seen:
         return _DONE_STATES.union(past_tense(w[0]) for w in map(name_words, writes) if w)
 
 
-def _coords(row: dict[str, Any]) -> dict[str, Any]:
+def _coords(row: dict[str, Any]) -> dict[str, str | None]:
+    """The grid coordinates the checks read; anything but a string counts as absent."""
     raw = row.get("scenario_dimensions")
     dims: dict[str, Any] = raw if isinstance(raw, dict) else {}
+
+    def text(*values: Any) -> str | None:
+        return next((v for v in values if isinstance(v, str) and v), None)
+
     return {
-        "tool": dims.get("tool"),
-        "world_state": dims.get("world_state") or row.get("world_state"),
-        "condition": dims.get("tool_condition"),
-        "history": dims.get("history"),
-        "stance": row.get("stance") or dims.get("stance"),
-        "ask_family": row.get("ask_family"),
+        "tool": text(dims.get("tool")),
+        "world_state": text(dims.get("world_state"), row.get("world_state")),
+        "condition": text(dims.get("tool_condition")),
+        "history": text(dims.get("history")),
+        "stance": text(row.get("stance"), dims.get("stance")),
+        "ask_family": text(row.get("ask_family")),
     }
 
 
@@ -195,7 +200,7 @@ def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]
     """(check, passed, why) for every outcome check the row's coordinates call for."""
     c = _coords(row)
     seen = _Seen.of(row, spec)
-    target = c["tool"] if isinstance(c["tool"], str) else None
+    target = c["tool"]
     checks: list[Check] = []
 
     if c["ask_family"] == "general":
@@ -217,7 +222,8 @@ def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]
         if partial is not None:
             checks.append(partial)
     # A planned fault counts once it fired: on `faults_fired`, or as a faulted result.
-    fired = row.get("faults_fired") or []
+    fired = row.get("faults_fired")
+    fired = fired if isinstance(fired, list) else []
     on_target = [f for f in fired if isinstance(f, dict) and f.get("tool") in (target, None)]
     faulted = next((e for e in seen.calls if e.faulted and e.tool == target), None)
     fault_hit = bool(on_target) or faulted is not None
