@@ -347,3 +347,9 @@ def test_cli_bad_band_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
         assert result.returncode == 2 and result.stdout == b""
         last = result.stderr.decode().strip().splitlines()[-1]
         assert last == f"Error: Invalid value for '--band': {band!r}: {problem}"
+
+
+def test_a_faults_fired_that_is_not_a_list_reads_as_no_fault() -> None:
+    rows = _group("a", 2, 4, faults_fired=True)
+    out, report = optimize(rows, OptimizeOptions(mode="rl"))
+    assert len(out) == 4 and report.as_dict()["fault_kinds"] == {"none": 1}

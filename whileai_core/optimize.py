@@ -473,7 +473,8 @@ def _clean_group(group: list[_Rec], opts: OptimizeOptions, report: OptimizeRepor
 def _fault_kinds(row: Row) -> tuple[str, ...]:
     """The faults that fired in this rollout, else its planned tool condition."""
     fired = row.get("faults_fired")
-    modes = tuple(str(f["mode"]) for f in fired or [] if isinstance(f, dict) and f.get("mode"))
+    fired = fired if isinstance(fired, list) else []
+    modes = tuple(str(f["mode"]) for f in fired if isinstance(f, dict) and f.get("mode"))
     if modes:
         return modes
     dims = row.get("scenario_dimensions")
