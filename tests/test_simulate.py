@@ -33,6 +33,7 @@ def _rows(path: Path) -> list[dict]:
 
 def _run(tmp_path: Path, name: str = "rows.jsonl", **kw: object) -> tuple[list[dict], object]:
     out = tmp_path / name
+    out.unlink(missing_ok=True)  # a fresh run each time (simulate refuses to overwrite rows)
     agent = kw.pop("agent", "seeded")
     report = run_simulation(SPEC, SimulateConfig(**kw), agent_ref=agent, output=str(out))  # type: ignore[arg-type]
     return _rows(out), report
@@ -597,3 +598,21 @@ def test_seeded_agent_declines_to_force_a_write_it_cannot_read_first() -> None:
         ["The number is 811. The comment is done. I want to close it."],
     )
     assert not [c for c in calls if c["tool"] == "close_issue"]
+
+
+def test_simulate_never_overwrites_rows_without_resume(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    run_simulation(SPEC, SimulateConfig(budget=5), output=str(out))
+    before = out.read_bytes()
+    proc = run_cli("simulate", str(ORDERS_SPEC), "--budget", "5", "-o", str(out))
+    assert proc.returncode == 1 and out.read_bytes() == before
+    assert (
+        proc.stderr.strip().splitlines()[-1]
+        == (
+            f"whileai: error: {out} already holds rows: --resume to finish that run, or remove "
+            "the file to start over"
+        ).encode()
+    )
+    out.write_bytes(b"")  # an empty file is a fresh start
+    run_simulation(SPEC, SimulateConfig(budget=5), output=str(out))
+    assert out.read_bytes() == before

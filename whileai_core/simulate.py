@@ -73,8 +73,12 @@ def run_simulation(
     if output and output != "-":
         if resume:
             done = load_done(output)
-        elif Path(output).exists():
-            Path(output).write_bytes(b"")
+        elif Path(output).is_file() and Path(output).stat().st_size:
+            # Rows a run paid for are never thrown away by a forgotten flag.
+            raise ConfigError(
+                f"{output} already holds rows: --resume to finish that run, or remove the "
+                "file to start over"
+            )
     sink = RowWriter(output, mode="append") if output and output != "-" else RowWriter(None)
 
     async def main() -> Report:
