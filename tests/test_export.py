@@ -605,3 +605,17 @@ def test_export_flag_combinations_that_cannot_work_are_usage_errors(tmp_path: Pa
         assert result.returncode == 2 and result.stdout == b"", args
         assert result.stderr.decode().strip().splitlines()[-1].startswith("Error: Invalid value")
     assert not (tmp_path / "env").exists()
+
+
+def test_env_export_never_writes_over_a_folder_it_did_not_make(tmp_path: Path) -> None:
+    theirs = tmp_path / "project"
+    theirs.mkdir()
+    (theirs / "README.md").write_text("my project\n")
+    with pytest.raises(ConfigError, match="not empty and not an earlier whileai environment"):
+        export_environment(_graded_set(), theirs, load_spec(ORDERS_SPEC))
+    assert (theirs / "README.md").read_text() == "my project\n"
+    env = tmp_path / "env"
+    export_environment(_graded_set(), env, load_spec(ORDERS_SPEC))
+    (env / "NOTES.md").write_text("kept\n")
+    export_environment(_graded_set(), env, load_spec(ORDERS_SPEC))  # a re-export refreshes it
+    assert (env / "NOTES.md").read_text() == "kept\n"

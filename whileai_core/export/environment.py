@@ -119,7 +119,9 @@ def export_environment(
     band: tuple[float, float] = DEFAULT_BAND,
     holdout: float = 0.2,
 ) -> EnvironmentReport:
-    """Write the environment package to `directory` (created; existing files replaced)."""
+    """Write the environment package to `directory`: a new or empty folder, or one an
+    earlier export wrote (its files are replaced; nothing else in it is touched)."""
+    _check_target(Path(directory))
     check_ref(reward, "reward")
     check_ref(world, "world")
     if not 0.0 <= holdout < 1.0:
@@ -246,6 +248,28 @@ def _decontaminate(
         seen |= ngrams(task["question"])
     kept = [t for t in train if not (ngrams(t["question"]) & seen)]
     return kept, len(train) - len(kept)
+
+
+def _check_target(root: Path) -> None:
+    """Refuse a folder holding anything but an earlier export: writing the package there
+    would replace someone's own README.md or pyproject.toml."""
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{root}: --env needs a folder, and this is a file")
+    if not root.is_dir() or not any(root.iterdir()):
+        return
+    try:
+        earlier = orjson.loads((root / "spec.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        earlier = None
+    if not (
+        isinstance(earlier, dict)
+        and {"reward", "world", "tools"} <= set(earlier)
+        and (root / "environment.py").is_file()
+    ):
+        raise ConfigError(
+            f"{root}: not empty and not an earlier whileai environment; export into a new "
+            "or empty folder"
+        )
 
 
 def _write_package(
