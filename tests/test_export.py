@@ -600,6 +600,7 @@ def test_export_flag_combinations_that_cannot_work_are_usage_errors(tmp_path: Pa
         ["--env", str(tmp_path / "env")],
         ["--env", str(tmp_path / "env"), "--pairs", "--spec", str(ORDERS_SPEC)],
         ["--band", "0.8,0.2"],
+        ["--env", str(tmp_path / "env"), "--spec", str(ORDERS_SPEC), "--holdout", "1"],
     ):
         result = run_cli("export", str(SDK_ROWS), *args)
         assert result.returncode == 2 and result.stdout == b"", args

@@ -102,6 +102,8 @@ def export(
         bad_flag("--pairs", "--pairs and --env write different things; pick one")
     if env and not spec:
         bad_flag("--env", "--env needs --spec (the system prompt and tools the tasks use)")
+    if holdout >= 1.0:
+        bad_flag("--holdout", f"{holdout}: must be below 1 (some asks must be left to train)")
     lo, hi = parse_band(band)
     check_report_path(report_file)
     stats = ReadStats()
