@@ -16,7 +16,7 @@ bytes still contain the word or one of the row's own privileged strings is refus
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -69,6 +69,25 @@ class Counters:
             "rows_in": self.rows_in,
             "refused": dict(self.refused),
             "rebuilt_from_steps": self.rebuilt_from_steps,
+        }
+
+
+@dataclass
+class ExportReport:
+    """What every export counts, whatever it writes: rows read, refused and rebuilt, the
+    tool-call round trip, warnings. Subclasses add their own figures."""
+
+    format: str
+    _: KW_ONLY
+    counters: Counters = field(default_factory=Counters)
+    roundtrip: RoundTrip = field(default_factory=lambda: RoundTrip("json_string"))
+    warnings: list[str] = field(default_factory=list)
+
+    def common(self) -> dict[str, Any]:
+        return {
+            **self.counters.summary(),
+            "tool_call_roundtrip": self.roundtrip.as_dict(),
+            "warnings": list(self.warnings),
         }
 
 

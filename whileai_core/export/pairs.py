@@ -18,14 +18,14 @@ Shapes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..groups import passed, reward_of, task_key
 from ..hygiene import reply_text
 from ..rowbuffer import RowBuffer, Span
 from .conversation import (
-    Counters,
+    ExportReport,
     Message,
     Refused,
     RoundTrip,
@@ -41,12 +41,10 @@ from .training import Format, encoding_for
 
 
 @dataclass
-class PairsReport:
+class PairsReport(ExportReport):
     """What the preference export wrote and why some asks gave no pair."""
 
-    format: str
     length_matched: bool
-    counters: Counters = field(default_factory=Counters)
     pairs: int = 0
     asks: int = 0
     asks_with_pairs: int = 0
@@ -55,8 +53,6 @@ class PairsReport:
     prompt_mismatch: int = 0
     chosen_chars: int = 0
     rejected_chars: int = 0
-    roundtrip: RoundTrip = field(default_factory=lambda: RoundTrip("json_string"))
-    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         n = max(self.pairs, 1)
@@ -64,7 +60,6 @@ class PairsReport:
             "kind": "pairs",
             "format": self.format,
             "length_matched": self.length_matched,
-            **self.counters.summary(),
             "asks": self.asks,
             "asks_with_pairs": self.asks_with_pairs,
             "asks_without_contrast": self.asks_without_contrast,
@@ -73,8 +68,7 @@ class PairsReport:
             "prompt_mismatch": self.prompt_mismatch,
             "mean_chosen_chars": round(self.chosen_chars / n, 1),
             "mean_rejected_chars": round(self.rejected_chars / n, 1),
-            "tool_call_roundtrip": self.roundtrip.as_dict(),
-            "warnings": list(self.warnings),
+            **self.common(),
         }
 
 

@@ -18,12 +18,12 @@ at that turn with loss on it alone, so each turn trains once with the context it
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .conversation import (
-    Counters,
     Encoding,
+    ExportReport,
     Message,
     Refused,
     RoundTrip,
@@ -49,20 +49,16 @@ def encoding_for(fmt: str) -> Encoding:
 
 
 @dataclass
-class TrainingReport:
+class TrainingReport(ExportReport):
     """What the SFT export wrote and refused; `as_dict()` is the `--report` JSON."""
 
-    format: str
     mask: str
     unroll: bool
     max_tool_output_chars: int | None
-    counters: Counters = field(default_factory=Counters)
     samples: int = 0
     rows_written: int = 0
     trained_messages: int = 0
     masked_messages: int = 0
-    roundtrip: RoundTrip = field(default_factory=lambda: RoundTrip("json_string"))
-    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         c = self.counters
@@ -71,7 +67,6 @@ class TrainingReport:
             "format": self.format,
             "mask": self.mask,
             "unroll": self.unroll,
-            **c.summary(),
             "rows_written": self.rows_written,
             "samples": self.samples,
             "trained_messages": self.trained_messages,
@@ -79,8 +74,7 @@ class TrainingReport:
             "max_tool_output_chars": self.max_tool_output_chars,
             "tool_outputs_truncated": c.tool_outputs_truncated,
             "tool_output_chars_cut": c.tool_output_chars_cut,
-            "tool_call_roundtrip": self.roundtrip.as_dict(),
-            "warnings": list(self.warnings),
+            **self.common(),
         }
 
 
