@@ -43,7 +43,8 @@ def grade(
     ] = None,
     spec: SpecOpt = None,
     rubric: Annotated[
-        str | None, typer.Option("--rubric", help="Rubric file for an LLM judge.")
+        str | None,
+        typer.Option("--rubric", envvar="WHILEAI_RUBRIC", help="Rubric file for an LLM judge."),
     ] = None,
     model: Annotated[
         str | None,

@@ -91,12 +91,18 @@ def simulate(
         int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seeds every draw of the run.")
     ] = 0,
     reproducible: Annotated[
-        bool, typer.Option("--reproducible", help="Byte-identical output at any concurrency.")
+        bool,
+        typer.Option(
+            "--reproducible",
+            envvar="WHILEAI_REPRODUCIBLE",
+            help="Byte-identical output at any concurrency.",
+        ),
     ] = False,
     until: Annotated[
         Literal["compute", "saturation"],
         typer.Option(
             "--until",
+            envvar="WHILEAI_UNTIL",
             help="compute: run to the budget; saturation (adaptive mode): stop once every "
             "cell is visited and new behaviour stops appearing.",
         ),
@@ -147,7 +153,9 @@ def simulate(
     logprobs_tokens: Annotated[
         bool, typer.Option("--logprobs-tokens", help="Also keep the per-token list.")
     ] = False,
-    cache: Annotated[bool, typer.Option("--cache", help="Cache model responses.")] = False,
+    cache: Annotated[
+        bool, typer.Option("--cache", envvar="WHILEAI_CACHE", help="Cache model responses.")
+    ] = False,
     execute: Annotated[
         str | None,
         typer.Option("--execute", help="module:function answering tool calls instead of the mock."),
