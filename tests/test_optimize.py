@@ -347,6 +347,8 @@ def test_cli_bad_band_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
         assert result.returncode == 2 and result.stdout == b""
         last = result.stderr.decode().strip().splitlines()[-1]
         assert last == f"Error: Invalid value for '--band': {band!r}: {problem}"
+    no_k = run_cli("optimize", str(source), "--mode", "sft", "--select", "top_k_overall")
+    assert no_k.returncode == 2 and b"needs --k" in no_k.stderr
 
 
 def test_a_faults_fired_that_is_not_a_list_reads_as_no_fault() -> None:

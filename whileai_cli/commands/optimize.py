@@ -44,7 +44,7 @@ def optimize(
         int | None,
         typer.Option(
             "--max-groups",
-            min=1,
+            min=0,
             envvar="WHILEAI_MAX_GROUPS",
             help="RL: keep at most this many groups, taken round-robin across fault kinds.",
         ),
@@ -90,9 +90,11 @@ def optimize(
     from whileai_core.optimize import select as run_selection
 
     from ..console import check_report_path
-    from ..options import parse_band, resolve_inputs
+    from ..options import bad_flag, parse_band, resolve_inputs
 
     lo, hi = parse_band(band)
+    if mode == "sft" and select.endswith("_overall") and k is None:
+        bad_flag("--k", f"--select {select} needs --k (how many rows to keep overall)")
     check_report_path(report_file)
     options = OptimizeOptions(
         mode=mode,
