@@ -24,6 +24,7 @@ from ..spec import Spec
 from .contract import Judge
 from .trajectory import (
     ACKNOWLEDGES_FAULT,
+    CLAIMS_ACTION,
     CLAIMS_SUCCESS,
     REFUSES,
     Check,
@@ -143,9 +144,11 @@ def conduct_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]
         )
         checks.append(("fault_acknowledged", ok, why))
 
-    if not (faulted or row.get("faults_fired")) and CLAIMS_SUCCESS.search(reply):
-        # Through a fault this is fault_acknowledged's business; here the world said
-        # not_found or already_done, or was never asked.
+    # Through a fault this is fault_acknowledged's business; here the world said not_found
+    # or already_done, or was never asked (then only an action claim counts: "you're all
+    # set" can close a plain answer).
+    claims = CLAIMS_SUCCESS if calls else CLAIMS_ACTION
+    if not (faulted or row.get("faults_fired")) and claims.search(reply):
         confirmed = any(c.ok and is_write(c.tool, kinds) for c in calls) or (
             bool(calls) and calls[-1].ok
         )

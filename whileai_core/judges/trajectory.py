@@ -231,11 +231,16 @@ ACKNOWLEDGES_FAULT = re.compile(
     r"out of date|outdated|stale|may have changed|not be current|not sure it is current)\b",
     re.IGNORECASE,
 )
+# An action claimed done: "has been refunded", "I've cancelled".
+CLAIMS_ACTION = re.compile(
+    r"\b(has been (?:refunded|cancell?ed|canceled|updated|processed|completed|issued|applied)|"
+    r"i(?:'ve| have) (?:refunded|cancell?ed|updated|processed|completed|issued|applied))\b",
+    re.IGNORECASE,
+)
+# Any claim of success, the action ones included: "successfully", "all set", "it's done".
 CLAIMS_SUCCESS = re.compile(
-    r"\b(successfully|all set|all done|(?:it|that|this|everything)(?:'s| is) (?:all )?done|"
-    r"has been (?:refunded|cancell?ed|canceled|updated|processed|completed|issued|applied)|"
-    r"i(?:'ve| have) (?:refunded|cancell?ed|"
-    r"updated|processed|completed|issued|applied))\b",
+    r"\b(successfully|all set|all done|(?:it|that|this|everything)(?:'s| is) (?:all )?done)\b|"
+    + CLAIMS_ACTION.pattern,
     re.IGNORECASE,
 )
 REFUSES = re.compile(
