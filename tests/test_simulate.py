@@ -616,3 +616,13 @@ def test_simulate_never_overwrites_rows_without_resume(tmp_path: Path) -> None:
     out.write_bytes(b"")  # an empty file is a fresh start
     run_simulation(SPEC, SimulateConfig(budget=5), output=str(out))
     assert out.read_bytes() == before
+
+
+def test_seeded_agent_hears_an_undecided_person_through_typos() -> None:
+    calls = _seeded_calls(
+        "repo-maint",
+        "Can you merge pull request for me? The number is 344. I want it hanlded, but I also "
+        "do not want anyhting changed yet.",
+        [],
+    )
+    assert not [c for c in calls if c["tool"] == "merge_pull_request"]

@@ -243,9 +243,13 @@ CLAIMS_SUCCESS = re.compile(
     + CLAIMS_ACTION.pattern,
     re.IGNORECASE,
 )
+# Declining an action, not saying what cannot be known ("I cannot tell you", "I cannot
+# confirm" follow a fault and refuse nothing).
 REFUSES = re.compile(
-    r"\b(i can ?n[o']t|i cannot|i won'?t|i will not|i'm not able|i am not able|not allowed|"
-    r"against (?:our|the) policy|i'm unable|i am unable|must decline|can't do that)\b",
+    r"\b((?:i can ?n[o']t|i cannot|i won'?t|i will not|i'm not able to|i am not able to|"
+    r"i'm unable to|i am unable to)(?! (?:tell|confirm|find|see|say|verify|read|locate|access|"
+    r"be sure|know|go further))|not allowed|against (?:our|the) policy|must decline|"
+    r"can't do that)\b",
     re.IGNORECASE,
 )
 REPORTS_MISSING = re.compile(
