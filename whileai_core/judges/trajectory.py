@@ -182,10 +182,15 @@ def check(name: str, ok: bool, good: str, bad: str) -> Check:
     return (name, ok, good if ok else bad)
 
 
+def position(events: list[Event], event: Event) -> int:
+    """Where this very event stands (by identity: two identical calls are two events)."""
+    return next(i for i, e in enumerate(events) if e is event)
+
+
 def said_after(events: list[Event], event: Event, pattern: re.Pattern[str]) -> bool:
     """Whether any agent text after `event` matches: a fault or a missing record may be
     reported in the turn that met it, not only in the final reply."""
-    idx = events.index(event)
+    idx = position(events, event)
     return any(e.kind == "assistant" and pattern.search(e.text) for e in events[idx + 1 :])
 
 
