@@ -173,3 +173,12 @@ def test_report_into_a_reader_that_went_away_exits_zero(tmp_path: Path) -> None:
     )
     os.close(write_end)
     assert proc.returncode == 0 and proc.stderr == b""
+
+
+def test_report_on_rows_nobody_judged_says_so_and_fails() -> None:
+    result = run_cli("report", str(SDK_ROWS), "--json")
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["judged"] == 0
+    assert result.stderr.decode().strip().splitlines() == [
+        "whileai: error: none of 40 rows is judged: grade them first"
+    ]

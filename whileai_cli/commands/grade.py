@@ -194,6 +194,10 @@ def report(
         warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
     if not emit_report(result, json=json, report_file=report_file, data_on_stdout=False):
         _print_report(result)
+    if result["rows"] and not result["judged"]:
+        from whileai_core.errors import WhileaiError
+
+        raise WhileaiError(f"none of {result['rows']} rows is judged: grade them first")
 
 
 def _print_report(r: dict[str, Any]) -> None:
