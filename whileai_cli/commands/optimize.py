@@ -19,7 +19,7 @@ def optimize(
         Literal["rl", "sft"],
         typer.Option(
             "--mode",
-            envvar="WHILEAI_MODE",
+            envvar="WHILEAI_OPTIMIZE_MODE",
             help="rl: whole groups in the band; sft: rejection sampling.",
         ),
     ] = "rl",

@@ -77,7 +77,7 @@ def push(
     ] = None,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", envvar="WHILEAI_AGENT", help="Agent the set belongs to."),
+        typer.Option("--agent", envvar="WHILEAI_AGENT_NAME", help="Agent the set belongs to."),
     ] = None,
     parent: Annotated[
         str | None, typer.Option("--parent", help="Parent dataset id (lineage).")

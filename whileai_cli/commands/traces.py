@@ -66,7 +66,7 @@ def ingest(
 
 @traces_app.command("list")
 def list_traces(
-    agent: Annotated[str | None, typer.Option("--agent", envvar="WHILEAI_AGENT")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", envvar="WHILEAI_AGENT_NAME")] = None,
     page: Annotated[int, typer.Option("--page", help="Page (100 traces a page).")] = 1,
     since: Annotated[
         str | None, typer.Option("--since", help="Only traces this recent: 7d, 12h, 30m.")
@@ -129,7 +129,7 @@ def score(
 
 
 def cut(
-    agent: Annotated[str, typer.Option("--agent", envvar="WHILEAI_AGENT", help="Agent slug.")],
+    agent: Annotated[str, typer.Option("--agent", envvar="WHILEAI_AGENT_NAME", help="Agent slug.")],
     kind: Annotated[
         Literal["rl", "sft"], typer.Option("--kind", envvar="WHILEAI_KIND", help="rl or sft.")
     ] = "rl",
