@@ -69,9 +69,16 @@ def test_on_error_reads_its_environment_variable(tmp_path: Path) -> None:
     assert result.returncode == 1 and b"whileai: error:" in result.stderr
 
 
-def test_usage_error_exits_two() -> None:
-    assert run_cli("validate", "--no-such-flag").returncode == 2
-    assert run_cli("no-such-command").returncode == 2
+def test_usage_error_is_one_line_and_exits_two() -> None:
+    result = run_cli("validate", "--no-such-flag")
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines() == [
+        "whileai validate: usage error: No such option: --no-such-flag "
+        "(see 'whileai validate --help')"
+    ]
+    result = run_cli("no-such-command")
+    assert result.returncode == 2 and len(result.stderr.decode().splitlines()) == 1
+    assert run_cli().returncode == 2  # a bare `whileai` shows the help instead
 
 
 def test_schema_prints_json_schema() -> None:

@@ -604,7 +604,8 @@ def test_export_flag_combinations_that_cannot_work_are_usage_errors(tmp_path: Pa
     ):
         result = run_cli("export", str(SDK_ROWS), *args)
         assert result.returncode == 2 and result.stdout == b"", args
-        assert result.stderr.decode().strip().splitlines()[-1].startswith("Error: Invalid value")
+        lines = result.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("whileai export: usage error: Invalid value")
     assert not (tmp_path / "env").exists()
 
 

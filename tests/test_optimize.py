@@ -345,8 +345,11 @@ def test_cli_bad_band_is_a_usage_error_naming_the_flag(tmp_path: Path) -> None:
     ):
         result = run_cli("optimize", str(source), "--band", band)
         assert result.returncode == 2 and result.stdout == b""
-        last = result.stderr.decode().strip().splitlines()[-1]
-        assert last == f"Error: Invalid value for '--band': {band!r}: {problem}"
+        lines = result.stderr.decode().strip().splitlines()
+        assert lines == [
+            f"whileai optimize: usage error: Invalid value for '--band': {band!r}: {problem} "
+            "(see 'whileai optimize --help')"
+        ]
     no_k = run_cli("optimize", str(source), "--mode", "sft", "--select", "top_k_overall")
     assert no_k.returncode == 2 and b"needs --k" in no_k.stderr
 

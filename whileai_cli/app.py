@@ -70,13 +70,29 @@ for _module in (
     _module.register(app)
 
 
+def _usage_error(exc: Exception) -> None:
+    """A usage error as one line naming the command, like every other error; exit 2."""
+    code = getattr(exc, "exit_code", 2)
+    format_message = getattr(exc, "format_message", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" or not callable(format_message):
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()  # a bare `whileai` or group: the help is the answer
+        sys.exit(code)
+    ctx = getattr(exc, "ctx", None)
+    where = getattr(ctx, "command_path", None) or "whileai"
+    message = " ".join(str(format_message()).split())
+    sys.stderr.write(f"{where}: usage error: {message} (see '{where} --help')\n")
+    sys.exit(code)
+
+
 def main() -> None:
     """Console entry point: run the app, map errors to one line and an exit code."""
     from whileai_core.errors import WhileaiError
     from whileai_core.settings import debug_enabled
 
     try:
-        code = app(standalone_mode=False)
+        code = app(prog_name="whileai", standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -94,10 +110,7 @@ def main() -> None:
     except Exception as exc:
         # Typer vendors click; its usage errors share TyperException and know their exit code.
         if isinstance(exc, typer.exceptions.TyperException):
-            show = getattr(exc, "show", None)
-            if callable(show):
-                show()
-            sys.exit(getattr(exc, "exit_code", 2))
+            _usage_error(exc)
         if debug_enabled():
             raise
         if isinstance(exc, WhileaiError):
