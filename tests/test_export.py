@@ -621,3 +621,8 @@ def test_env_export_never_writes_over_a_folder_it_did_not_make(tmp_path: Path) -
     (env / "NOTES.md").write_text("kept\n")
     export_environment(_graded_set(), env, load_spec(ORDERS_SPEC))  # a re-export refreshes it
     assert (env / "NOTES.md").read_text() == "kept\n"
+
+
+def test_export_that_writes_nothing_exits_one(tmp_path: Path) -> None:
+    result = run_cli("export", str(SDK_ROWS), "--pairs", "-o", str(tmp_path / "pairs.jsonl"))
+    assert result.returncode == 1 and b"no pairs written" in result.stderr

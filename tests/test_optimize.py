@@ -358,3 +358,17 @@ def test_a_faults_fired_that_is_not_a_list_reads_as_no_fault() -> None:
     rows = _group("a", 2, 4, faults_fired=True)
     out, report = optimize(rows, OptimizeOptions(mode="rl"))
     assert len(out) == 4 and report.as_dict()["fault_kinds"] == {"none": 1}
+
+
+def test_cli_exits_one_when_nothing_survives_so_a_cron_chain_stops(tmp_path: Path) -> None:
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(_row(f"ask-{i}", 0, 1.0)) + b"\n" for i in range(3)))
+    out = tmp_path / "train.jsonl"
+    result = run_cli("optimize", str(source), "-o", str(out))
+    assert result.returncode == 1
+    assert b"single rollout" in result.stderr and b"no rows written" in result.stderr
+    assert out.read_bytes() == b""
+    kept = run_cli(
+        "optimize", "-", input=b"".join(orjson.dumps(r) + b"\n" for r in _group("m", 2, 4))
+    )
+    assert kept.returncode == 0 and len(kept.stdout.splitlines()) == 4

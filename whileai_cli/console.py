@@ -128,3 +128,13 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
         yield lambda done: bar.update(task, completed=done)
     finally:
         bar.stop()
+
+
+def exit_if_nothing(count: int, what: str) -> None:
+    """A stage that wrote nothing exits 1, so `a && b` in a cron job stops before the next
+    stage trains or pushes an empty file; the report above says why."""
+    if count == 0:
+        err().print(f"[red]whileai: no {what} written[/red] (exit 1)")
+        import typer
+
+        raise typer.Exit(1)

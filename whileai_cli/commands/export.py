@@ -95,7 +95,7 @@ def export(
     """Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."""
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
 
-    from ..console import check_report_path
+    from ..console import check_report_path, exit_if_nothing
     from ..options import bad_flag, parse_band, resolve_inputs
 
     if pairs and env:
@@ -158,6 +158,8 @@ def export(
         data = sft_report.as_dict()
     data["skipped_lines"] = stats.skipped
     _emit(data, json=json, report_file=report_file, data_on_stdout=not env and output is None)
+    written = {"training": "samples", "pairs": "pairs"}.get(data["kind"], "train")
+    exit_if_nothing(int(data[written]), "training tasks" if env else f"{written}")
 
 
 def _emit(

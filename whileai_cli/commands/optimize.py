@@ -89,7 +89,7 @@ def optimize(
     from whileai_core.optimize import OptimizeOptions
     from whileai_core.optimize import select as run_selection
 
-    from ..console import check_report_path
+    from ..console import check_report_path, exit_if_nothing
     from ..options import bad_flag, parse_band, resolve_inputs
 
     lo, hi = parse_band(band)
@@ -124,6 +124,7 @@ def optimize(
     data = report.as_dict()
     data["skipped_lines"] = stats.skipped
     _emit(data, json=json, report_file=report_file, rows_to_stdout=output is None)
+    exit_if_nothing(report.rows_out, "rows")
 
 
 def _emit(
