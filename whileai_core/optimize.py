@@ -40,11 +40,11 @@ from .hygiene import (
     correlate,
     correlation_warnings,
     pass_at_counts,
-    reply_text,
     row_features,
     survival_warnings,
 )
 from .privileged import privileged_texts
+from .row import reply_text
 from .rowbuffer import RowBuffer
 from .stats import wilson
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..groups import passed, reward_of, task_key
-from ..hygiene import reply_text
+from ..row import reply_text
 from ..rowbuffer import RowBuffer, Span
 from .conversation import (
     ExportReport,
