@@ -56,16 +56,17 @@ def _root(
         os.environ["WHILEAI_DEBUG"] = "1"
 
 
+# Listed in the order a run happens; --help groups them into panels the same way.
 for _module in (
-    inspect_cmds,
+    simulate_cmds,
+    grade_cmds,
     optimize_cmds,
     export_cmds,
+    inspect_cmds,
     platform_cmds,
-    account_cmds,
     traces_cmds,
+    account_cmds,
     cache_cmds,
-    grade_cmds,
-    simulate_cmds,
 ):
     _module.register(app)
 

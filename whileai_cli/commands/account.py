@@ -11,11 +11,11 @@ from .platform import ApiKeyOpt
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("login")(login)
-    app.command("logout")(logout)
-    app.command("status")(status)
-    app.command("signup")(signup)
+    app.command("serve", rich_help_panel="Account and server")(serve)
+    app.command("login", rich_help_panel="Account and server")(login)
+    app.command("logout", rich_help_panel="Account and server")(logout)
+    app.command("status", rich_help_panel="Account and server")(status)
+    app.command("signup", rich_help_panel="Account and server")(signup)
 
 
 def _server_url() -> str:

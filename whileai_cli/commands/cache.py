@@ -16,7 +16,7 @@ cache_app = typer.Typer(
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(cache_app)
+    app.add_typer(cache_app, rich_help_panel="Account and server")
 
 
 @cache_app.command("stats")

@@ -10,7 +10,7 @@ from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, 
 
 
 def register(app: typer.Typer) -> None:
-    app.command("export")(export)
+    app.command("export", rich_help_panel="Make data")(export)
 
 
 def export(

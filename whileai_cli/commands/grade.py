@@ -14,8 +14,8 @@ from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
 
 def register(app: typer.Typer) -> None:
-    app.command("grade")(grade)
-    app.command("report")(report)
+    app.command("grade", rich_help_panel="Make data")(grade)
+    app.command("report", rich_help_panel="Make data")(report)
 
 
 KOpt = Annotated[

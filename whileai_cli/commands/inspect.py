@@ -10,9 +10,9 @@ from ..options import Inputs, JsonOpt, OnErrorOpt
 
 
 def register(app: typer.Typer) -> None:
-    app.command("validate")(validate)
-    app.command("schema")(schema)
-    app.command("spec")(spec)
+    app.command("validate", rich_help_panel="Rows and specs")(validate)
+    app.command("schema", rich_help_panel="Rows and specs")(schema)
+    app.command("spec", rich_help_panel="Rows and specs")(spec)
 
 
 def validate(

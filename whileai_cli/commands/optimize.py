@@ -10,7 +10,7 @@ from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
 
 
 def register(app: typer.Typer) -> None:
-    app.command("optimize")(optimize)
+    app.command("optimize", rich_help_panel="Make data")(optimize)
 
 
 def optimize(
