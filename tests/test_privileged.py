@@ -51,3 +51,29 @@ def test_reply_that_quotes_its_reference_is_a_leak() -> None:
     assert quotes_privileged(leaked)
     assert not quotes_privileged({**ROW, "final_text": "Your refund went through."})
     assert not quotes_privileged({"prompt": "x", "final_text": "no block at all"})
+
+
+def test_strip_sees_json_strings_however_they_spell_the_key() -> None:
+    block = {"privileged": {"reference": "ANSWER-KEY-TEXT"}, "vector": [0.5]}
+    spellings = [
+        "  \n" + orjson.dumps(block).decode(),  # leading whitespace
+        '{"\\u0070rivileged": {"reference": "ANSWER-KEY-TEXT"}}',  # escaped key
+        '{"privileged": {"reference": "ANSWER-KEY-TEXT"}, "n": 123456789012345678901234567890}',
+        '{"privileged": {"reference": "ANSWER-KEY-TEXT"}, "x": NaN}',
+        orjson.dumps(orjson.dumps(block).decode()).decode(),  # JSON inside a JSON string
+        '{"vector": [0.5], "note": "ANSWER-KEY-TEXT"}',
+    ]
+    for text in spellings:
+        row = {"messages": [{"role": "tool", "content": text}]}
+        assert has_privileged(row), text
+        clean = strip_privileged(row)
+        assert not has_privileged(clean), text
+        content = clean["messages"][0]["content"]
+        assert "privileged" not in content and "vector" not in content, text
+        assert "\\u0070" not in content and "[0.5]" not in content, text
+
+
+def test_plain_text_mentioning_the_word_is_left_alone() -> None:
+    row = {"final_text": '"privileged" accounts are {not} JSON', "x": "[privileged"}
+    assert strip_privileged(row) == row
+    assert not has_privileged(row)

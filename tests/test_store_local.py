@@ -278,3 +278,17 @@ def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(tmp_path: Pa
         with ThreadPoolExecutor(max_workers=2) as pool:
             results = list(pool.map(finalize, [dataset_id] * 2))
         assert results == [2000, 2000]
+
+
+def test_a_raw_upload_carrying_the_answer_key_is_never_stored(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    created = store.create_dataset(NewDataset(name="x"))
+    leaky = orjson.dumps(
+        {"prompt": "p", "messages": [{"role": "tool", "content": '{"\\u0070rivileged": 1}'}]}
+    )
+    store.upload(created["datasetId"], [ROW, leaky + b"\n"])
+    with pytest.raises(BadRequest, match="line 2: carries privileged"):
+        store.finalize(created["datasetId"])
+    assert store.list_datasets() == []
+    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
+    assert b"rivileged" not in stored

@@ -8,6 +8,7 @@ run) never ships either.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -20,19 +21,21 @@ NEVER_SHIPPED = frozenset({PRIVILEGED_KEY, "vector"})
 def strip_privileged(value: Any) -> Any:
     """A copy of `value` with every `privileged` block (and `vector`) removed at any depth.
 
-    Strings that hold a JSON object or array mentioning the block (a tool message's
-    content is one) are decoded, stripped and re-encoded. The input is never mutated.
+    Strings that hold JSON mentioning the block (a tool message's content is one) are
+    decoded, stripped and re-encoded, however they spell it: leading whitespace, a
+    `\\u0070rivileged` escape, a number orjson will not read, a JSON string inside a JSON
+    string. The input is never mutated.
     """
     if isinstance(value, dict):
         return {k: strip_privileged(v) for k, v in value.items() if k not in NEVER_SHIPPED}
     if isinstance(value, list):
         return [strip_privileged(v) for v in value]
-    if isinstance(value, str) and PRIVILEGED_KEY in value and value[:1] in ("{", "["):
-        try:
-            decoded = orjson.loads(value)
-        except orjson.JSONDecodeError:
+    if isinstance(value, str):
+        decoded = _embedded_json(value)
+        if decoded is _NOT_JSON:
             return value
-        return orjson.dumps(strip_privileged(decoded)).decode()
+        clean = strip_privileged(decoded)
+        return value if clean == decoded else _encode(clean)
     return value
 
 
@@ -42,12 +45,39 @@ def has_privileged(value: Any) -> bool:
         return any(k in NEVER_SHIPPED or has_privileged(v) for k, v in value.items())
     if isinstance(value, list):
         return any(has_privileged(v) for v in value)
-    if isinstance(value, str) and PRIVILEGED_KEY in value and value[:1] in ("{", "["):
-        try:
-            return has_privileged(orjson.loads(value))
-        except orjson.JSONDecodeError:
-            return False
+    if isinstance(value, str):
+        decoded = _embedded_json(value)
+        return decoded is not _NOT_JSON and has_privileged(decoded)
     return False
+
+
+_NOT_JSON = object()
+# A string is worth decoding only when it could name a never-shipped key: literally, or
+# through a JSON escape that hides the letters from a plain substring test.
+_TRIGGERS = (*NEVER_SHIPPED, "\\u")
+
+
+def _embedded_json(text: str) -> Any:
+    """The JSON value a string holds (an object, array, or a JSON string literal), or
+    `_NOT_JSON` when it holds none or cannot mention a never-shipped key."""
+    body = text.strip()
+    if body[:1] not in ("{", "[", '"') or not any(t in body for t in _TRIGGERS):
+        return _NOT_JSON
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        pass
+    try:  # integers past 64 bits, NaN: valid to Python's reader, not to orjson's
+        return json.loads(body)
+    except ValueError:
+        return _NOT_JSON
+
+
+def _encode(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def privileged_texts(row: dict[str, Any], min_chars: int = 12) -> list[str]:
