@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from whileai_cli.app import app
@@ -104,3 +105,13 @@ def test_spec_json_and_bad_spec_one_line(tmp_path: Path) -> None:
 def test_debug_shows_a_traceback(tmp_path: Path) -> None:
     result = run_cli("--debug", "spec", str(tmp_path / "missing"))
     assert result.returncode == 1 and b"Traceback" in result.stderr
+
+
+def test_model_refs_print_as_written_not_as_emoji(capsys: pytest.CaptureFixture[str]) -> None:
+    from whileai_cli.console import out, say
+
+    say("model openai:m: 3 calls")
+    out().print("agent vllm:smile: ok")
+    captured = capsys.readouterr()
+    assert "openai:m: 3 calls" in captured.err
+    assert "vllm:smile: ok" in captured.out

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
 @cache
 def err() -> Console:
-    """The stderr console; honours NO_COLOR and turns styling off when not a terminal."""
+    """The stderr console; honours NO_COLOR and turns styling off when not a terminal.
+    Emoji codes are off: a model ref such as `openai:m:` must print as written, not as Ⓜ."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @cache
@@ -38,7 +39,7 @@ def out() -> Console:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise BrokenPipeError
 
-    return _Stdout(highlight=False, soft_wrap=True)
+    return _Stdout(highlight=False, soft_wrap=True, emoji=False)
 
 
 def say(message: str) -> None:
