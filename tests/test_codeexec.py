@@ -89,3 +89,55 @@ def test_the_candidate_cannot_read_the_hidden_tests_file() -> None:
     code = "import os\nassert not os.path.exists('tests.py')\ndef add(a, b):\n    return a + b\n"
     (row,) = _grade(code)
     assert row["reward"] == 1.0, row["reason"]
+
+
+_DEEP = (
+    "import os\nfd = os.open(os.path.dirname(os.__file__), os.O_RDONLY)\n"
+    "os.makedirs('a/b/c/d/e/f/g/h/i/j')\nos.chdir('a/b/c/d/e/f/g/h/i/j')\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("attack", "reason"),
+    [
+        ("import sys\nsys.exit(0)", "exit status 0 is not a pass"),
+        ("import os\nos._exit(0)", "exit status 0 is not a pass"),
+        ("import builtins\nbuiltins.exec = lambda *a, **k: None", "tests failed"),
+        (
+            _DEEP + "d = os.open('../../../../../../../../../../etc/hostname', 0, dir_fd=fd)\n"
+            "raise SystemExit(os.read(d, 99))",
+            "relative to a dir_fd",
+        ),
+        (
+            _DEEP + "os.unlink('../../../../../../../../../../etc/x', dir_fd=fd)",
+            "refused os.remove",
+        ),
+        (
+            "import os\nos.makedirs('a/b/c')\nos.chdir('a/b/c')\n"
+            "os.symlink('../../../etc/hostname', '../../../link')",
+            "refused os.symlink",
+        ),
+        ("import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))", "setrlimit"),
+    ],
+    ids=["sys-exit", "os-exit", "empty-exec", "dir-fd-read", "dir-fd-unlink", "symlink", "rlimit"],
+)
+def test_a_candidate_cannot_pass_without_running_the_tests_or_escape_by_dir_fd(
+    attack: str, reason: str
+) -> None:
+    # The candidate defines a wrong `add` first: only skipping the tests could pass it.
+    code = "def add(a, b):\n    return 0\n" + attack + "\n"
+    (row,) = _grade(code)
+    assert row["reward"] == 0.0, row["reason"]
+    assert reason in row["reason"], row["reason"]
+
+
+def test_files_and_folders_inside_the_temp_dir_work_through_every_call() -> None:
+    code = (
+        "import os\nos.makedirs('x/y')\nopen('x/y/f', 'w').write('hi')\n"
+        "os.rename('x/y/f', 'x/g')\nos.symlink('g', 'x/l')\nassert open('x/l').read() == 'hi'\n"
+        "with open('x/g', 'r+') as f:\n    f.truncate(1)\nos.chmod('x/g', 0o600)\n"
+        "fd = os.open('x', os.O_RDONLY)\nos.unlink('l', dir_fd=fd)\nos.unlink('g', dir_fd=fd)\n"
+        "os.rmdir('y', dir_fd=fd)\n" + GOOD.strip("`").removeprefix("python\n")
+    )
+    (row,) = _grade(code)
+    assert row["reward"] == 1.0, row["reason"]

@@ -13,6 +13,12 @@ The tests file is deleted before the candidate runs, but the tests execute in th
 candidate's process: code that walks interpreter frames can still find what they assert.
 Hidden tests stop accidents and casual peeking, not a policy trained to search frames.
 
+Path calls are checked where they will resolve (a dir_fd is followed, a relative os.open
+may only read). A pass is a per-run token the bootstrap prints after the tests ran, so a
+candidate that exits 0 early scores 0. Not contained: `os.pidfd_open` and
+`signal.pidfd_send_signal` raise no audit event, so a candidate can still signal processes
+its user may signal.
+
 A contained violation, a crash, a failing test, an exhausted limit: reward 0 with the
 reason. Passing tests: reward 1. The judge itself failing to start the sandbox is an error.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -37,64 +44,114 @@ from .verifiers import NoGold, gold_of
 _FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
 _VIOLATION = 86  # exit status the audit hook uses, so a violation is told from a crash
 
-# Runs in the sandboxed interpreter. argv: workdir. The candidate and tests are read
-# before the hook is installed, then executed in one namespace.
+# Runs in the sandboxed interpreter. argv: workdir; stdin: the pass token. The candidate,
+# the tests and the token are read before the hook is installed and live only in `_run`'s
+# frame (not in `__main__`, where `sys.modules` would hand them to the candidate). A pass
+# is the token on stdout after the tests ran: exit status 0 alone is not one, or a
+# candidate ending in `sys.exit(0)` / `os._exit(0)`, or emptying `builtins.exec`, passes.
 _BOOTSTRAP = r"""
 import os, sys
-work = os.path.realpath(sys.argv[1])
-src = open(os.path.join(work, "candidate.py"), encoding="utf-8").read()
-tests = open(os.path.join(work, "tests.py"), encoding="utf-8").read()
-os.remove(os.path.join(work, "tests.py"))  # the candidate must not read its answer key
-allowed_read = tuple(
-    os.path.realpath(p) for p in sys.path if p and os.path.isabs(p)
-) + (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
-_PATH_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
-                "os.truncate", "os.utime", "os.link", "os.symlink", "shutil.rmtree",
-                "os.chdir", "shutil.copyfile", "os.unlink"}
-_LIST_EVENTS = {"os.listdir", "os.scandir"}
-_DENY = ("socket.", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
-         "os.system", "subprocess.", "ctypes.", "os.kill", "os.killpg", "pty.", "_posixsubprocess")
-def _stop(why):
-    os.write(2, ("\nWHILEAI_SANDBOX: " + why + "\n").encode("utf-8", "replace"))
-    os._exit(86)
-def _inside(path, roots):
-    try:
-        real = os.path.realpath(os.fsdecode(path))
-    except Exception:
-        return False
-    return any(real == r or real.startswith(r + os.sep) for r in roots)
-_DENY_IMPORTS = {"_posixsubprocess", "_ctypes", "ctypes", "_socket", "socket", "_multiprocessing"}
-def _hook(event, args):
-    if event.startswith(_DENY):
-        _stop("refused " + event)
-    if event == "import" and args and args[0] in _DENY_IMPORTS:
-        # These reach fork/exec or raw sockets without passing an audited call.
-        _stop("refused import " + str(args[0]))
-    if event == "open":
-        path, mode = args[0], args[1]
-        if isinstance(path, int) or path is None:
-            return
-        writing = isinstance(mode, str) and any(c in mode for c in "wax+")
-        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-        writing = writing or bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-        if _inside(path, (work,)):
-            return
-        if not writing and (_inside(path, allowed_read) or os.fsdecode(path) in
-                            ("/dev/null", "/dev/urandom")):
-            return
-        _stop("refused open(" + repr(os.fsdecode(path))[:80] + ") outside the sandbox")
-    elif event in _LIST_EVENTS:
-        path = args[0] if args and args[0] is not None else "."
-        if not _inside(path, (work,) + allowed_read):
-            _stop("refused " + event + "(" + repr(os.fsdecode(path))[:80] + ")")
-    elif event in _PATH_EVENTS:
-        for path in args[:2]:
-            if isinstance(path, (str, bytes, os.PathLike)) and not _inside(path, (work,)):
-                _stop("refused " + event + "(" + repr(os.fsdecode(path))[:80] + ")")
-sys.addaudithook(_hook)
-namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-exec(compile(src, "candidate.py", "exec"), namespace)
-exec(compile(tests, "tests.py", "exec"), namespace)
+def _run(_exec=exec, _compile=compile, _write=os.write, _exit=os._exit):
+    token = os.read(0, 64).strip()
+    os.close(0)
+    work = os.path.realpath(sys.argv[1])
+    src = open(os.path.join(work, "candidate.py"), encoding="utf-8").read()
+    tests = open(os.path.join(work, "tests.py"), encoding="utf-8").read()
+    os.remove(os.path.join(work, "tests.py"))  # the candidate must not read its answer key
+    sys.addaudithook(_make_hook(work))
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    _exec(_compile(src, "candidate.py", "exec"), namespace)
+    _exec(_compile(tests, "tests.py", "exec"), namespace)
+    _write(1, b"\nWHILEAI_PASSED " + token + b"\n")
+    _exit(0)
+def _make_hook(work):
+    import posixpath
+    realpath, fsdecode, isabs, join, dirname = (os.path.realpath, os.fsdecode,
+        posixpath.isabs, posixpath.join, posixpath.dirname)
+    allowed_read = tuple(
+        realpath(p) for p in sys.path if p and isabs(p)
+    ) + (realpath(sys.prefix), realpath(sys.base_prefix))
+    _PATH_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown",
+                    "os.truncate", "os.utime", "os.link", "os.symlink", "shutil.rmtree",
+                    "os.chdir", "shutil.copyfile", "os.unlink", "os.setxattr",
+                    "os.removexattr", "os.mkfifo", "os.mknod"}
+    # For each path an event names (one, or source and destination), the index of the
+    # dir_fd it is relative to: the check resolves it against that directory, as the call will.
+    _DIR_FD_OF = {"os.remove": (1,), "os.unlink": (1,), "os.rmdir": (1,), "os.mkdir": (2,),
+                  "os.chmod": (2,), "os.chown": (3,), "os.utime": (3,), "shutil.rmtree": (1,),
+                  "os.rename": (2, 3), "os.link": (2, 3), "os.symlink": (None, 2),
+                  "shutil.copyfile": (None, None)}
+    readlink = os.readlink
+    def _absolute(path, fd):
+        path = fsdecode(path)
+        if isabs(path) or fd is None or fd == -1:
+            return path
+        return join(readlink("/proc/self/fd/%d" % fd), path)
+    _LIST_EVENTS = {"os.listdir", "os.scandir"}
+    _DENY = ("socket.", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
+             "os.system", "subprocess.", "ctypes.", "os.kill", "os.killpg", "pty.",
+             "_posixsubprocess", "resource.setrlimit", "resource.prlimit")
+    _DENY_IMPORTS = {"_posixsubprocess", "_ctypes", "ctypes", "_socket", "socket",
+                     "_multiprocessing"}
+    exit_now, write = os._exit, os.write
+    def _stop(why):
+        write(2, ("\nWHILEAI_SANDBOX: " + why + "\n").encode("utf-8", "replace"))
+        exit_now(86)
+    def _inside(path, roots):
+        try:
+            real = realpath(fsdecode(path))
+        except Exception:
+            return False
+        return any(real == r or real.startswith(r + os.sep) for r in roots)
+    def _hook(event, args):
+        if event.startswith(_DENY):
+            _stop("refused " + event)
+        if event == "import" and args and args[0] in _DENY_IMPORTS:
+            # These reach fork/exec or raw sockets without passing an audited call.
+            _stop("refused import " + str(args[0]))
+        if event == "open":
+            path, mode = args[0], args[1]
+            if isinstance(path, int) or path is None:
+                return
+            writing = isinstance(mode, str) and any(c in mode for c in "wax+")
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            writing = writing or bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+            name = fsdecode(path)
+            if mode is None and not isabs(name) and (writing or ".." in name.split("/")):
+                # os.open's dir_fd is not in the event, so a relative path is checked against
+                # the current folder though it may resolve from any directory: only a plain
+                # read stays where the check can follow it (the builtin open has no dir_fd).
+                _stop("refused os.open(" + repr(name)[:80] + ") relative to a dir_fd")
+            if _inside(path, (work,)):
+                return
+            if not writing and (_inside(path, allowed_read) or fsdecode(path) in
+                                ("/dev/null", "/dev/urandom")):
+                return
+            _stop("refused open(" + repr(fsdecode(path))[:80] + ") outside the sandbox")
+        elif event in _LIST_EVENTS:
+            path = args[0] if args and args[0] is not None else "."
+            if not _inside(path, (work,) + allowed_read):
+                _stop("refused " + event + "(" + repr(fsdecode(path))[:80] + ")")
+        elif event in _PATH_EVENTS:
+            fds = _DIR_FD_OF.get(event, (None,))
+            for i, fd_at in enumerate(fds):
+                path = args[i] if i < len(args) else None
+                fd = args[fd_at] if fd_at is not None and fd_at < len(args) else None
+                if isinstance(path, int) and event == "os.truncate":
+                    continue  # ftruncate: the descriptor was opened for writing, so checked
+                if not isinstance(path, (str, bytes, os.PathLike)):
+                    _stop("refused " + event + "(" + repr(path)[:80] + ")")
+                try:
+                    full = _absolute(path, fd)
+                    if event == "os.symlink" and i == 0 and not isabs(full):
+                        # A link's target is read from the link's folder, not the current one.
+                        full = join(dirname(realpath(_absolute(args[1], args[2]))), full)
+                except Exception:
+                    full = None
+                if full is None or not _inside(full, (work,)):
+                    _stop("refused " + event + "(" + repr(fsdecode(path))[:80] + ")")
+    return _hook
+_run()
 """
 
 
@@ -145,6 +202,7 @@ def run_sandboxed(
     max_procs: int = 32,
 ) -> tuple[bool, str]:
     """(passed, reason) for `code` followed by `tests` in a contained interpreter."""
+    token = secrets.token_hex(16).encode()
     with tempfile.TemporaryDirectory(prefix="whileai-exec-") as work:
         root = Path(work)
         (root / "candidate.py").write_text(code, encoding="utf-8")
@@ -162,7 +220,7 @@ def run_sandboxed(
                 [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, work],
                 cwd=work,
                 env=env,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
@@ -171,6 +229,10 @@ def run_sandboxed(
                 ),
             )
             started = time.monotonic()
+            assert proc.stdin is not None
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.write(token + b"\n")
+            proc.stdin.close()
             try:
                 code_rc = proc.wait(timeout=timeout)
                 timed_out = False
@@ -185,13 +247,16 @@ def run_sandboxed(
                     proc.wait(timeout=5)
         elapsed = time.monotonic() - started
         stderr = _tail(err_path)
+        stdout = _tail(out_path)
     if timed_out:
         return False, f"stopped at the {timeout:g}s wall limit (hung, busy or forking)"
     marker = re.findall(r"WHILEAI_SANDBOX: ([^\n]+)", stderr)
     if code_rc == _VIOLATION and marker:
         return False, f"sandbox: {marker[-1]}"
-    if code_rc == 0:
+    if code_rc == 0 and f"WHILEAI_PASSED {token.decode()}" in stdout:
         return True, f"tests passed in {elapsed:.2f}s"
+    if code_rc == 0:
+        return False, "exited before its tests finished (exit status 0 is not a pass)"
     if code_rc == -signal.SIGXCPU:
         return False, f"CPU limit of {timeout:g}s exceeded"
     if code_rc == -signal.SIGXFSZ:
