@@ -272,3 +272,31 @@ def test_meta_refuses_an_empty_name_and_values_that_are_not_text(server: LiveSer
         refused = client.post(f"/datasets/{dataset_id}/meta", json=body)
         assert refused.status_code == 400 and problem in refused.json()["error"]
     assert client.get(f"/datasets/{dataset_id}").json()["name"] == "m"
+
+
+def test_a_small_json_route_stops_reading_a_huge_body_at_its_cap(tmp_path) -> None:
+    import asyncio
+
+    from whileai_server.app import MAX_JSON_BODY, create_app
+
+    app = create_app(tmp_path / "srv")
+    chunk, sent, replies = b" " * (256 * 1024), [0], []
+    total = 64  # 16 MB offered, with no content-length: a client that streams
+
+    async def receive() -> dict:
+        sent[0] += 1
+        return {"type": "http.request", "body": chunk, "more_body": sent[0] < total}
+
+    async def send(message: dict) -> None:
+        replies.append(message)
+
+    for path in ("/signup", "/device/approve"):
+        sent[0], replies[:] = 0, []
+        scope = {
+            "type": "http", "method": "POST", "path": path, "raw_path": path.encode(),
+            "query_string": b"", "headers": [], "server": ("127.0.0.1", 80),
+            "scheme": "http", "root_path": "", "http_version": "1.1",
+        }
+        asyncio.run(app(scope, receive, send))
+        assert replies[0]["status"] == 400, path
+        assert sent[0] * len(chunk) <= MAX_JSON_BODY + len(chunk), path

@@ -92,9 +92,7 @@ class Server:
 
     @staticmethod
     async def _json(request: Request) -> dict[str, Any]:
-        body = await request.body()
-        if len(body) > MAX_JSON_BODY:
-            raise BadRequest("request body too large")
+        body = await _capped_body(request, MAX_JSON_BODY)
         if not body.strip():
             return {}
         try:
@@ -145,7 +143,7 @@ class Server:
         return HTMLResponse(device_page.approval_form(request.query_params.get("code", "")))
 
     async def device_approve(self, request: Request) -> Response:
-        raw = await request.body()
+        raw = await _capped_body(request, MAX_JSON_BODY)
         form = {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
         code, email = form.get("user_code", ""), form.get("email", "")
         try:
@@ -359,6 +357,22 @@ class Server:
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"ok": True, "time": time.time()})
+
+
+async def _capped_body(request: Request, limit: int) -> bytes:
+    """The body, refused as soon as it passes `limit`: read whole first, a client streaming
+    gigabytes at a small-JSON route would be held in memory before the size was checked."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BadRequest("request body too large")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest("request body too large")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _since_param(request: Request) -> float | None:
