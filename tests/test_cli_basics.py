@@ -54,6 +54,18 @@ def test_validate_names_every_bad_row_and_exits_one(tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+def test_validate_lists_problems_in_file_order_past_twenty(tmp_path: Path) -> None:
+    bad = tmp_path / "bad[red].jsonl"
+    lines = [b'{"prompt": "x", "steps": "oops"}\n' if i % 2 else b"not json\n" for i in range(30)]
+    bad.write_bytes(b"".join(lines))
+    result = run_cli("validate", str(bad), "--json")
+    assert result.returncode == 1
+    problems = orjson.loads(result.stdout)["problems"]
+    assert [int(p.split(".jsonl:")[1].split(":")[0]) for p in problems] == list(range(1, 31))
+    printed = [line for line in result.stderr.decode().splitlines() if ".jsonl:" in line]
+    assert len(printed) == 30 and printed[0].startswith(f"{bad}:1: not valid JSON")
+
+
 def test_validate_fail_fast_stops_at_first_bad_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"prompt": "ok"}\n{"prompt": \n')

@@ -33,12 +33,24 @@ class ValidationReport:
         }
 
 
+class _KeepEveryError(ReadStats):
+    """The reader keeps 20 errors for a summary; validate's job is to list them all."""
+
+    def note(self, error: BadRowError, keep: int = 20) -> None:
+        super().note(error, keep=len(self.errors) + 1)
+
+
 def validate_stream(inputs: Iterable[str], *, fail_fast: bool = False) -> ValidationReport:
-    """Check every line; a bad line is recorded as 'file:line: problem' (or raised)."""
+    """Check every line; a bad line is recorded as 'file:line: problem' (or raised).
+    Problems come in file order: lines that are not JSON (which the reader skips) are
+    merged in ahead of the row that followed them."""
     report = ValidationReport()
-    stats = ReadStats()
+    stats = _KeepEveryError()
     lines = iter_lines(inputs, on_error="fail" if fail_fast else "skip", stats=stats, check=False)
+    taken = 0
     for source, lineno, row in lines:
+        report.problems.extend(stats.errors[taken:])
+        taken = len(stats.errors)
         report.rows += 1
         try:
             validate_row(row)
@@ -49,8 +61,8 @@ def validate_stream(inputs: Iterable[str], *, fail_fast: bool = False) -> Valida
             report.problems.append(str(error))
             continue
         report.valid += 1
+    report.problems.extend(stats.errors[taken:])
     report.rows += stats.skipped
-    report.problems = stats.errors + report.problems if stats.skipped else report.problems
     return report
 
 

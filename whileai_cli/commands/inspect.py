@@ -30,8 +30,10 @@ def validate(
     from ..options import resolve_inputs
 
     report = validate_stream(resolve_inputs(inputs), fail_fast=on_error == "fail")
+    from rich.markup import escape
+
     for problem in report.problems[:max_errors]:
-        say(f"[red]{problem}[/red]")
+        say(f"[red]{escape(problem)}[/red]")
     hidden = len(report.problems) - max_errors
     if hidden > 0:
         say(f"... and {hidden} more bad rows")
