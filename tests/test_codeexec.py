@@ -141,3 +141,25 @@ def test_files_and_folders_inside_the_temp_dir_work_through_every_call() -> None
     )
     (row,) = _grade(code)
     assert row["reward"] == 1.0, row["reason"]
+
+
+def test_a_candidate_cannot_signal_another_process_by_a_pidfd() -> None:
+    import subprocess
+
+    victim = subprocess.Popen(["sleep", "30"])
+    try:
+        # pidfd_open and pidfd_send_signal raise no audit event; `_imp` rebuilds the
+        # modules even if the bootstrap pruned them. Only the syscall filter stops this.
+        code = (
+            "import _imp, posix, _signal\n"
+            "p = _imp.create_builtin(posix.__spec__)\n_imp.exec_builtin(p)\n"
+            "s = _imp.create_builtin(_signal.__spec__)\n_imp.exec_builtin(s)\n"
+            f"s.pidfd_send_signal(p.pidfd_open({victim.pid}), 9)\n"
+        )
+        (row,) = _grade(code + GOOD.strip("`").removeprefix("python\n"))
+        time.sleep(0.2)
+        assert victim.poll() is None, "the candidate killed another process"
+        assert row["reward"] == 0.0
+    finally:
+        victim.kill()
+        victim.wait()

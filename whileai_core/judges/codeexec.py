@@ -15,9 +15,9 @@ Hidden tests stop accidents and casual peeking, not a policy trained to search f
 
 Path calls are checked where they will resolve (a dir_fd is followed, a relative os.open
 may only read). A pass is a per-run token the bootstrap prints after the tests ran, so a
-candidate that exits 0 early scores 0. Not contained: `os.pidfd_open` and
-`signal.pidfd_send_signal` raise no audit event, so a candidate can still signal processes
-its user may signal.
+candidate that exits 0 early scores 0. On Linux x86-64 a seccomp filter also refuses the
+syscalls no audit event covers on every road (pidfd signals, kill, ptrace, sockets,
+setrlimit); elsewhere only the audit hook stands.
 
 A contained violation, a crash, a failing test, an exhausted limit: reward 0 with the
 reason. Passing tests: reward 1. The judge itself failing to start the sandbox is an error.
@@ -30,6 +30,7 @@ import os
 import re
 import secrets
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -161,7 +162,83 @@ def extract_code(text: str) -> str:
     return blocks[-1] if blocks else text
 
 
+# Syscalls the candidate never needs and the audit hook cannot see every road to
+# (`os.pidfd_open` + `signal.pidfd_send_signal` raise no audit event; `_imp` can rebuild a
+# module the bootstrap pruned): signals to other processes, tracing, raw sockets, rlimits.
+# x86-64 numbers; on another architecture the filter lets everything through.
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_BLOCKED_SYSCALLS = (
+    62,  # kill
+    200,  # tkill
+    234,  # tgkill
+    129,  # rt_sigqueueinfo
+    297,  # rt_tgsigqueueinfo
+    424,  # pidfd_send_signal
+    434,  # pidfd_open
+    101,  # ptrace
+    310,  # process_vm_readv
+    311,  # process_vm_writev
+    41,  # socket
+    53,  # socketpair
+    42,  # connect
+    160,  # setrlimit
+    302,  # prlimit64
+)
+
+
+def _seccomp_program() -> bytes:
+    """A classic-BPF seccomp filter: EPERM for `_BLOCKED_SYSCALLS` (and the x32 ABI)."""
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    body = [(ld, 0, 0, 4)]  # architecture
+    n = len(_BLOCKED_SYSCALLS)
+    # after the arch test: ld nr, jge x32, n x jeq, allow, deny
+    body.append((jeq, 0, n + 2, _AUDIT_ARCH_X86_64))  # other arch: jump to allow
+    body.append((ld, 0, 0, 0))  # syscall number
+    body.append((jge, n + 1, 0, 0x40000000))  # x32 calls: deny
+    for i, nr in enumerate(_BLOCKED_SYSCALLS):
+        body.append((jeq, n - i, 0, nr))
+    body.append((ret, 0, 0, 0x7FFF0000))  # allow
+    body.append((ret, 0, 0, 0x00050000 | 1))  # errno EPERM
+    return b"".join(struct.pack("=HBBI", *ins) for ins in body)
+
+
+def _seccomp_installer() -> Any:
+    """A no-argument callable that installs the filter in the current (forked) process, or
+    None where it cannot (not Linux x86-64, no libc): prepared before the fork so the child
+    only calls."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    program = _seccomp_program()
+    filters = ctypes.create_string_buffer(program, len(program))
+
+    class _Prog(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+    prog = _Prog(len(program) // 8, ctypes.addressof(filters))
+    prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong,
+                      ctypes.c_ulong)  # fmt: skip
+
+    def install() -> None:
+        keep = filters  # the buffer must outlive the call
+        if prctl(38, 1, None, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        if prctl(22, 2, ctypes.addressof(prog), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+            raise OSError(ctypes.get_errno(), "seccomp filter refused")
+        del keep
+
+    return install
+
+
 def _limits(cpu: int, memory: int, fsize: int, nproc: int) -> Any:
+    seccomp = _seccomp_installer()
+
     def apply() -> None:
         import resource
 
@@ -172,6 +249,8 @@ def _limits(cpu: int, memory: int, fsize: int, nproc: int) -> Any:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        if seccomp is not None:  # last: it forbids setrlimit
+            seccomp()
 
     return apply
 
