@@ -300,3 +300,9 @@ def test_a_small_json_route_stops_reading_a_huge_body_at_its_cap(tmp_path) -> No
         asyncio.run(app(scope, receive, send))
         assert replies[0]["status"] == 400, path
         assert sent[0] * len(chunk) <= MAX_JSON_BODY + len(chunk), path
+
+
+def test_a_link_with_a_non_ascii_digit_expiry_is_refused_not_a_crash() -> None:
+    from whileai_server.signing import check
+
+    assert check(b"k" * 32, "GET", "/files/ds_1", "\u00b2", "00") == "bad signature"

@@ -44,7 +44,8 @@ def check(
     secret: bytes, method: str, path: str, expires: str | None, sig: str | None
 ) -> str | None:
     """None when the link is good, else why it is refused ("expired" or "bad signature")."""
-    if not expires or not sig or not expires.isdigit():
+    # isascii: str.isdigit also takes '²', which int() refuses (a 500, not a 403).
+    if not expires or not sig or not (expires.isascii() and expires.isdigit()):
         return "bad signature"
     expected = signature(secret, method, path, int(expires))
     if not hmac.compare_digest(expected, sig):
