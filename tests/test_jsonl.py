@@ -98,3 +98,23 @@ def test_repair_tail_is_a_no_op_on_clean_files(tmp_path: Path) -> None:
     target.write_bytes(GOOD)
     assert repair_tail(target) == 0
     assert target.read_bytes() == GOOD
+
+
+def test_an_atomic_replace_gives_the_file_the_mode_a_plain_write_would(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.jsonl"
+        with RowWriter(str(fresh)) as writer:
+            writer.write({"a": 1})
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        kept = tmp_path / "kept.jsonl"
+        kept.write_text("")
+        kept.chmod(0o640)
+        with RowWriter(str(kept)) as writer:
+            writer.write({"a": 1})
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(umask)

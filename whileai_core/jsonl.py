@@ -196,6 +196,7 @@ class RowWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
             self._tmp = Path(tmp)
+            os.chmod(fd, _replacement_mode(self.path))
             self._fh = os.fdopen(fd, "wb")
 
     def write(self, row: Any) -> None:
@@ -225,6 +226,18 @@ class RowWriter:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.close(ok=exc_type is None)
+
+
+def _replacement_mode(path: Path) -> int:
+    """The mode the finished file should have: the one it replaces keeps its mode, a new one
+    gets what `open` would give it (mkstemp's 0600 would hide a training file from the
+    trainer's account)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def repair_tail(path: Path) -> int:
