@@ -119,6 +119,15 @@ def test_byte_identical_with_reproducible_at_concurrency_eight(tmp_path: Path) -
         assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
 
+def test_reproducible_output_does_not_depend_on_concurrency(tmp_path: Path) -> None:
+    for mode in ("adaptive", "rl"):
+        _run(tmp_path, "a.jsonl", mode=mode, budget=300, concurrency=2, reproducible=True)
+        _run(tmp_path, "b.jsonl", mode=mode, budget=300, concurrency=24, reproducible=True)
+        _run(tmp_path, "c.jsonl", mode=mode, budget=300, concurrency=100, reproducible=True)
+        first = (tmp_path / "a.jsonl").read_bytes()
+        assert first == (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "c.jsonl").read_bytes()
+
+
 def test_cli_reproducible_runs_match_across_processes(tmp_path: Path) -> None:
     outs = []
     for _ in ("a", "b"):

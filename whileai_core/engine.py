@@ -9,9 +9,9 @@ offers per rollout. Rows of a group are written when the group is settled, so a 
 run never leaves a group half-written; `--resume` skips every ask already in the file.
 
 Reproducibility: every random choice is seeded from (run seed, scenario_id, rollout index).
-With `reproducible` the scheduler runs in rounds (decide a round, run it, read results
-in launch order), so output is byte-identical at any concurrency; at concurrency 1 that
-is what the ordinary loop does anyway.
+With `reproducible` the scheduler runs in rounds of ROUND_WIDTH rollouts (decide a round,
+run it, read results in launch order) whatever the concurrency, which only bounds how many
+of a round run at once: so output is byte-identical at any concurrency.
 """
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ from .simconfig import MODE_SHAPE, MODES, Report, SimulateConfig
 from .situation import make_seed_situation, make_situation
 from .spec import Spec
 from .world import World
+
+#: Rollouts per round under `reproducible`. Fixed, not --concurrency: the rows a round
+#: decides on must not depend on how many of its rollouts happen to run side by side.
+ROUND_WIDTH = 64
 
 __all__ = ["MODES", "MODE_SHAPE", "Engine", "Report", "SimulateConfig", "behavior_signature"]
 
@@ -382,6 +386,10 @@ class Engine:
 
     # -- one rollout -----------------------------------------------------------------------
 
+    async def _bounded(self, unit: _Unit, running: asyncio.Semaphore) -> _Outcome:
+        async with running:
+            return await self._rollout(unit)
+
     async def _rollout(self, unit: _Unit) -> _Outcome:
         ask = unit.ask
         assert ask.opener is not None
@@ -468,6 +476,8 @@ class Engine:
         started = time.monotonic()
         deadline = started + self.config.time_budget if self.config.time_budget else None
         tasks: dict[asyncio.Task[_Outcome], _Unit] = {}
+        width = ROUND_WIDTH if self.config.reproducible else self.config.concurrency
+        running = asyncio.Semaphore(self.config.concurrency)
         grace_ends: float | None = None
         try:
             while True:
@@ -475,11 +485,11 @@ class Engine:
                     self.stopping = self.stopping or "time_budget"
                 if self.stopping and grace_ends is None:
                     grace_ends = time.monotonic() + self.config.stop_grace
-                while len(tasks) < self.config.concurrency:
+                while len(tasks) < width:
                     unit = self._next_unit()
                     if unit is None:
                         break
-                    tasks[asyncio.ensure_future(self._rollout(unit))] = unit
+                    tasks[asyncio.ensure_future(self._bounded(unit, running))] = unit
                 if not tasks:
                     break
                 if self.config.reproducible:
