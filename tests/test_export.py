@@ -626,3 +626,18 @@ def test_env_export_never_writes_over_a_folder_it_did_not_make(tmp_path: Path) -
 def test_export_that_writes_nothing_exits_one(tmp_path: Path) -> None:
     result = run_cli("export", str(SDK_ROWS), "--pairs", "-o", str(tmp_path / "pairs.jsonl"))
     assert result.returncode == 1 and b"no pairs written" in result.stderr
+
+
+def test_environment_leaves_out_a_task_whose_question_repeats_its_answer_key(
+    tmp_path: Path,
+) -> None:
+    rows = _graded_set()
+    for row in rows:
+        if row["scenario_id"] == "sc-01":
+            row["prompt"] += " " + REFERENCE
+            row["messages"][0]["content"] += " " + REFERENCE
+    report = export_environment(rows, tmp_path / "env", load_spec(ORDERS_SPEC))
+    shipped = b"".join(p.read_bytes() for p in (tmp_path / "env" / "data").glob("*.jsonl"))
+    assert REFERENCE.lower().encode() not in shipped.lower()
+    assert b"sc-02" in shipped  # the other tasks still ship
+    assert report.refused_privileged >= 4

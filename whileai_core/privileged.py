@@ -108,6 +108,17 @@ def privileged_texts(row: dict[str, Any], min_chars: int = 12) -> list[str]:
     return found
 
 
+def answer_key_texts(row: dict[str, Any], min_chars: int = 24) -> list[str]:
+    """The row's answer-key strings (`reference`, `principle`, `rubric`), lower-cased, long
+    enough that finding one in shipped text means the key went with it (shorter ones are
+    enumerations the world and the person say too)."""
+    block = row.get(PRIVILEGED_KEY)
+    if not isinstance(block, dict):
+        return []
+    keys = {name: block[name] for name in ("reference", "principle", "rubric") if name in block}
+    return [t.lower() for t in privileged_texts({PRIVILEGED_KEY: keys}, min_chars=min_chars)]
+
+
 def quotes_privileged(row: dict[str, Any]) -> bool:
     """True when the agent's reply repeats its own privileged block: a leaked answer key."""
     reply = row.get("final_text")

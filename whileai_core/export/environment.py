@@ -33,7 +33,7 @@ from ..errors import ConfigError
 from ..gate import DEFAULT_BAND, in_band, publish_gate
 from ..groups import group_by_task
 from ..optimize import calibration_stamp
-from ..privileged import quotes_privileged, strip_privileged
+from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
 from ..spec import Spec
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -140,7 +140,11 @@ def export_environment(
     groups = group_by_task(materialised)
     report.tasks_in = len(groups)
     for task_id, group in groups.items():
-        clean = [row for row in group if not quotes_privileged(row)]
+        clean = [
+            row
+            for row in group
+            if not quotes_privileged(row) and not _task_shows_key(task_id, row, env_name)
+        ]
         report.refused_privileged += len(group) - len(clean)
         if not clean:
             continue
@@ -195,6 +199,13 @@ def _importable_warnings(reward: str, world: str) -> list[str]:
                 f"{what} module {module!r} does not import here; it must import in the trainer"
             )
     return warnings
+
+
+def _task_shows_key(task_id: str, row: dict[str, Any], env: str) -> bool:
+    """True when the task built from `row` would carry one of its answer-key texts (a
+    question that repeats the reference): stripping the block does not remove a copy."""
+    blob = orjson.dumps(_task(task_id, row, {}, env)).decode().lower()
+    return any(key in blob for key in answer_key_texts(row))
 
 
 def _task(task_id: str, row: dict[str, Any], stamp: dict[str, Any], env: str) -> dict[str, Any]:
