@@ -292,3 +292,16 @@ def test_a_raw_upload_carrying_the_answer_key_is_never_stored(tmp_path: Path) ->
     assert store.list_datasets() == []
     stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
     assert b"rivileged" not in stored
+
+
+def test_push_leaves_out_a_row_that_repeats_its_answer_key(tmp_path: Path) -> None:
+    reference = "Look the order up first, then refund it exactly once."
+    good = {"prompt": "refund", "final_text": "Done.", "privileged": {"reference": reference}}
+    leak = {**good, "final_text": f"My notes say: {reference}"}
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in (good, leak, good)))
+    store = LocalStore(tmp_path / "store")
+    result = push_rows(store, [str(rows)], name="x", gate=False)
+    assert result["left_out_leaks"] == 1 and result["train"]["rows"] == 2
+    stored = b"".join(store.download(result["train"]["datasetId"]))
+    assert reference.lower().encode() not in stored.lower()

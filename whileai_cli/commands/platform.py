@@ -128,6 +128,8 @@ def push(
             warn(f"gate: {message}")
     if result["stripped"]:
         say(f"removed privileged data from {result['stripped']} rows")
+    if result.get("left_out_leaks"):
+        warn(f"left out {result['left_out_leaks']} rows that repeat their own answer key")
     if json:
         print_json(result)
     for side in ("train", "holdout"):

@@ -25,7 +25,7 @@ import orjson
 from ..errors import ConfigError
 from ..groups import reward_of, task_key
 from ..jsonl import ReadStats, dumps, read_rows
-from ..privileged import strip_privileged
+from ..privileged import answer_key_texts, strip_privileged
 from .base import NewDataset, Store, check_purpose
 
 UPLOAD_CHUNK = 1024 * 1024
@@ -154,11 +154,14 @@ def push_rows(
     with tempfile.TemporaryDirectory(prefix="whileai-push-") as tmp:
         staged = Path(tmp) / "staged.jsonl"
         main_path, hold_path = Path(tmp) / "main.jsonl", Path(tmp) / "holdout.jsonl"
-        stripped = 0
+        stripped = leaked = 0
         tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
             for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
+                if _repeats_answer_key(row):
+                    leaked += 1
+                    continue
                 clean = strip_privileged(row)
                 if clean != row:
                     stripped += 1
@@ -176,7 +179,8 @@ def push_rows(
                 target = side if holdout_side(entry.task, holdout) else main
                 target.write(line)
         if main.rows + side.rows == 0:
-            raise ConfigError("nothing to push: the input has no rows")
+            why = f" but {leaked} that repeat their answer key" if leaked else ""
+            raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:
             from ..gate import publish_gate
@@ -205,7 +209,23 @@ def push_rows(
                 idempotency_key=_idempotency_key(base, side.digest.hexdigest(), holdout, "held"),
             )
             held = upload_file(store, hold_spec, hold_path)
-    return {"train": train, "holdout": held, "gate": gate_report, "stripped": stripped}
+    return {
+        "train": train,
+        "holdout": held,
+        "gate": gate_report,
+        "stripped": stripped,
+        "left_out_leaks": leaked,
+    }
+
+
+def _repeats_answer_key(row: dict[str, Any]) -> bool:
+    """A row whose text repeats its own answer key stays home: once the block is stripped,
+    no later export can tell the copy is one, and it would train a model on the key."""
+    keys = answer_key_texts(row)
+    if not keys:
+        return False
+    text = orjson.dumps(strip_privileged(row)).decode().lower()
+    return any(key in text for key in keys)
 
 
 def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
