@@ -137,6 +137,17 @@ def test_faults_that_fired_decide_the_kind_over_the_plan() -> None:
     assert report.fault_kinds == {"timeout": 1, "none": 1}
 
 
+def test_planned_and_fired_faults_share_one_name() -> None:
+    fired = [{"tool": "get_order", "mode": "stale", "step": 0}]
+    rows = [
+        *_group("a", 1, 2, faults_fired=fired),
+        *_group("b", 1, 2, scenario_dimensions={"tool_condition": "stale_result"}),
+        *_group("c", 1, 2, scenario_dimensions={"tool_condition": "malformed_result"}),
+    ]
+    _, report = optimize(rows)
+    assert report.fault_kinds == {"stale": 2, "malformed": 1}
+
+
 def test_max_groups_keeps_whole_groups_balanced_across_kinds() -> None:
     rows = []
     for i in range(3):

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import orjson
 
 from .errors import ConfigError, WhileaiError
+from .faults import CONDITION_TO_FAULT
 from .gate import DEFAULT_BAND, in_band, publish_gate
 from .groups import passed, reward_of, task_key
 from .hygiene import (
@@ -479,7 +480,10 @@ def _fault_kinds(row: Row) -> tuple[str, ...]:
         return modes
     dims = row.get("scenario_dimensions")
     condition = dims.get("tool_condition") if isinstance(dims, dict) else None
-    return ("none" if condition in (None, "success") else str(condition),)
+    if condition in (None, "success"):
+        return ("none",)
+    # Name a planned condition by the fault it schedules, so fired and planned kinds agree.
+    return (CONDITION_TO_FAULT.get(str(condition)) or str(condition),)
 
 
 def _kind_of(kinds: list[tuple[str, ...]]) -> str:
