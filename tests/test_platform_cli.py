@@ -53,6 +53,10 @@ def test_sdk_rows_push_and_pull_without_losing_a_key(store_env: str, tmp_path: P
         before.pop("privileged", None)
         assert after == before
         assert list(after) == list(before)
+    # A pulled training file is an ordinary file (the umask's mode), not mkstemp's 0600.
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "back.jsonl").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_push_strips_privileged_everywhere(store_env: str, tmp_path: Path, sdk_rows) -> None:

@@ -204,6 +204,11 @@ class RowWriter:
         self._fh.flush()
         self.count += 1
 
+    def write_raw(self, chunk: bytes) -> None:
+        """Bytes that are already JSONL (a download), under the same atomic guarantee."""
+        self._fh.write(chunk)
+        self._fh.flush()
+
     def write_many(self, rows: Iterable[Any]) -> int:
         for row in rows:
             self.write(row)

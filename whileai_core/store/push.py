@@ -24,7 +24,7 @@ import orjson
 
 from ..errors import ConfigError
 from ..groups import reward_of, task_key
-from ..jsonl import ReadStats, dumps, read_rows
+from ..jsonl import ReadStats, RowWriter, dumps, read_rows
 from ..privileged import answer_key_texts, strip_privileged
 from .base import NewDataset, Store, check_purpose
 
@@ -230,28 +230,11 @@ def _repeats_answer_key(row: dict[str, Any]) -> bool:
 
 def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
     """Write a dataset's JSONL to `output` (atomically) or stdout; returns bytes written."""
-    import os
-    import sys
-
-    size = 0
-    if output in (None, "-"):
-        out = sys.stdout.buffer
-        for chunk in store.download(dataset_id):
-            out.write(chunk)
-            size += len(chunk)
-        out.flush()
-        return size
-    target = Path(str(output))
-    if target.is_dir():
+    if output not in (None, "-") and Path(str(output)).is_dir():
         raise ConfigError(f"{output}: is a directory; give -o a file to write")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in store.download(dataset_id):
-                fh.write(chunk)
-                size += len(chunk)
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    size = 0
+    with RowWriter(output) as writer:
+        for chunk in store.download(dataset_id):
+            writer.write_raw(chunk)
+            size += len(chunk)
     return size
