@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,14 +20,10 @@ from pathlib import Path
 import httpx
 import orjson
 
+from whileai_core.testing import serve_process
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "sdk-rows-orders-explore.jsonl"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _status_kb(pid: int, field: str) -> int:
@@ -70,31 +65,8 @@ def main() -> None:
         data = work / "rows.jsonl"
         rows = _make_file(data, opts.mb)
         size_mb = data.stat().st_size / 1e6
-        port = _free_port()
         env = {**os.environ, "WHILEAI_HOME": str(work / "home"), "NO_COLOR": "1"}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "whileai_cli",
-                "serve",
-                "--port",
-                str(port),
-                "--data",
-                str(work / "srv"),
-            ],
-            env=env,
-            cwd=REPO,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(200):
-                try:
-                    httpx.get(f"{url}/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.05)
+        with serve_process(work / "srv", env=env) as (server, url):
             idle_rss = _status_kb(server.pid, "VmRSS")
             key = httpx.post(f"{url}/signup", json={"email": "bench@example.com"}).json()["api_key"]
             cli_env = {**env, "WHILEAI_API_URL": url, "WHILEAI_API_KEY": key}
@@ -125,9 +97,6 @@ def main() -> None:
             t_pull = _run([*whileai, "pull", cli_id, "-o", str(out)], cli_env)
             assert out.stat().st_size == data.stat().st_size
             peak_rss = _status_kb(server.pid, "VmHWM")
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
     print(f"file: {size_mb:.1f} MB, {rows} rows")
     print(f"PUT upload (wire):       {size_mb / t_put:8.1f} MB/s  ({t_put:.2f} s)")
     print(f"finalize (validate all): {size_mb / t_finalize:8.1f} MB/s  ({t_finalize:.2f} s)")

@@ -4,7 +4,6 @@ the platform tests (test_server, test_platform_cli, test_traces, test_store_loca
 from __future__ import annotations
 
 import itertools
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from typer.testing import CliRunner
 from whileai_cli.app import app
 from whileai_core.store import Store
 from whileai_core.store.push import push_rows
+from whileai_core.testing import free_port
 from whileai_server import create_app
 
 from .helpers import SDK_ROWS
@@ -43,12 +43,6 @@ class LiveServer:
     def client(self, key: str | None) -> httpx.Client:
         headers = {"X-Api-Key": key} if key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="session")

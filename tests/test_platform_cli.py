@@ -13,6 +13,7 @@ import httpx
 import orjson
 
 from whileai_core.privileged import has_privileged
+from whileai_core.testing import serve_process
 
 from . import platform_fixtures
 from .helpers import REPO, SDK_ROWS
@@ -287,42 +288,13 @@ def test_status_reports_an_unreachable_server_instead_of_failing(monkeypatch) ->
 
 
 def test_whileai_serve_runs_as_a_process_and_serves_the_cli(tmp_path: Path, monkeypatch) -> None:
-    port = platform_fixtures.free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "whileai_cli",
-            "serve",
-            "--port",
-            str(port),
-            "--data",
-            str(tmp_path / "srv"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=REPO,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.05)
+    with serve_process(tmp_path / "srv", stderr=subprocess.PIPE) as (_, url):
         monkeypatch.setenv("WHILEAI_API_URL", url)
         ok("signup", "--email", "proc@example.com")
         dataset_id = ok("push", str(SDK_ROWS), "--name", "via-serve", "--no-gate").stdout.strip()
         assert [d["datasetId"] for d in stdout_json(ok("datasets", "--json"))["datasets"]] == [
             dataset_id
         ]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     assert (tmp_path / "srv" / "store.db").exists()
     assert (tmp_path / "srv" / "server-secret").stat().st_mode & 0o777 == 0o600
 

@@ -2,6 +2,7 @@
 
 `OpenAIStub` is a small OpenAI-compatible chat-completions server on a loopback port:
 tests and benches point a model spec at `stub.base_url` and never reach the internet.
+`serve_process` runs `whileai serve` as a real process on a free loopback port.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .openai_stub import (
     tool_calls,
     tool_then_answer,
 )
+from .server import free_port, serve_process
 
 __all__ = [
     "OpenAIStub",
@@ -25,8 +27,10 @@ __all__ = [
     "Request",
     "answer",
     "disconnect",
+    "free_port",
     "http_error",
     "raw_tool_call",
+    "serve_process",
     "tool_call",
     "tool_calls",
     "tool_then_answer",
