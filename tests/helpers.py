@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SDK_ROWS = FIXTURES / "sdk-rows-orders-explore.jsonl"
@@ -26,3 +28,15 @@ def run_cli(
         timeout=timeout,
         cwd=REPO,
     )
+
+
+def play(agent: Any, episode: Any) -> Any:
+    """One rollout of an Agent, closing it after, from sync test code."""
+
+    async def go() -> Any:
+        try:
+            return await agent.run(episode)
+        finally:
+            await agent.aclose()
+
+    return asyncio.run(go())

@@ -24,7 +24,7 @@ from whileai_core.testing import (
     tool_calls,
 )
 
-from .helpers import ORDERS_SPEC
+from .helpers import ORDERS_SPEC, play
 
 
 class RecordingWorld:
@@ -72,14 +72,7 @@ def _episode(spec: Spec, world: Any = None, **kwargs: Any) -> Episode:
 def _play(stub: OpenAIStub, episode: Episode, **kwargs: Any) -> RolloutResult:
     client = ModelClient(parse_model_spec(stub.base_url, model="m"), backoff=0.01, retries=2)
     agent = ModelAgent(client, **kwargs)
-
-    async def go() -> RolloutResult:
-        try:
-            return await agent.run(episode)
-        finally:
-            await agent.aclose()
-
-    return asyncio.run(go())
+    return play(agent, episode)
 
 
 def test_tool_call_round_trips_over_several_turns(spec: Spec) -> None:

@@ -16,7 +16,7 @@ from whileai_core.settings import home
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub, answer, http_error, tool_call
 
-from .helpers import ORDERS_SPEC, run_cli
+from .helpers import ORDERS_SPEC, play, run_cli
 
 MSGS = [{"role": "user", "content": "hi"}]
 
@@ -37,14 +37,7 @@ def _rollout(stub: OpenAIStub, options: ModelOptions, rollout_index: int = 0) ->
         world=EchoWorld(),
         seed=3,
     )
-
-    async def go() -> RolloutResult:
-        try:
-            return await agent.run(episode)
-        finally:
-            await agent.aclose()
-
-    return asyncio.run(go())
+    return play(agent, episode)
 
 
 def _replies() -> list[Any]:
