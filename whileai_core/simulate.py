@@ -10,15 +10,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent import ModelOptions
 from .agents.registry import load_world, resolve_agent, resolve_writer
 from .engine import Engine, Report, SimulateConfig
 from .errors import ConfigError
 from .jsonl import RowWriter, read_rows, repair_tail
-from .judges.contract import Judge, as_judge, close_judge
 from .spec import Spec
+
+if TYPE_CHECKING:
+    from .judges.contract import Judge
 
 _REPLAYED = (
     "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
@@ -61,7 +63,11 @@ def run_simulation(
     """Run one simulation to `output` (or stdout). A `grader` is any judge under the one
     judge contract; its verdicts land on the rows and steer rl allocation."""
     config.check()
-    judge = grader if isinstance(grader, Judge) or grader is None else as_judge(grader)
+    judge = None
+    if grader is not None:
+        from .judges.contract import as_judge
+
+        judge = as_judge(grader)  # a Judge already is one; a bare callable gets a name
     options = options or ModelOptions()
     options.concurrency = config.concurrency
     if resume and not output:
@@ -98,6 +104,8 @@ def run_simulation(
         finally:
             await agent.aclose()
             if judge is not None:
+                from .judges.contract import close_judge
+
                 await close_judge(judge)
             close_writer = getattr(writer, "aclose", None)
             if close_writer is not None:
