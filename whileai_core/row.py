@@ -259,6 +259,13 @@ def to_row(parts: RowParts) -> dict[str, Any]:
     return ordered
 
 
+def call_function(call: dict[str, Any]) -> dict[str, Any]:
+    """The dict holding a tool call's `name` and `arguments`, in either shape rows carry:
+    the OpenAI wire shape nests them under `function`, the SDK's flat shape does not."""
+    inner = call.get("function")
+    return inner if isinstance(inner, dict) else call
+
+
 def reply_text(row: dict[str, Any]) -> str:
     """The agent's final reply: `final_text`, else the last assistant message with text.
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import orjson
 
 from ..privileged import privileged_texts, quotes_privileged, strip_privileged
+from ..row import call_function
 
 Encoding = Literal["json_string", "dict"]
 Row = dict[str, Any]
@@ -225,8 +226,7 @@ def _wire_call(
 ) -> dict[str, Any]:
     if not isinstance(call, dict):
         raise Refused("bad_tool_call")
-    nested = call.get("function")
-    function: dict[str, Any] = nested if isinstance(nested, dict) else call
+    function = call_function(call)
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise Refused("bad_tool_call")

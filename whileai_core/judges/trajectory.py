@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ..row import call_function
 from ..spec import Spec, guess_kind
 from ..world import record_readers
 
@@ -100,8 +101,7 @@ def _from_messages(messages: list[dict[str, Any]]) -> list[Event]:
             for call in message.get("tool_calls") or []:
                 if not isinstance(call, dict):
                     continue
-                inner = call.get("function")
-                fn: dict[str, Any] = inner if isinstance(inner, dict) else call
+                fn = call_function(call)
                 args = _json(fn.get("arguments"))
                 event = Event(
                     "call",

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from ..agent import AgentError, Episode, RolloutResult
+from ..row import call_function
 from .client import ChatResult, ModelCallError, ModelClient
 
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "stop", "function_call": "stop"}
@@ -221,7 +222,7 @@ def _wire_call(call: Any, turn: int, index: int) -> dict[str, Any]:
     """The OpenAI wire shape with an id, whatever almost-right shape the server sent."""
     if not isinstance(call, dict):
         call = {"function": {"name": "", "arguments": str(call)}}
-    fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
+    fn = call_function(call)
     arguments = fn.get("arguments")
     if isinstance(arguments, (dict, list)):
         arguments = json.dumps(arguments)
