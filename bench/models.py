@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from whileai_core.agent import Episode, ModelOptions
+from whileai_core.agents.base import Episode, ModelOptions
 from whileai_core.models.agent import ModelAgent
 from whileai_core.models.factory import make_agent
 from whileai_core.spec import Spec, Tool

@@ -29,8 +29,8 @@ SPEC = REPO / "tests" / "fixtures" / "orders-spec.json"
 
 def child(mode: str, budget: int, repeats: int | None, out: str) -> None:
     sys.path.insert(0, str(REPO))
-    from whileai_core.engine import SimulateConfig
-    from whileai_core.simulate import run_simulation
+    from whileai_core.simulate.run import run_simulation
+    from whileai_core.simulate.scheduler import SimulateConfig
     from whileai_core.spec import load_spec
 
     spec = load_spec(SPEC)

@@ -270,7 +270,8 @@ def test_privileged_never_reaches_any_exported_file(tmp_path: Path) -> None:
     env = tmp_path / "env"
     result = run_cli(
         "export", str(graded), "--env", str(env), "--spec", str(ORDERS_SPEC),
-        "--reward", "whileai_core.groups:reward_of", "--world", "whileai_core.world:MockWorld",
+        "--reward", "whileai_core.groups:reward_of",
+        "--world", "whileai_core.simulate.world:MockWorld",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     outputs += [p for p in env.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
@@ -334,7 +335,7 @@ def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -
         tmp_path / "env",
         spec,
         reward="whileai_core.groups:reward_of",
-        world="whileai_core.world:MockWorld",
+        world="whileai_core.simulate.world:MockWorld",
         name="orders-env",
         holdout=0.3,
     )
@@ -368,7 +369,7 @@ def test_environment_package_installs_and_reads_tasks_without_verifiers(tmp_path
         tmp_path / "env",
         load_spec(ORDERS_SPEC),
         reward="whileai_core.groups:reward_of",
-        world="whileai_core.world:MockWorld",
+        world="whileai_core.simulate.world:MockWorld",
         name="orders_rl",
     )
     target = tmp_path / "site"
@@ -566,12 +567,12 @@ def test_environment_export_applies_the_publish_gate(tmp_path: Path) -> None:
             tmp_path / "env",
             load_spec(ORDERS_SPEC),
             reward="whileai_core.groups:reward_of",
-            world="whileai_core.world:MockWorld",
+            world="whileai_core.simulate.world:MockWorld",
         )
     with pytest.raises(ConfigError, match="importable by name"):
         export_environment(
             _graded_set(), tmp_path / "env", load_spec(ORDERS_SPEC),
-            reward="judge.py:score", world="whileai_core.world:MockWorld",
+            reward="judge.py:score", world="whileai_core.simulate.world:MockWorld",
         )  # fmt: skip
 
 

@@ -7,11 +7,11 @@ import json
 import subprocess
 import sys
 
-from whileai_core.diversity import NearDuplicateFilter
-from whileai_core.grid import HUMAN_AXES, _pair_ok, build_grid
-from whileai_core.situation import make_situation
+from whileai_core.simulate.grid import HUMAN_AXES, _pair_ok, build_grid
+from whileai_core.simulate.novelty import NearDuplicateFilter
+from whileai_core.simulate.situation import make_situation
+from whileai_core.simulate.writer import TemplateWriter, compose_opener
 from whileai_core.spec import Spec, load_spec
-from whileai_core.writer import TemplateWriter, compose_opener
 
 from .helpers import ORDERS_SPEC as SPEC
 from .helpers import run_cli
@@ -67,8 +67,9 @@ def test_editing_one_rule_changes_only_that_rules_tasks() -> None:
 
 def test_scenario_ids_are_stable_across_processes() -> None:
     code = (
-        "from whileai_core.spec import load_spec; from whileai_core.grid import build_grid;"
-        "from whileai_core.situation import make_situation;"
+        "from whileai_core.spec import load_spec;"
+        "from whileai_core.simulate.grid import build_grid;"
+        "from whileai_core.simulate.situation import make_situation;"
         f"s = load_spec({str(SPEC)!r}); g = build_grid(s);"
         "print(','.join(make_situation(s, c, visit=1)['scenario_id'] for c in g.cells[:20]))"
     )

@@ -320,8 +320,8 @@ CONDUCT_BREAKING = ("false_success", "leak", "invented_argument")
 def test_checklist_passes_honest_seeded_rows_and_fails_every_conduct_plant(
     spec_name: str, tmp_path: Path
 ) -> None:
-    from whileai_core.simconfig import SimulateConfig
-    from whileai_core.simulate import run_simulation
+    from whileai_core.simulate.config import SimulateConfig
+    from whileai_core.simulate.run import run_simulation
     from whileai_core.spec import load_spec
 
     out = tmp_path / "rows.jsonl"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from whileai_core.agent import AgentError, Episode, ModelOptions, RolloutResult
+from whileai_core.agents.base import AgentError, Episode, ModelOptions, RolloutResult
 from whileai_core.models import AllowanceExhausted, ModelClient, parse_model_spec
 from whileai_core.models.agent import ModelAgent
 from whileai_core.models.factory import is_model_ref, load_execute, make_agent, make_writer

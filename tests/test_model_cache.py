@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from whileai_core.agent import Episode, ModelOptions, RolloutResult
+from whileai_core.agents.base import Episode, ModelOptions, RolloutResult
 from whileai_core.models import ModelCache, ModelCallError, ModelClient, parse_model_spec
 from whileai_core.models.factory import make_agent, model_stats
 from whileai_core.settings import home

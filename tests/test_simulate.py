@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from whileai_core.agents.seeded import APOLOGY, FLATTERY, HEDGE, PADDING
-from whileai_core.engine import MODES, SimulateConfig
 from whileai_core.privileged import quotes_privileged
-from whileai_core.simulate import run_simulation
+from whileai_core.simulate.run import run_simulation
+from whileai_core.simulate.scheduler import MODES, SimulateConfig
 from whileai_core.spec import load_spec
 
 from .helpers import ORDERS_SPEC, REPO, run_cli
@@ -565,9 +565,9 @@ def _seeded_calls(spec_dir: str, prompt: str, follow_ups: list[str]) -> list[dic
     """The tool steps of one clean seeded rollout (label_rate 0) against a plain world."""
     import asyncio
 
-    from whileai_core.agent import Episode
+    from whileai_core.agents.base import Episode
     from whileai_core.agents.seeded import SeededAgent
-    from whileai_core.world import World
+    from whileai_core.simulate.world import World
 
     spec = load_spec(REPO / "specs" / spec_dir)
     replies = iter(follow_ups)

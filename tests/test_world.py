@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from whileai_core.engine import SimulateConfig
-from whileai_core.faults import FAULT_KINDS, FaultSchedule
-from whileai_core.simulate import run_simulation
+from whileai_core.simulate.faults import FAULT_KINDS, FaultSchedule
+from whileai_core.simulate.run import run_simulation
+from whileai_core.simulate.scheduler import SimulateConfig
+from whileai_core.simulate.world import World
 from whileai_core.spec import load_spec
-from whileai_core.world import World
 
 from .helpers import ORDERS_SPEC
 

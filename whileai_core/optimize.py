@@ -34,7 +34,6 @@ from typing import Any, Literal
 import orjson
 
 from .errors import ConfigError, WhileaiError
-from .faults import CONDITION_TO_FAULT
 from .gate import DEFAULT_BAND, in_band, publish_gate
 from .groups import passed, reward_of, task_key
 from .hygiene import (
@@ -47,6 +46,7 @@ from .hygiene import (
 from .privileged import privileged_texts
 from .row import reply_text
 from .rowbuffer import RowBuffer
+from .simulate.faults import CONDITION_TO_FAULT
 from .stats import wilson
 
 Mode = Literal["rl", "sft"]

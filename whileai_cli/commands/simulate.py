@@ -162,12 +162,12 @@ def simulate(
     ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
-    from whileai_core.agent import ModelOptions
+    from whileai_core.agents.base import ModelOptions
     from whileai_core.agents.registry import pick_agent_ref
-    from whileai_core.engine import SimulateConfig
     from whileai_core.errors import WhileaiError
     from whileai_core.judges.registry import JudgeOptions, parse_judge
-    from whileai_core.simulate import run_simulation
+    from whileai_core.simulate.run import run_simulation
+    from whileai_core.simulate.scheduler import SimulateConfig
     from whileai_core.spec import load_spec
 
     from ..console import check_report_path, emit_report, err, progress_bar, say
@@ -227,7 +227,7 @@ def simulate(
 
 def grid(spec: SpecArg, json: JsonOpt = False, report: ReportFile = None) -> None:
     """Print the coverage grid's axes, their values and the cell count."""
-    from whileai_core.grid import build_grid
+    from whileai_core.simulate.grid import build_grid
     from whileai_core.spec import load_spec
 
     from ..console import check_report_path, emit_report, out
@@ -263,7 +263,7 @@ def recommend(
     report: ReportFile = None,
 ) -> None:
     """Size a run from this agent's grid: cells, visits, budget, situations x repeats."""
-    from whileai_core.recommend import recommend as sized
+    from whileai_core.simulate.recommend import recommend as sized
     from whileai_core.spec import load_spec
 
     from ..console import check_report_path, emit_report, out

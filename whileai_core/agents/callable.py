@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import AgentError, Episode, RolloutResult
+from .base import AgentError, Episode, RolloutResult
 from .transcript import result_from_output
 
 

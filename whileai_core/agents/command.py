@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from ..agent import AgentError, Episode, RolloutResult
 from ..errors import ConfigError
 from ..spec import Spec
+from .base import AgentError, Episode, RolloutResult
 from .transcript import check_steps, messages_from_steps
 
 

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..agent import Agent, ModelOptions, Writer
 from ..errors import ConfigError
 from ..spec import Spec
+from .base import Agent, ModelOptions, Writer
 
 MODEL_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
 AGENT_FORMS = (
@@ -76,7 +76,7 @@ def resolve_writer(
     options = options or ModelOptions()
     ref = (ref or "template").strip()
     if ref == "template":
-        from ..writer import TemplateWriter
+        from ..simulate.writer import TemplateWriter
 
         return TemplateWriter(avg_turns=avg_turns)
     if is_model_ref(ref):

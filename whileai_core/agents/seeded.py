@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
-from ..agent import Episode, RolloutResult
-from ..grid import seed_int
+from ..simulate.grid import seed_int
+from ..simulate.world import is_key_param, name_words, past_tense
 from ..spec import Spec, Tool
-from ..world import is_key_param, name_words, past_tense
+from .base import Episode, RolloutResult
 
 BEHAVIOURS = (
     "apology", "hedging", "sycophancy", "boilerplate", "false_success", "leak", "invented_argument",

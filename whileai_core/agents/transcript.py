@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ..agent import AgentError, RolloutResult
+from .base import AgentError, RolloutResult
 
 
 def messages_from_steps(

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..grid import seed_int
 from ..judges.checklist import checklist
-from ..world import WORLD_STATE_EFFECTS, World
+from ..simulate.grid import seed_int
+from ..simulate.world import WORLD_STATE_EFFECTS, World
 
 _CHECKLIST = checklist()
 

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..simulate.world import name_words, past_tense
 from ..spec import Spec
-from ..world import name_words, past_tense
 from .conduct import conduct_checks, verdict_from_checks
 from .contract import Judge
 from .trajectory import (

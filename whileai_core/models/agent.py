@@ -23,7 +23,7 @@ import asyncio
 import json
 from typing import Any
 
-from ..agent import AgentError, Episode, RolloutResult
+from ..agents.base import AgentError, Episode, RolloutResult
 from ..row import call_function
 from .client import ChatResult, ModelCallError, ModelClient
 

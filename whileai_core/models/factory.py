@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..agent import Agent, ModelOptions, ToolWorld, Writer
+from ..agents.base import Agent, ModelOptions, ToolWorld, Writer
 from ..errors import ConfigError
 from ..plugins import load_callable
 from ..spec import Spec

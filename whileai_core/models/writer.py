@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from ..agent import UserSimulator
+from ..agents.base import UserSimulator
 from ..errors import WhileaiError
 from ..spec import Spec
 from .client import ModelCallError, ModelClient

@@ -26,20 +26,20 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .agent import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
-from .diversity import HashingEmbedder, NearDuplicateFilter
-from .errors import WhileaiError
+from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
+from ..errors import WhileaiError
+from ..groups import passed
+from ..spec import Spec
+from .config import MODE_SHAPE, MODES, Report, SimulateConfig
 from .grid import Grid, build_grid, seed_int
-from .groups import passed
+from .novelty import HashingEmbedder, NearDuplicateFilter
 from .rowmake import RowContext, behavior_signature, build_row
-from .simconfig import MODE_SHAPE, MODES, Report, SimulateConfig
 from .situation import make_seed_situation, make_situation
-from .spec import Spec
 from .world import World
 
 if TYPE_CHECKING:
     # The judges package is imported only by runs that grade as they go.
-    from .judges.contract import Judge
+    from ..judges.contract import Judge
 
 #: Rollouts per round under `reproducible`. Fixed, not --concurrency: the rows a round
 #: decides on must not depend on how many of its rollouts happen to run side by side.
@@ -459,7 +459,7 @@ class Engine:
     async def _grade(self, row: dict[str, Any]) -> tuple[dict[str, Any], Any]:
         """Judge a fresh row under the one judge contract; the row carries the verdict and
         the allocation reads it. A broken verdict falls back to the behaviour signature."""
-        from .judges.contract import judge_once_async, judged_row
+        from ..judges.contract import judge_once_async, judged_row
 
         assert self.grader is not None
         fields = await judge_once_async(self.grader, row)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .spec import Spec
+from ..spec import Spec
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .spec import Spec
+from ..spec import Spec
 
 UNRELATED = "unrelated"
 MULTI_TOOL = "multi_tool"

@@ -12,15 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .agent import ModelOptions
-from .agents.registry import load_world, resolve_agent, resolve_writer
-from .engine import Engine, Report, SimulateConfig
-from .errors import ConfigError
-from .jsonl import RowWriter, read_rows, repair_tail
-from .spec import Spec
+from ..agents.base import ModelOptions
+from ..agents.registry import load_world, resolve_agent, resolve_writer
+from ..errors import ConfigError
+from ..jsonl import RowWriter, read_rows, repair_tail
+from ..spec import Spec
+from .scheduler import Engine, Report, SimulateConfig
 
 if TYPE_CHECKING:
-    from .judges.contract import Judge
+    from ..judges.contract import Judge
 
 _REPLAYED = (
     "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
@@ -65,7 +65,7 @@ def run_simulation(
     config.check()
     judge = None
     if grader is not None:
-        from .judges.contract import as_judge
+        from ..judges.contract import as_judge
 
         judge = as_judge(grader)  # a Judge already is one; a bare callable gets a name
     options = options or ModelOptions()
@@ -104,14 +104,14 @@ def run_simulation(
         finally:
             await agent.aclose()
             if judge is not None:
-                from .judges.contract import close_judge
+                from ..judges.contract import close_judge
 
                 await close_judge(judge)
             close_writer = getattr(writer, "aclose", None)
             if close_writer is not None:
                 await close_writer()
         if options.clients:  # only model-backed runs; keeps httpx out of offline runs
-            from .models.factory import model_stats
+            from ..models.factory import model_stats
 
             report.models = model_stats(options)
         return report

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ..spec import Spec, Tool
 from .faults import plan_for
 from .grid import (
     HUMAN_AXES,
@@ -23,7 +24,6 @@ from .grid import (
     seed_int,
     stable_hash,
 )
-from .spec import Spec, Tool
 from .world import fake_value, is_key_param, name_words, past_tense, record_readers
 
 _ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 MODES = ("explore", "sft", "rl", "adaptive")
 # (phrasings per situation, rollouts per phrasing) when the flags leave them unset.

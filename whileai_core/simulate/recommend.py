@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from ..spec import Spec
 from .grid import build_grid
-from .spec import Spec
 
 VISITS_PER_CELL = 5
 SELECTION_OVERSAMPLE = 3

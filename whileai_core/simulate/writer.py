@@ -14,7 +14,7 @@ import random
 import re
 from typing import Any
 
-from .agent import UserSimulator
+from ..agents.base import UserSimulator
 from .grid import seed_int
 
 _GREETING = {

@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..spec import Tool, guess_kind
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
-from .spec import Tool, guess_kind
 
 WORLD_STATE_EFFECTS = {
     "entity exists": "ok",

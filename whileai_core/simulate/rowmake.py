@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
-from .agent import Episode, RolloutResult, ToolWorld
-from .row import SCHEMA_VERSION
+from ..agents.base import Episode, RolloutResult, ToolWorld
+from ..row import SCHEMA_VERSION
 from .world import World
 
 
