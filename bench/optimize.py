@@ -114,7 +114,7 @@ def main() -> None:
 
     sys.path.insert(0, str(ROOT))
     from whileai_core.jsonl import read_rows
-    from whileai_core.optimize import optimize
+    from whileai_core.select.optimize import optimize
 
     rows = list(read_rows([str(src)]))
     start = time.perf_counter()

@@ -27,7 +27,7 @@ from whileai_core.export import (
     training_samples,
 )
 from whileai_core.export.environment import holdout_side, ngrams
-from whileai_core.gate import PublishGateError
+from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import load_spec
 
 from .helpers import ORDERS_SPEC, REPO, SDK_ROWS, run_cli
@@ -270,7 +270,7 @@ def test_privileged_never_reaches_any_exported_file(tmp_path: Path) -> None:
     env = tmp_path / "env"
     result = run_cli(
         "export", str(graded), "--env", str(env), "--spec", str(ORDERS_SPEC),
-        "--reward", "whileai_core.groups:reward_of",
+        "--reward", "whileai_core.metrics.tally:reward_of",
         "--world", "whileai_core.simulate.world:MockWorld",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
@@ -334,7 +334,7 @@ def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -
         [*rows, *twin],
         tmp_path / "env",
         spec,
-        reward="whileai_core.groups:reward_of",
+        reward="whileai_core.metrics.tally:reward_of",
         world="whileai_core.simulate.world:MockWorld",
         name="orders-env",
         holdout=0.3,
@@ -346,7 +346,8 @@ def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -
     spec_json = json.loads((root / "spec.json").read_text())
     assert spec_json["system_prompt"] == spec.policy
     assert spec_json["tools"] == spec.openai_tools()
-    assert spec_json["reward"] == "whileai_core.groups:reward_of" and spec_json["max_turns"] == 12
+    assert spec_json["reward"] == "whileai_core.metrics.tally:reward_of"
+    assert spec_json["max_turns"] == 12
     train = [json.loads(x) for x in (root / "data/train.jsonl").read_text().splitlines()]
     holdout = [json.loads(x) for x in (root / "data/holdout.jsonl").read_text().splitlines()]
     assert len(train) == report.train and len(holdout) == report.holdout > 0
@@ -368,7 +369,7 @@ def test_environment_package_installs_and_reads_tasks_without_verifiers(tmp_path
         _graded_set(),
         tmp_path / "env",
         load_spec(ORDERS_SPEC),
-        reward="whileai_core.groups:reward_of",
+        reward="whileai_core.metrics.tally:reward_of",
         world="whileai_core.simulate.world:MockWorld",
         name="orders_rl",
     )
@@ -566,7 +567,7 @@ def test_environment_export_applies_the_publish_gate(tmp_path: Path) -> None:
             unmixed,
             tmp_path / "env",
             load_spec(ORDERS_SPEC),
-            reward="whileai_core.groups:reward_of",
+            reward="whileai_core.metrics.tally:reward_of",
             world="whileai_core.simulate.world:MockWorld",
         )
     with pytest.raises(ConfigError, match="importable by name"):

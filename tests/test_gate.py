@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from whileai_core.errors import WhileaiError
-from whileai_core.gate import GateReport, PublishGateError, publish_gate
+from whileai_core.select.gate import GateReport, PublishGateError, publish_gate
 
 
 def _row(task: str, reward: Any = None, **extra: Any) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import orjson
 import pytest
 
 from whileai_core.errors import ConfigError, WhileaiError
-from whileai_core.hygiene import pass_at, reward_correlations
-from whileai_core.optimize import OptimizeOptions, optimize, select
-from whileai_core.stats import wilson
+from whileai_core.metrics.stats import wilson
+from whileai_core.select.hygiene import pass_at, reward_correlations
+from whileai_core.select.optimize import OptimizeOptions, optimize, select
 
 from .helpers import SDK_ROWS, run_cli
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from whileai_core.judges import grade_rows, parse_judge
-from whileai_core.passat import bootstrap_mean_ci, pass_report, summary_line
-from whileai_core.stats import pass_at_k, pass_pow_k
+from whileai_core.metrics.passat import bootstrap_mean_ci, pass_report, summary_line
+from whileai_core.metrics.stats import pass_at_k, pass_pow_k
 
 
 def _rows(groups: list[list[int]]) -> list[dict[str, Any]]:

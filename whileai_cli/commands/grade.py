@@ -99,7 +99,7 @@ def grade(
     from whileai_core.errors import WhileaiError
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
-    from whileai_core.passat import summary_line
+    from whileai_core.metrics.passat import summary_line
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
     from ..options import resolve_inputs
@@ -180,7 +180,7 @@ def report(
     """pass@1 with a bootstrap interval, pass^k, pass@k, headroom, the per-task histogram,
     judge status counts and every marker, over graded rows."""
     from whileai_core.jsonl import ReadStats, read_rows
-    from whileai_core.passat import pass_report
+    from whileai_core.metrics.passat import pass_report
 
     from ..console import check_report_path, emit_report, warn
     from ..options import resolve_inputs
@@ -201,7 +201,7 @@ def report(
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from whileai_core.passat import summary_line
+    from whileai_core.metrics.passat import summary_line
 
     from ..console import out
 

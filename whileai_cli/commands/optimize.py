@@ -86,8 +86,8 @@ def optimize(
     import gc
 
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
-    from whileai_core.optimize import OptimizeOptions
-    from whileai_core.optimize import select as run_selection
+    from whileai_core.select.optimize import OptimizeOptions
+    from whileai_core.select.optimize import select as run_selection
 
     from ..console import check_report_path, exit_if_nothing
     from ..options import bad_flag, parse_band, resolve_inputs

@@ -99,7 +99,7 @@ def push(
 ) -> None:
     """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
     from whileai_core.errors import ConfigError
-    from whileai_core.gate import PublishGateError
+    from whileai_core.select.gate import PublishGateError
     from whileai_core.store.push import push_rows
 
     from ..console import print_json, say, warn

@@ -30,10 +30,10 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ..gate import DEFAULT_BAND, in_band, publish_gate
-from ..groups import group_by_task
-from ..optimize import calibration_stamp
+from ..metrics.tally import group_by_task
 from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
+from ..select.gate import DEFAULT_BAND, in_band, publish_gate
+from ..select.optimize import calibration_stamp
 from ..spec import Spec
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..groups import passed, reward_of, task_key
+from ..metrics.tally import passed, reward_of, task_key
 from ..row import reply_text
 from ..rowbuffer import RowBuffer, Span
 from .conversation import (

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
-from ..passat import PassReport
+from ..metrics.passat import PassReport
 from .contract import Judge, grade_rows
 
 

@@ -28,7 +28,7 @@ import orjson
 
 from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
 from ..errors import WhileaiError
-from ..groups import passed
+from ..metrics.tally import passed
 from ..spec import Spec
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
 from .grid import Grid, build_grid, seed_int

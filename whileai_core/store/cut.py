@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..groups import task_key
 from ..jsonl import dumps
+from ..metrics.tally import task_key
 from .base import Store, iter_all_traces
 from .otlp import PASS_AT
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..groups import passed, reward_of, task_key
+from ..metrics.tally import passed, reward_of, task_key
 
 
 @dataclass

@@ -23,8 +23,8 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ConfigError
-from ..groups import reward_of, task_key
 from ..jsonl import ReadStats, RowWriter, dumps, read_rows
+from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
 from .base import NewDataset, Store, check_purpose
 
@@ -88,7 +88,7 @@ class _Tasks:
         return task
 
     def stamps(self) -> dict[str, dict[str, Any]]:
-        from ..optimize import calibration_stamp
+        from ..select.optimize import calibration_stamp
 
         return {task: calibration_stamp(task, group) for task, group in self.groups.items()}
 
@@ -183,7 +183,7 @@ def push_rows(
             raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:
-            from ..gate import publish_gate
+            from ..select.gate import publish_gate
 
             spooled = read_rows([str(main_path), str(hold_path)])
             gate_report = publish_gate(spooled).as_dict()

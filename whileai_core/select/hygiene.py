@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .groups import passed, reward_of, task_key
-from .row import reply_text
-from .stats import pass_at_k, pass_pow_k, pearson
+from ..metrics.stats import pass_at_k, pass_pow_k, pearson
+from ..metrics.tally import passed, reward_of, task_key
+from ..row import reply_text
 
 HACK_THRESHOLD = 0.3
 

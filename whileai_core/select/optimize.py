@@ -33,9 +33,14 @@ from typing import Any, Literal
 
 import orjson
 
-from .errors import ConfigError, WhileaiError
+from ..errors import ConfigError, WhileaiError
+from ..metrics.stats import wilson
+from ..metrics.tally import passed, reward_of, task_key
+from ..privileged import privileged_texts
+from ..row import reply_text
+from ..rowbuffer import RowBuffer
+from ..simulate.faults import CONDITION_TO_FAULT
 from .gate import DEFAULT_BAND, in_band, publish_gate
-from .groups import passed, reward_of, task_key
 from .hygiene import (
     correlate,
     correlation_warnings,
@@ -43,11 +48,6 @@ from .hygiene import (
     row_features,
     survival_warnings,
 )
-from .privileged import privileged_texts
-from .row import reply_text
-from .rowbuffer import RowBuffer
-from .simulate.faults import CONDITION_TO_FAULT
-from .stats import wilson
 
 Mode = Literal["rl", "sft"]
 TruncatedPolicy = Literal["drop", "keep", "penalize"]

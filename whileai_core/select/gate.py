@@ -8,7 +8,7 @@ Unanimous or out-of-band asks that are still present are only warned about, beca
 
 API (used by `whileai optimize` and by `whileai push`)::
 
-    from whileai_core.gate import publish_gate, PublishGateError
+    from whileai_core.select.gate import publish_gate, PublishGateError
 
     report = publish_gate(rows)            # raises PublishGateError on a refusal
     report = publish_gate(rows, strict=False)  # never raises; report.refused says why
@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .errors import WhileaiError
-from .groups import passed, reward_of, task_key
+from ..errors import WhileaiError
+from ..metrics.tally import passed, reward_of, task_key
 
 DEFAULT_BAND: tuple[float, float] = (0.2, 0.8)
 # Pass rates are ratios of small integers; the band's edges are inclusive.

@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .groups import passed, reward_of, task_key
-from .row import JUDGE_STATUSES
+from ..row import JUDGE_STATUSES
 from .stats import pass_at_k, pass_pow_k, wilson
+from .tally import passed, reward_of, task_key
 
 MIN_K = 4
 MIN_GROUPS_FOR_CI = 3
