@@ -26,7 +26,8 @@ from whileai_core.export import (
     preference_pairs,
     training_samples,
 )
-from whileai_core.export.environment import holdout_side, ngrams
+from whileai_core.export.environment import ngrams
+from whileai_core.metrics.holdout import holdout_side
 from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import load_spec
 
@@ -643,3 +644,32 @@ def test_environment_leaves_out_a_task_whose_question_repeats_its_answer_key(
     assert REFERENCE.lower().encode() not in shipped.lower()
     assert b"sc-02" in shipped  # the other tasks still ship
     assert report.refused_privileged >= 4
+
+
+def test_push_and_env_export_put_every_task_on_the_same_side(tmp_path: Path) -> None:
+    """One holdout hash (sha256, as pushed sets were made): push --holdout and
+    export --env --holdout used to disagree on 17 of ~200 tasks at a share of 0.1."""
+    from whileai_core.store import open_store
+    from whileai_core.store.push import push_rows
+
+    rows = [
+        _row(f"sc-{t:03d}", i, float(i % 2), prompt=f"ask number {t} about order {t * 7}")
+        for t in range(200)
+        for i in range(2)
+    ]
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    report = export_environment(
+        rows, tmp_path / "env", load_spec(ORDERS_SPEC), band=(0.0, 1.0), holdout=0.1
+    )
+    env_held = {
+        orjson.loads(x)["info"]["task_id"]
+        for x in (tmp_path / "env/data/holdout.jsonl").read_bytes().splitlines()
+    }
+    assert report.holdout == len(env_held) > 0
+    store = open_store()
+    pushed = push_rows(store, [str(source)], name="split", holdout=0.1, gate=False)
+    assert pushed["holdout"] is not None
+    held_rows = b"".join(store.download(pushed["holdout"]["datasetId"]))
+    push_held = {orjson.loads(x)["scenario_id"] for x in held_rows.splitlines()}
+    assert push_held == env_held

@@ -11,7 +11,9 @@ import pytest
 
 from whileai_core.errors import ConfigError, WhileaiError
 from whileai_core.metrics.stats import wilson
-from whileai_core.select.hygiene import pass_at, reward_correlations
+from whileai_core.metrics.passat import pass_numbers, pass_report
+from whileai_core.metrics.tally import tally
+from whileai_core.select.hygiene import reward_correlations
 from whileai_core.select.optimize import OptimizeOptions, optimize, select
 
 from .helpers import SDK_ROWS, run_cli
@@ -302,21 +304,25 @@ def test_pass_at_k_that_does_not_survive_the_prune_is_reported() -> None:
     _, report = optimize([*_group("a", 2, 4), *_group("b", 4, 4)])
     assert report.pass_at_before["k"] == 4 and report.pass_at_before["pass_pow_k"] is not None
     assert any("cover 1 of 2 asks" in w for w in report.hygiene_warnings)
-    # A dropped truncated rollout shrinks its group below k: the numbers are gone.
+    # A dropped truncated rollout shrinks its group below k: that group leaves the k-way
+    # numbers (the one minimum-k rule of metrics.passat), and the warning says so.
     shrunk = [*_group("a", 2, 4), _row("a", 7, 1.0, truncated=True), *_group("b", 2, 5)]
     _, report = optimize(shrunk)
-    assert report.pass_at_before["k"] == 5
+    assert report.pass_at_before["k"] == 5 and report.pass_at_after["k_groups"] == 1
+    assert any("cover 1 of 2 asks" in w for w in report.hygiene_warnings)
+    # Every group shrinks below k: the numbers are gone.
+    _, report = optimize([*_group("a", 2, 4), _row("a", 7, 1.0, truncated=True)])
     assert report.pass_at_after["pass_pow_k"] is None
     assert any("n/a on the selection" in w for w in report.hygiene_warnings)
 
 
 def test_standalone_hygiene_helpers_read_plain_rows() -> None:
     rows = [*_group("a", 1, 4), *_group("b", 2, 4), _row("c", 0, None)]
-    figures = pass_at(rows)
+    figures = pass_numbers(tally(rows).graded_counts())
     assert figures["tasks"] == 2 and figures["k"] == 4
     assert figures["pass_at_1"] == 0.375
     assert figures["pass_at_k"] == 1.0 and figures["pass_pow_k"] == 0.0
-    assert pass_at(rows, k=5)["pass_pow_k"] is None
+    assert pass_numbers(tally(rows).graded_counts(), k=5)["pass_pow_k"] is None
     longer_wins = [
         _row("d", i, 1.0 if i % 2 else 0.0, final_text="x" * (10 + 50 * (i % 2)) + str(i))
         for i in range(6)
@@ -383,3 +389,13 @@ def test_cli_exits_one_when_nothing_survives_so_a_cron_chain_stops(tmp_path: Pat
         "optimize", "-", input=b"".join(orjson.dumps(r) + b"\n" for r in _group("m", 2, 4))
     )
     assert kept.returncode == 0 and len(kept.stdout.splitlines()) == 4
+
+
+def test_optimize_and_report_agree_on_the_minimum_k() -> None:
+    """10 tasks x 3 rollouts: both say n/a below k=4 (optimize used to print a pass@3)."""
+    rows = [r for t in range(10) for r in _group(f"t{t}", 1 + t % 2, 3)]
+    _, report = optimize(rows)
+    reported = pass_report(rows)
+    assert report.pass_at_before["pass_pow_k"] is None and reported["pass_pow_k"] is None
+    assert report.pass_at_before["k_note"] == reported["k_note"]
+    assert "below k = 4" in reported["k_note"]

@@ -67,13 +67,14 @@ def bad_flag(flag: str, problem: str) -> NoReturn:
 
 
 def parse_band(text: str) -> tuple[float, float]:
+    """`--band` through the one parser every command shares (`0.2,0.8` or `0.2-0.8`); a
+    value it refuses is a usage error, exit 2."""
+    from whileai_core.metrics.band import parse_band as parse
+
     try:
-        lo, hi = (float(part) for part in text.split(","))
-    except ValueError:
-        bad_flag("--band", f"{text!r}: expected LOW,HIGH such as 0.2,0.8")
-    if not 0.0 <= lo <= hi <= 1.0:
-        bad_flag("--band", f"{text!r}: need 0 <= LOW <= HIGH <= 1")
-    return lo, hi
+        return parse(text)
+    except ConfigError as exc:
+        bad_flag("--band", str(exc))
 
 
 def resolve_inputs(inputs: list[str] | None) -> list[str]:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -124,11 +124,42 @@ def iter_lines(
     check: bool = True,
 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """Yield (source, line number, row) for every usable line of every input, lazily."""
+    for line in iter_located(inputs, on_error=on_error, stats=stats, check=check):
+        yield line.source, line.lineno, line.row
+
+
+@dataclass(slots=True)
+class Located:
+    """A row and where its line lies: input `index`, bytes [start, end) of that input."""
+
+    index: int
+    source: str
+    lineno: int
+    start: int
+    end: int
+    row: dict[str, Any]
+
+
+def iter_located(
+    inputs: Iterable[str],
+    *,
+    on_error: OnError = "fail",
+    stats: ReadStats | None = None,
+    check: bool = True,
+    labels: Sequence[str] | None = None,
+) -> Iterator[Located]:
+    """`iter_lines` with each line's byte span, so a stage can read a row again later by
+    seeking instead of holding it (see `rowbuffer.FileRows`). `labels` name the inputs in
+    errors when they are not what the user gave (stdin spooled to a file)."""
     stats = stats if stats is not None else ReadStats()
-    for name in inputs:
+    for index, name in enumerate(inputs):
         source, handle = _open_input(name)
+        if labels is not None:
+            source = labels[index]
+        pos = 0
         try:
             for lineno, raw in enumerate(handle, start=1):
+                start, pos = pos, pos + len(raw)
                 if not raw.strip():
                     continue
                 problem: str | None
@@ -144,10 +175,27 @@ def iter_lines(
                     stats.note(error)
                     continue
                 stats.rows += 1
-                yield source, lineno, row
+                yield Located(index, source, lineno, start, pos, row)
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
+
+
+@contextlib.contextmanager
+def spooled(inputs: Sequence[str]) -> Iterator[tuple[list[str], list[str]]]:
+    """(paths, labels): the inputs as files that can be read twice, and the names errors
+    should use. Stdin ('-') is copied to a temporary file first (removed after) and keeps
+    the label `<stdin>`; named files are used as they are."""
+    labels = ["<stdin>" if name == "-" else name for name in inputs]
+    if "-" not in inputs:
+        yield list(inputs), labels
+        return
+    with tempfile.TemporaryDirectory(prefix="whileai-stdin-") as tmp:
+        spool = Path(tmp) / "stdin.jsonl"
+        with spool.open("wb") as fh:
+            while chunk := sys.stdin.buffer.read(1 << 20):
+                fh.write(chunk)
+        yield [str(spool) if name == "-" else name for name in inputs], labels
 
 
 def _short_json_error(exc: orjson.JSONDecodeError, raw: bytes) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 
@@ -83,13 +83,9 @@ def optimize(
     report_file: ReportFile = None,
 ) -> None:
     """Select training rows: RL groups in the difficulty band, or SFT rejection sampling."""
-    import gc
+    from whileai_core.select.optimize import OptimizeOptions, optimize_files
 
-    from whileai_core.jsonl import ReadStats, RowWriter, read_rows
-    from whileai_core.select.optimize import OptimizeOptions
-    from whileai_core.select.optimize import select as run_selection
-
-    from ..console import check_report_path, exit_if_nothing
+    from ..console import check_report_path, emit_report, exit_if_nothing, say, warn
     from ..options import bad_flag, parse_band, resolve_inputs
 
     lo, hi = parse_band(band)
@@ -108,47 +104,11 @@ def optimize(
         seed=seed,
     )
     options.check()
-    stats = ReadStats()
-    # Each row is kept as its JSON bytes while the selection is made (compact=True), and
-    # the cycle collector is paused meanwhile: rows are acyclic, and rescanning a growing
-    # heap of them is most of the cost of holding 100k rows.
-    gc.disable()
-    try:
-        rows = read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats)
-        selection = run_selection(rows, options, compact=True)
-        with RowWriter(output) as writer:
-            writer.write_many(selection.encoded())
-    finally:
-        gc.enable()
-    report = selection.report
+    report = optimize_files(resolve_inputs(inputs), options, output=output, on_error=on_error)
     data = report.as_dict()
-    data["skipped_lines"] = stats.skipped
-    _emit(data, json=json, report_file=report_file, rows_to_stdout=output is None)
+    if not emit_report(data, json=json, report_file=report_file, data_on_stdout=output is None):
+        for line in report.lines():
+            say(line)
+        for message in report.warnings_all():
+            warn(message)
     exit_if_nothing(report.rows_out, "rows")
-
-
-def _emit(
-    data: dict[str, Any], *, json: bool, report_file: str | None, rows_to_stdout: bool
-) -> None:
-    from ..console import emit_report, say, warn
-
-    if emit_report(data, json=json, report_file=report_file, data_on_stdout=rows_to_stdout):
-        return
-    dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(data["dropped"].items()))
-    say(
-        f"optimize --mode {data['mode']}: {data['rows_in']} rows in {data['groups_in']} asks -> "
-        f"{data['rows_out']} rows in {data['groups_kept']} asks"
-    )
-    if dropped:
-        say(f"  dropped rows: {dropped}")
-    if data["mode"] == "rl":
-        bd = data["band_dropped"]
-        lo, hi = data["band"]
-        say(f"  band {lo:g}-{hi:g}: {bd['too_easy']} too easy, {bd['too_hard']} too hard")
-        if data["fault_kinds"]:
-            kinds = ", ".join(f"{kind} {n}" for kind, n in data["fault_kinds"].items())
-            say(f"  groups by fault kind: {kinds}")
-    if data.get("skipped_lines"):
-        warn(f"{data['skipped_lines']} bad lines skipped")
-    for message in [*data["hygiene_warnings"], *data["warnings"], *data["gate"]["warnings"]]:
-        warn(message)

@@ -152,9 +152,10 @@ def cut(
 ) -> None:
     """Make training data from scored traces: a train set and a holdout set; prints their ids."""
     from whileai_core.store.cut import cut as run_cut
-    from whileai_core.store.cut import parse_band, parse_since
+    from whileai_core.store.cut import parse_since
 
     from ..console import print_json, say
+    from ..options import parse_band
 
     with opened(api_key) as store:
         result = run_cut(

@@ -19,7 +19,6 @@ are dropped from train (decontamination). The export itself needs no `verifiers`
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
 from collections.abc import Iterable
@@ -30,10 +29,12 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
+from ..metrics.band import DEFAULT_BAND, in_band
+from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
 from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
-from ..select.gate import DEFAULT_BAND, in_band, publish_gate
-from ..select.optimize import calibration_stamp
+from ..select.calibration import calibration_stamp
+from ..select.gate import publish_gate
 from ..spec import Spec
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
@@ -225,12 +226,6 @@ def _task(task_id: str, row: dict[str, Any], stamp: dict[str, Any], env: str) ->
     task = {"question": question, "answer": "", "task": env, "info": info}
     cleaned: dict[str, Any] = strip_privileged(task)
     return cleaned
-
-
-def holdout_side(task_id: str, fraction: float) -> bool:
-    """True when the task belongs to holdout: a hash of its id, so every run agrees."""
-    digest = hashlib.blake2b(task_id.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64 < fraction
 
 
 def _split(

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..row import JUDGE_STATUSES
 from .stats import pass_at_k, pass_pow_k, wilson
-from .tally import passed, reward_of, task_key
+from .tally import TaskTally, reward_of, task_key
 
 MIN_K = 4
 MIN_GROUPS_FOR_CI = 3
@@ -135,7 +135,7 @@ class PassReport:
     statuses: Counter[str] = field(default_factory=Counter)
     judges: Counter[str] = field(default_factory=Counter)
     first_reasons: dict[str, str] = field(default_factory=dict)
-    _tasks: dict[str, list[int]] = field(default_factory=dict)
+    _tasks: TaskTally = field(default_factory=TaskTally)
     _markers: dict[str, _MarkerStats] = field(default_factory=dict)
 
     def add(self, row: dict[str, Any]) -> None:
@@ -161,12 +161,7 @@ class PassReport:
         if reward is None:
             return
         self.judged += 1
-        counts = self._tasks.get(task_key(row))
-        if counts is None:
-            counts = self._tasks[task_key(row)] = [0, 0]
-        counts[0] += 1
-        if passed(reward):
-            counts[1] += 1
+        self._tasks.add(task_key(row), reward)
 
     def add_all(self, rows: Iterable[dict[str, Any]]) -> PassReport:
         for row in rows:
@@ -174,18 +169,11 @@ class PassReport:
         return self
 
     def result(self) -> dict[str, Any]:
-        groups = list(self._tasks.values())
-        rates = [c / n for n, c in groups]
-        report: dict[str, Any] = {
-            "rows": self.rows,
-            "judged": self.judged,
-            "tasks": len(groups),
-            "pass_at_1": sum(rates) / len(rates) if rates else None,
-            "pass_at_1_ci95": _list(bootstrap_mean_ci(rates, seed=self.seed)),
-            "seed": self.seed,
-        }
-        report.update(self._k_way(groups, report["pass_at_1"]))
-        report["histogram"] = _histogram(rates)
+        groups = self._tasks.graded_counts()
+        report: dict[str, Any] = {"rows": self.rows, "judged": self.judged}
+        report.update(pass_numbers(groups, k=self.k, seed=self.seed))
+        report["seed"] = self.seed
+        report["histogram"] = _histogram([c / n for n, c in groups])
         report["judge_status"] = {s: self.statuses.get(s, 0) for s in JUDGE_STATUSES}
         for status, count in self.statuses.items():
             if status not in JUDGE_STATUSES:
@@ -197,59 +185,83 @@ class PassReport:
             report["note"] = "no judged rows: grade them first (whileai grade)"
         return report
 
-    def _k_way(self, groups: list[list[int]], p1: float | None) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "k": None,
-            "pass_pow_k": None,
-            "pass_at_k": None,
-            "pass_pow_k_ci95": None,
-            "pass_at_k_ci95": None,
-            "headroom": None,
-            "k_groups": 0,
-            "k_note": None,
-        }
-        if not groups:
-            out["k_note"] = "no judged groups"
-            return out
-        sizes = [n for n, _ in groups]
-        smallest, largest = min(sizes), max(sizes)
-        k = self.k if self.k is not None else smallest
-        notes = []
-        if self.k is None and smallest != largest:
-            notes.append(
-                f"groups are uneven ({smallest}-{largest} rollouts): "
-                f"k = the smallest group, {smallest}"
-            )
-        if k < MIN_K:
-            reason = (
-                f"k = {k} is below {MIN_K}: k-way numbers would be noise"
-                if self.k is not None
-                else f"smallest group has {smallest} rollout{'s' if smallest != 1 else ''}, "
-                f"below k = {MIN_K}: k-way numbers would be noise"
-            )
-            out["k_note"] = "; ".join([*notes, reason])
-            return out
-        eligible = [(n, c) for n, c in groups if n >= k]
-        if len(eligible) < len(groups):
-            notes.append(f"{len(groups) - len(eligible)} group(s) smaller than k={k} left out")
-        if not eligible:
-            out["k_note"] = "; ".join([*notes, f"no group has {k} rollouts"])
-            return out
-        pow_vals = [pass_pow_k(n, c, k) for n, c in eligible]
-        at_vals = [pass_at_k(n, c, k) for n, c in eligible]
-        pass_pow = sum(pow_vals) / len(pow_vals)
-        pass_at = sum(at_vals) / len(at_vals)
-        out.update(
-            k=k,
-            k_groups=len(eligible),
-            pass_pow_k=pass_pow,
-            pass_at_k=pass_at,
-            pass_pow_k_ci95=_list(bootstrap_mean_ci(pow_vals, seed=self.seed + 1)),
-            pass_at_k_ci95=_list(bootstrap_mean_ci(at_vals, seed=self.seed + 2)),
-            headroom=None if p1 is None else pass_at - p1,
-            k_note="; ".join(notes) or None,
-        )
+
+def pass_numbers(
+    groups: Sequence[tuple[int, int]], *, k: int | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """pass@1 with its interval and the k-way numbers, from per-task (graded, passes).
+
+    The one place the numbers and the minimum-k rule live: `report`, `grade`'s summary,
+    the selection's before/after figures and the gate all call this.
+    """
+    rates = [c / n for n, c in groups]
+    p1 = sum(rates) / len(rates) if rates else None
+    out: dict[str, Any] = {
+        "tasks": len(groups),
+        "pass_at_1": p1,
+        "pass_at_1_ci95": _list(bootstrap_mean_ci(rates, seed=seed)),
+    }
+    out.update(_k_way(groups, p1, k, seed))
+    return out
+
+
+def _k_way(
+    groups: Sequence[tuple[int, int]], p1: float | None, asked: int | None, seed: int
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "k": None,
+        "pass_pow_k": None,
+        "pass_at_k": None,
+        "pass_pow_k_ci95": None,
+        "pass_at_k_ci95": None,
+        "headroom": None,
+        "k_groups": 0,
+        "k_note": None,
+    }
+    if not groups:
+        out["k_note"] = "no judged groups"
         return out
+    sizes = [n for n, _ in groups]
+    smallest, largest = min(sizes), max(sizes)
+    k = asked if asked is not None else smallest
+    notes = []
+    if asked is None and smallest != largest:
+        notes.append(
+            f"groups are uneven ({smallest}-{largest} rollouts): "
+            f"k = the smallest group, {smallest}"
+        )
+    if k < MIN_K:
+        reason = (
+            f"k = {k} is below {MIN_K}: k-way numbers would be noise"
+            if asked is not None
+            else f"smallest group has {smallest} rollout{'s' if smallest != 1 else ''}, "
+            f"below k = {MIN_K}: k-way numbers would be noise"
+        )
+        out["k_note"] = "; ".join([*notes, reason])
+        return out
+    eligible = [(n, c) for n, c in groups if n >= k]
+    if len(eligible) < len(groups):
+        notes.append(f"{len(groups) - len(eligible)} group(s) smaller than k={k} left out")
+    if not eligible:
+        out["k_note"] = "; ".join([*notes, f"no group has {k} rollouts"])
+        return out
+    pow_vals = [pass_pow_k(n, c, k) for n, c in eligible]
+    at_vals = [pass_at_k(n, c, k) for n, c in eligible]
+    pass_pow = sum(pow_vals) / len(pow_vals)
+    pass_at = sum(at_vals) / len(at_vals)
+    out.update(
+        k=k,
+        k_groups=len(eligible),
+        pass_pow_k=pass_pow,
+        pass_at_k=pass_at,
+        pass_pow_k_ci95=_list(bootstrap_mean_ci(pow_vals, seed=seed + 1)),
+        pass_at_k_ci95=_list(bootstrap_mean_ci(at_vals, seed=seed + 2)),
+        headroom=None if p1 is None else pass_at - p1,
+        k_note="; ".join(notes) or None,
+    )
+    return out
+
+
 
 
 def _list(ci: tuple[float, float] | None) -> list[float] | None:

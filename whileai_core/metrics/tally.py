@@ -1,12 +1,17 @@
 """Tasks and their groups: the unit pass@k, the difficulty band and the gate all count in.
 
 A task is its `scenario_id`; rows from other stacks without one fall back to the prompt
-(or the first user message), so repeats of one ask still group together.
+(or the first user message), so repeats of one ask still group together. `TaskTally` is
+the one per-task count (rows, graded rollouts, passes) that every report reads: the pass@k
+report, the selection, the gate, a dataset's profile and the trace cut all keep exactly
+this and nothing else per task, so a stream of any length is tallied in memory that grows
+with tasks, not rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 # Partial credit splits at 0.5: a reward at or above it counts as a pass.
@@ -52,3 +57,56 @@ def group_by_task(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, An
     for row in rows:
         groups.setdefault(task_key(row), []).append(row)
     return groups
+
+
+@dataclass(slots=True)
+class TaskCount:
+    rows: int = 0
+    graded: int = 0
+    passes: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.graded if self.graded else None
+
+    @property
+    def mixed(self) -> bool:
+        """Some graded rollouts pass and some fail: the only tasks a grouped update learns from."""
+        return 0 < self.passes < self.graded
+
+
+class TaskTally:
+    """Per-task counts in first-seen task order."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, TaskCount] = {}
+
+    def add(self, task: str, reward: float | None) -> TaskCount:
+        count = self.tasks.get(task)
+        if count is None:
+            count = self.tasks[task] = TaskCount()
+        count.rows += 1
+        if reward is not None:
+            count.graded += 1
+            count.passes += passed(reward)
+        return count
+
+    def add_row(self, row: dict[str, Any]) -> TaskCount:
+        return self.add(task_key(row), reward_of(row))
+
+    def graded_counts(self) -> list[tuple[int, int]]:
+        """(graded rollouts, passes) of every task with at least one graded rollout."""
+        return [(c.graded, c.passes) for c in self.tasks.values() if c.graded]
+
+    def __iter__(self) -> Iterator[tuple[str, TaskCount]]:
+        return iter(self.tasks.items())
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+
+def tally(rows: Iterable[dict[str, Any]]) -> TaskTally:
+    counts = TaskTally()
+    for row in rows:
+        counts.add_row(row)
+    return counts

@@ -25,16 +25,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import WhileaiError
-from ..metrics.tally import passed, reward_of, task_key
-
-DEFAULT_BAND: tuple[float, float] = (0.2, 0.8)
-# Pass rates are ratios of small integers; the band's edges are inclusive.
-_EPS = 1e-9
-
-
-def in_band(rate: float, band: tuple[float, float]) -> bool:
-    """Inclusive band test that does not lose 0.2 or 0.8 to float noise."""
-    return band[0] - _EPS <= rate <= band[1] + _EPS
+from ..metrics.band import DEFAULT_BAND, Band, band_side
+from ..metrics.tally import TaskTally
 
 
 @dataclass
@@ -52,7 +44,7 @@ class GateReport:
     too_easy: int = 0
     too_hard: int = 0
     calibrated_rows: int = 0
-    band: tuple[float, float] = DEFAULT_BAND
+    band: Band = DEFAULT_BAND
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -78,7 +70,7 @@ class PublishGateError(WhileaiError):
 def publish_gate(
     rows: Iterable[dict[str, Any]],
     *,
-    band: tuple[float, float] = DEFAULT_BAND,
+    band: Band = DEFAULT_BAND,
     strict: bool = True,
 ) -> GateReport:
     """Gate `rows` for publishing as training data.
@@ -88,41 +80,29 @@ def publish_gate(
     or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
-    counts: dict[str, list[int]] = {}  # task -> [rows, graded, passed]
+    tally = TaskTally()
     report = GateReport(band=band)
     for row in rows:
         report.rows += 1
-        key = task_key(row)
-        entry = counts.get(key)
-        if entry is None:
-            entry = counts[key] = [0, 0, 0]
-        entry[0] += 1
-        reward = reward_of(row)
-        if reward is None:
-            report.ungraded_rows += 1
-        else:
-            report.graded_rows += 1
-            entry[1] += 1
-            entry[2] += passed(reward)
+        count = tally.add_row(row)
         if isinstance(row.get("calibration"), dict):
             report.calibrated_rows += 1
-    report.tasks = len(counts)
-    report.rl_shaped = any(n > 1 for n, _, _ in counts.values())
-    for _, graded, wins in counts.values():
-        if graded == 0:
+    report.tasks = len(tally)
+    report.rl_shaped = any(c.rows > 1 for _, c in tally)
+    for _, count in tally:
+        report.graded_rows += count.graded
+        if count.graded == 0:
             continue
-        if wins == graded:
+        if count.passes == count.graded:
             report.unanimous_pass += 1
-        elif wins == 0:
+        elif count.passes == 0:
             report.unanimous_fail += 1
         else:
             report.graded_mixed += 1
-            rate = wins / graded
-            if not in_band(rate, band):
-                if rate > band[1]:
-                    report.too_easy += 1
-                else:
-                    report.too_hard += 1
+            side = band_side(count.passes / count.graded, band)
+            if side != "in_band":
+                setattr(report, side, getattr(report, side) + 1)
+    report.ungraded_rows = report.rows - report.graded_rows
     _judge(report)
     if strict and report.refused is not None:
         raise PublishGateError(report)

@@ -2,10 +2,10 @@
 
 Two checks ride along with every selection. A reward that tracks reply length, tool-call
 count or turn count across the selected rows is flagged (pooled Pearson above
-`HACK_THRESHOLD`): a judge problem, so it is flagged, never pruned. And pass^k / pass@k,
-which need k graded rollouts of every ask, do not survive a prune that shrinks groups or
-keeps only the asks in the difficulty band: the report says so instead of printing a
-number computed over a biased remainder.
+`HACK_THRESHOLD`): a judge problem, so it is flagged, never pruned. And pass^k / pass@k
+(computed by `metrics.passat`), which need k graded rollouts of every ask, do not survive
+a prune that shrinks groups or keeps only the asks in the difficulty band: the report
+says so instead of printing a number computed over a biased remainder.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..metrics.stats import pass_at_k, pass_pow_k, pearson
-from ..metrics.tally import passed, reward_of, task_key
+from ..metrics.stats import pearson
+from ..metrics.tally import reward_of
 from ..row import reply_text
 
 HACK_THRESHOLD = 0.3
@@ -99,64 +99,25 @@ def correlation_warnings(correlations: dict[str, float | None]) -> list[str]:
     ]
 
 
-def pass_at(rows: Iterable[dict[str, Any]], k: int | None = None) -> dict[str, Any]:
-    """pass@1, and pass^k / pass@k when every ask has at least k graded rollouts.
-
-    Without `k`, k is the smallest graded group size (so it is as large as the data
-    allows). The k-way numbers are None ("n/a") when k < 2 or some ask has fewer than k.
-    """
-    groups: dict[str, list[int]] = {}
-    for row in rows:
-        reward = reward_of(row)
-        if reward is None:
-            continue
-        entry = groups.setdefault(task_key(row), [0, 0])
-        entry[0] += 1
-        entry[1] += passed(reward)
-    return pass_at_counts([(n, c) for n, c in groups.values()], k)
-
-
-def pass_at_counts(counts: Sequence[tuple[int, int]], k: int | None = None) -> dict[str, Any]:
-    """`pass_at` from per-ask (graded rollouts, passes) counts."""
-    result: dict[str, Any] = {"tasks": len(counts), "k": k, "pass_at_1": None}
-    result.update({"pass_pow_k": None, "pass_at_k": None})
-    if not counts:
-        return result
-    sizes = [n for n, _ in counts]
-    result["pass_at_1"] = round(sum(c / n for n, c in counts) / len(counts), 4)
-    if k is None:
-        k = min(sizes)
-        result["k"] = k
-    if k < 2 or min(sizes) < k:
-        return result
-    result["pass_pow_k"] = round(_mean(pass_pow_k(n, c, k) for n, c in counts), 4)
-    result["pass_at_k"] = round(_mean(pass_at_k(n, c, k) for n, c in counts), 4)
-    return result
-
-
 def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Say when k-way numbers the input had are gone, or biased, after selection."""
     if before.get("pass_pow_k") is None:
         return []
     k = before["k"]
+    had = f"{before['pass_pow_k']:.4g}/{before['pass_at_k']:.4g}"
     if after.get("pass_pow_k") is None:
         return [
-            f"pass^{k}/pass@{k} were {before['pass_pow_k']}/{before['pass_at_k']} on the input "
-            f"and are n/a on the selection (groups shrank below {k}); quote the input figures "
-            "or the calibration stamp, not a number over the selection"
+            f"pass^{k}/pass@{k} were {had} on the input and are n/a on the selection (groups "
+            f"shrank below {k}); quote the input figures or the calibration stamp, not a "
+            "number over the selection"
         ]
-    if after.get("tasks") != before.get("tasks"):
+    if after.get("k_groups") != before.get("k_groups"):
         return [
-            f"pass^{k}/pass@{k} on the selection cover {after['tasks']} of {before['tasks']} asks "
-            f"(the prune kept only some) and are biased; the input had "
-            f"{before['pass_pow_k']}/{before['pass_at_k']}"
+            f"pass^{k}/pass@{k} on the selection cover {after['k_groups']} of "
+            f"{before['k_groups']} asks (the prune kept only some) and are biased; the input "
+            f"had {had}"
         ]
     return []
-
-
-def _mean(values: Iterable[float]) -> float:
-    items: Sequence[float] = list(values)
-    return sum(items) / len(items)
 
 
 def _rounded(value: float | None) -> float | None:

@@ -5,8 +5,9 @@ Runs of one prompt are grouped by scenario id (`zeroproof.scenario_id` on the sp
 prompt text when there is none). A run counts only with a verdict: a score of 1.0 or
 above is a pass, anything lower a fail (so a 0..1 quality number sent as the verdict
 never reads as a pass). `rl` keeps every run of the prompts passed some of the time but
-not always (inside the band, 20%-80% by default, edges included); `sft` keeps the best
-run of each prompt that ever passed. The kept prompts are split into train and holdout
+not always (inside the band, 20%-80% by default, edges included), the rule RL selection
+applies (`select.rl.group_verdict`); `sft` keeps the best run of each prompt that ever
+passed. The kept prompts are split into train and holdout
 by the same fixed hash a push uses, so a prompt is wholly on one side.
 
 Two pass rules meet here, each where it belongs. A trace's verdict passes at 1.0
@@ -29,13 +30,14 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..jsonl import dumps
+from ..metrics.band import DEFAULT_BAND, Band, band_side, parse_band
 from ..metrics.tally import task_key
+from ..select.rl import group_verdict
 from .base import Store, iter_all_traces
 from .otlp import PASS_AT
 
 Kind = Literal["rl", "sft"]
-DEFAULT_BAND: tuple[float, float] = (0.2, 0.8)
-_EPS = 1e-9
+__all__ = ["DEFAULT_BAND", "CutReport", "cut", "parse_band", "parse_since", "select"]
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -48,18 +50,6 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
         raise ConfigError(f"--since must look like 7d, 12h, 30m or 2w, got {text!r}")
     span = float(match.group(1)) * _UNITS[match.group(2)]
     return (now if now is not None else time.time()) - span
-
-
-def parse_band(text: str) -> tuple[float, float]:
-    """`0.2,0.8` (or `0.2-0.8`) -> (0.2, 0.8)."""
-    parts = re.split(r"[,\-:]", text.strip())
-    try:
-        lo, hi = (float(p) for p in parts)
-    except ValueError:
-        raise ConfigError(f"--band must be two pass rates like 0.2,0.8, got {text!r}") from None
-    if not 0 <= lo <= hi <= 1:
-        raise ConfigError(f"--band needs 0 <= low <= high <= 1, got {text!r}")
-    return lo, hi
 
 
 def verdict(row: dict[str, Any]) -> float | None:
@@ -83,7 +73,7 @@ def as_row(run: dict[str, Any]) -> dict[str, Any]:
 @dataclass
 class CutReport:
     kind: str
-    band: tuple[float, float]
+    band: Band
     traces: int = 0
     ungraded: int = 0
     prompts: int = 0
@@ -91,6 +81,7 @@ class CutReport:
     kept_runs: int = 0
     too_easy: int = 0
     too_hard: int = 0
+    unanimous: int = 0
     never_passed: int = 0
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -106,6 +97,7 @@ class CutReport:
             "dropped": {
                 "tooEasy": self.too_easy,
                 "tooHard": self.too_hard,
+                "unanimous": self.unanimous,
                 "neverPassed": self.never_passed,
             },
             "groups": self.groups,
@@ -113,7 +105,7 @@ class CutReport:
 
 
 def select(
-    traces: Iterable[dict[str, Any]], kind: Kind, band: tuple[float, float] = DEFAULT_BAND
+    traces: Iterable[dict[str, Any]], kind: Kind, band: Band = DEFAULT_BAND
 ) -> tuple[list[dict[str, Any]], CutReport]:
     """The runs a cut keeps (as they were listed), and what it saw and dropped."""
     if kind not in ("rl", "sft"):
@@ -134,15 +126,17 @@ def select(
         rate = passes / len(runs)
         entry: dict[str, Any] = {"runs": len(runs), "passes": passes, "passRate": round(rate, 4)}
         if kind == "rl":
-            if rate > band[1] + _EPS:
-                report.too_easy += 1
-                entry["kept"] = 0
-            elif rate < band[0] - _EPS:
-                report.too_hard += 1
-                entry["kept"] = 0
-            else:
+            decided = group_verdict(passes, len(runs), band)
+            if decided == "keep":
                 kept.extend(runs)
                 entry["kept"] = len(runs)
+            else:
+                # Counted by side first: under the default band an all-pass prompt is too
+                # easy; only a band that reaches 0 or 1 leaves it merely unanimous.
+                side = band_side(rate, band)
+                reason = "unanimous" if side == "in_band" else side
+                setattr(report, reason, getattr(report, reason) + 1)
+                entry["kept"] = 0
         else:
             if passes == 0:
                 report.never_passed += 1
@@ -162,7 +156,7 @@ def cut(
     *,
     agent: str,
     kind: Kind,
-    band: tuple[float, float] = DEFAULT_BAND,
+    band: Band = DEFAULT_BAND,
     holdout: float = 0.2,
     since: float | None = None,
     name: str | None = None,

@@ -3,7 +3,7 @@ answers and `whileai datasets` shows.
 
 Counted in one pass so a large dataset is profiled without holding it in memory; only
 per-task tallies are kept. A row passes when its clean `reward` is 0.5 or more
-(`groups.passed`, the split of every row reader); a trace's verdict, which passes only at
+(`metrics.tally.passed`, the split of every row reader); a trace's verdict, which passes only at
 1.0, has already become a 1.0 or 0.0 reward by the time `cut` stores it as a row.
 """
 
@@ -11,27 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..metrics.tally import passed, reward_of, task_key
-
-
-@dataclass
-class _Task:
-    runs: int = 0
-    graded: int = 0
-    passes: int = 0
-
-
-@dataclass
-class _Profile:
-    rows: int = 0
-    graded: int = 0
-    passes: int = 0
-    tasks: dict[str, _Task] = field(default_factory=dict)
-    tools: Counter[str] = field(default_factory=Counter)
-    rows_with_tools: int = 0
+from ..metrics.tally import TaskTally
 
 
 def _tools_of(row: dict[str, Any]) -> list[str]:
@@ -49,42 +31,34 @@ def _tools_of(row: dict[str, Any]) -> list[str]:
 def profile_rows(rows: Iterable[dict[str, Any]], *, per_task_limit: int = 50) -> dict[str, Any]:
     """Pass rate over graded rows, tasks, mixed tasks (some runs pass, some fail: the only
     tasks a grouped update learns from) and tool use."""
-    p = _Profile()
+    tally = TaskTally()
+    tools: Counter[str] = Counter()
+    rows_with_tools = 0
     for row in rows:
-        p.rows += 1
-        task = p.tasks.setdefault(task_key(row), _Task())
-        task.runs += 1
-        reward = reward_of(row)
-        if reward is not None:
-            p.graded += 1
-            task.graded += 1
-            if passed(reward):
-                p.passes += 1
-                task.passes += 1
-        tools = _tools_of(row)
-        if tools:
-            p.rows_with_tools += 1
-        p.tools.update(tools)
-    mixed = [k for k, t in p.tasks.items() if 0 < t.passes < t.graded]
+        tally.add_row(row)
+        used = _tools_of(row)
+        rows_with_tools += bool(used)
+        tools.update(used)
+    counts = [c for _, c in tally]
+    graded = sum(c.graded for c in counts)
+    passes = sum(c.passes for c in counts)
     per_task = [
         {
             "task": key,
-            "runs": t.runs,
-            "graded": t.graded,
-            "passRate": round(t.passes / t.graded, 4) if t.graded else None,
+            "runs": c.rows,
+            "graded": c.graded,
+            "passRate": round(c.passes / c.graded, 4) if c.graded else None,
         }
-        for key, t in list(p.tasks.items())[:per_task_limit]
+        for key, c in list(tally)[:per_task_limit]
     ]
     return {
-        "rows": p.rows,
-        "graded": p.graded,
-        "passRate": round(p.passes / p.graded, 4) if p.graded else None,
-        "tasks": len(p.tasks),
-        "mixedTasks": len(mixed),
-        "unanimousTasks": sum(
-            1 for t in p.tasks.values() if t.graded and t.passes in (0, t.graded)
-        ),
-        "toolUse": dict(p.tools.most_common()),
-        "rowsWithTools": p.rows_with_tools,
+        "rows": sum(c.rows for c in counts),
+        "graded": graded,
+        "passRate": round(passes / graded, 4) if graded else None,
+        "tasks": len(tally),
+        "mixedTasks": sum(1 for c in counts if c.mixed),
+        "unanimousTasks": sum(1 for c in counts if c.graded and c.passes in (0, c.graded)),
+        "toolUse": dict(tools.most_common()),
+        "rowsWithTools": rows_with_tools,
         "perTask": per_task,
     }

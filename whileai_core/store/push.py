@@ -24,19 +24,12 @@ import orjson
 
 from ..errors import ConfigError
 from ..jsonl import ReadStats, RowWriter, dumps, read_rows
+from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
 from .base import NewDataset, Store, check_purpose
 
 UPLOAD_CHUNK = 1024 * 1024
-
-
-def holdout_side(task: str, fraction: float) -> bool:
-    """True when `task` belongs to the holdout: a fixed hash, so it never changes sides."""
-    if fraction <= 0:
-        return False
-    digest = hashlib.sha256(task.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
 @dataclass
@@ -88,7 +81,7 @@ class _Tasks:
         return task
 
     def stamps(self) -> dict[str, dict[str, Any]]:
-        from ..select.optimize import calibration_stamp
+        from ..select.calibration import calibration_stamp
 
         return {task: calibration_stamp(task, group) for task, group in self.groups.items()}
 

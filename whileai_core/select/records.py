@@ -1,0 +1,183 @@
+"""What selection keeps about one row: a compact record, not the row.
+
+Selection must see every row of an ask before it decides, so it holds the input; as
+dicts a 100,000-row file costs several hundred MB. A record is the task, the reward, what
+(if anything) disqualifies the row, a digest of its trajectory and the few features the
+report needs, plus where the row lives (a dict, or a span in a file or buffer), so the row
+itself is read again only when it is written out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..metrics.tally import reward_of, task_key
+from ..privileged import privileged_texts
+from ..row import reply_text
+from ..simulate.faults import CONDITION_TO_FAULT
+from .hygiene import row_features
+
+Row = dict[str, Any]
+Span = tuple[int, ...]
+
+# Keys selection writes onto a kept row (besides `calibration`).
+ADDED_KEYS = frozenset(
+    {
+        "n0",
+        "n1",
+        "reward_mean",
+        "reward_std",
+        "in_band",
+        "band_side",
+        "overlong",
+        "reward_before_penalty",
+    }
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One row as selection sees it; the row itself is `obj`, or at `span` in the payloads."""
+
+    obj: Row | None
+    span: Span
+    task: str
+    reward: float | None
+    junk: str | None
+    truncated: bool
+    kinds: tuple[str, ...]
+    policy: str | None
+    features: tuple[float, float, float]
+    carried: bool
+    eval_sourced: bool
+    clash: bool = False  # the row already has a key selection adds: rebuild, never splice
+    traj: bytes = b""
+    change: str = ""  # "overlong" | "penalized" once the truncation policy applied
+
+    @property
+    def effective(self) -> float:
+        """The reward the trainer sees: 0 for a penalized truncation, else the judged one."""
+        assert self.reward is not None
+        return 0.0 if self.change == "penalized" else self.reward
+
+
+class Recorder:
+    """Builds records, sharing what the rows of one ask repeat (their privileged secrets,
+    task and policy strings) so memory grows with asks, not rows."""
+
+    def __init__(self) -> None:
+        self._secrets: dict[bytes, list[str]] = {}
+
+    def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
+        reward = reward_of(row)
+        junk = self._junk_reason(row, reward)
+        lineage = row.get("lineage")
+        carried = isinstance(row.get("calibration"), dict)
+        policy = policy_of(row)
+        rec = Record(
+            obj=row if keep else None,
+            span=span,
+            task=sys.intern(task_key(row)),
+            reward=reward,
+            junk=junk,
+            truncated=row.get("truncated") is True or row.get("finish_reason") == "length",
+            kinds=fault_kinds(row),
+            policy=sys.intern(policy) if policy is not None else None,
+            features=row_features(row),
+            carried=carried,
+            eval_sourced=isinstance(lineage, dict) and lineage.get("source") == "eval",
+            clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
+        )
+        if junk is None:
+            rec.traj = trajectory_key(row)
+        return rec
+
+    def _junk_reason(self, row: Row, reward: float | None) -> str | None:
+        status = row.get("judge_status")
+        if status not in (None, "ok"):
+            return "judge_status"
+        if reward is None:
+            return "ungraded"
+        if self._quotes_privileged(row):
+            return "quotes_privileged"
+        if not reply_text(row).strip():
+            return "empty_final_text"
+        return None
+
+    def _quotes_privileged(self, row: Row) -> bool:
+        """`privileged.quotes_privileged`, with the block's secrets computed once per block.
+
+        The rollouts of one ask share a privileged block, and extracting its strings costs
+        more than everything else selection does with a row.
+        """
+        block = row.get("privileged")
+        if not isinstance(block, dict):
+            return False
+        key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+        secrets = self._secrets.get(key)
+        if secrets is None:
+            secrets = self._secrets[key] = [s.lower() for s in privileged_texts(row)]
+        if not secrets:
+            return False
+        texts = [reply_text(row)]
+        texts += [
+            m["content"]
+            for m in row.get("messages") or []
+            if isinstance(m, dict)
+            and m.get("role") == "assistant"
+            and isinstance(m.get("content"), str)
+        ]
+        haystack = "\n".join(texts).lower()
+        return any(secret in haystack for secret in secrets)
+
+
+def policy_of(row: Row) -> str | None:
+    for key in ("policy_version", "model_version"):
+        value = row.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def trajectory_key(row: Row) -> bytes:
+    """What the agent did: its steps and reply (or its assistant turns when it has no steps)."""
+    steps = row.get("steps")
+    if steps:
+        acted: Any = steps
+    else:
+        acted = [
+            m
+            for m in row.get("messages") or []
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        ]
+    payload = orjson.dumps([acted, reply_text(row)], option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(payload, digest_size=16).digest()
+
+
+def fault_kinds(row: Row) -> tuple[str, ...]:
+    """The faults that fired in this rollout, else its planned tool condition."""
+    fired = row.get("faults_fired")
+    fired = fired if isinstance(fired, list) else []
+    modes = tuple(str(f["mode"]) for f in fired if isinstance(f, dict) and f.get("mode"))
+    if modes:
+        return modes
+    dims = row.get("scenario_dimensions")
+    condition = dims.get("tool_condition") if isinstance(dims, dict) else None
+    if condition in (None, "success"):
+        return ("none",)
+    # Name a planned condition by the fault it schedules, so fired and planned kinds agree.
+    return (CONDITION_TO_FAULT.get(str(condition)) or str(condition),)
+
+
+def kind_of(kinds: list[tuple[str, ...]]) -> str:
+    """A group's fault kind: the one its rollouts hit most."""
+    counts: Counter[str] = Counter()
+    for row_kinds in kinds:
+        counts.update(row_kinds)
+    return counts.most_common(1)[0][0] if counts else "none"
