@@ -185,7 +185,7 @@ def test_store_directories_are_private(tmp_path: Path) -> None:
 
 
 def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> None:
-    from whileai_core.select.optimize import calibration_stamp
+    from whileai_core.select.calibration import calibration_stamp
 
     rows = [
         {
