@@ -17,9 +17,10 @@ import sys
 import time
 from typing import Any
 
-from whileai_core.agents.base import Episode, ModelOptions
+from whileai_core.agents.base import Episode
 from whileai_core.models.agent import ModelAgent
 from whileai_core.models.factory import make_agent
+from whileai_core.models.options import ModelOptions
 from whileai_core.spec import Spec, Tool
 
 CALLS_PER_ROLLOUT = 2

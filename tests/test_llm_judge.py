@@ -11,6 +11,7 @@ import pytest
 from whileai_core.errors import ConfigError, WhileaiError
 from whileai_core.judges import grade_rows
 from whileai_core.judges.llm import llm_judge, parse_verdict, prompt_sha
+from whileai_core.models.options import ModelOptions
 from whileai_core.testing import OpenAIStub, answer, http_error
 
 from .helpers import SDK_ROWS, run_cli
@@ -31,9 +32,13 @@ ROW: dict[str, Any] = {
 }
 
 
+def _opts(**kwargs: Any) -> ModelOptions:
+    return ModelOptions(model="judge-m", **kwargs)
+
+
 def _grade(stub: OpenAIStub, rows: list[dict[str, Any]], **kwargs: Any) -> list[dict[str, Any]]:
     kwargs.setdefault("rubric", RUBRIC)
-    judge = llm_judge(stub.base_url, model="judge-m", retries=2, backoff=0.01, **kwargs)
+    judge = llm_judge(stub.base_url, options=_opts(retries=2, backoff=0.01), **kwargs)
     return list(grade_rows(rows, judge, concurrency=4, timeout=10))
 
 
@@ -76,7 +81,7 @@ def test_a_500_that_persists_is_error_and_grading_goes_on() -> None:
     script = [http_error(500)] * 3 + [answer('{"reward": 1}')]
     with OpenAIStub(script) as stub:
         # One row at a time, so the three 500s (a call and two retries) all hit the first.
-        judge = llm_judge(stub.base_url, model="judge-m", rubric=RUBRIC, retries=2, backoff=0.01)
+        judge = llm_judge(stub.base_url, rubric=RUBRIC, options=_opts(retries=2, backoff=0.01))
         first, second = grade_rows([ROW, {**ROW, "scenario_id": "s2"}], judge, concurrency=1)
     assert first["judge_status"] == "error" and first["reward"] is None
     assert "http_500" in first["reason"]
@@ -93,7 +98,7 @@ def test_a_refused_key_stops_grading() -> None:
 
 def test_no_rubric_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="needs a rubric"):
-        llm_judge("http://127.0.0.1:9/v1", model="m")
+        llm_judge("http://127.0.0.1:9/v1", options=ModelOptions(model="m"))
 
 
 def test_an_edited_rubric_is_a_new_judge() -> None:
@@ -136,7 +141,7 @@ def test_the_spec_rubric_is_the_default(tmp_path: Path) -> None:
     spec = load_spec(Path(__file__).parent.parent / "specs" / "orders")
     assert spec.rubric
     with OpenAIStub([answer('{"reward": 1}')]) as stub:
-        judge = llm_judge(stub.base_url, model="judge-m", spec=spec, retries=0)
+        judge = llm_judge(stub.base_url, spec=spec, options=_opts(retries=0))
         (out,) = grade_rows([ROW], judge)
         system = stub.requests[0].body["messages"][0]["content"]
     assert spec.rubric.strip() in system

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
-from whileai_core.agents.base import AgentError, Episode, ModelOptions, RolloutResult
+from whileai_core.agents.base import AgentError, Episode, RolloutResult
 from whileai_core.models import AllowanceExhausted, ModelClient, parse_model_spec
 from whileai_core.models.agent import ModelAgent
-from whileai_core.models.factory import is_model_ref, load_execute, make_agent, make_writer
+from whileai_core.models.factory import load_execute, make_agent, make_writer
+from whileai_core.models.options import ModelOptions
 from whileai_core.models.writer import ModelWriter, person_brief
+from whileai_core.registry import is_model_ref
 from whileai_core.spec import Spec, load_spec
 from whileai_core.testing import (
     OpenAIStub,

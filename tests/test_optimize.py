@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from whileai_core.errors import ConfigError, WhileaiError
-from whileai_core.metrics.stats import wilson
 from whileai_core.metrics.passat import pass_numbers, pass_report
+from whileai_core.metrics.stats import wilson
 from whileai_core.metrics.tally import tally
 from whileai_core.select.hygiene import reward_correlations
 from whileai_core.select.optimize import OptimizeOptions, optimize, select

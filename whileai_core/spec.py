@@ -9,8 +9,10 @@ each clause owns its own block of grid cells.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -263,3 +265,51 @@ def load_spec(target: str | Path) -> Spec:
         source=source,
         raw=data,
     )
+
+
+# -- what a tool's name says -------------------------------------------------------------
+# The judges, the seeded agent and the mock world all read tool names the same way; the
+# reading lives with the tools, so none of them imports another stage to do it.
+
+_IRREGULAR = {"cancel": "cancelled", "send": "sent", "pay": "paid", "set": "set", "reset": "reset",
+              "put": "put", "run": "run", "shut": "shut", "rebook": "rebooked"}  # fmt: skip
+
+
+def is_key_param(name: str) -> bool:
+    """Parameters that name an entity (ids, numbers, codes, emails) rather than describe it."""
+    low = name.lower()
+    return low in ("id", "number", "ref") or low.endswith(
+        ("_id", "id", "number", "_code", "email", "_ref")
+    )
+
+
+def record_readers(tools: Iterable[Tool]) -> dict[str, list[str]]:
+    """For each write tool, the read tools that look up the same record (they share a
+    required key parameter): what "read before you write" can ask of an agent."""
+    tools = list(tools)
+    reads = [t for t in tools if t.kind == "read"]
+    out: dict[str, list[str]] = {}
+    for write in (t for t in tools if t.kind == "write"):
+        keys = {k for k in write.required if is_key_param(k)}
+        out[write.name] = [r.name for r in reads if keys & set(r.required)]
+    return out
+
+
+def past_tense(verb: str) -> str:
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and len(verb) > 1 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(name: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()))
+
+
+def name_words(name: str) -> list[str]:
+    """`refund_order` / `refundOrder` -> ['refund', 'order']."""
+    return list(_name_words(name))

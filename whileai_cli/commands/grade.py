@@ -85,6 +85,14 @@ def grade(
             help="Seconds per row before it is marked timeout (0: none).",
         ),
     ] = 60.0,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache",
+            envvar="WHILEAI_CACHE",
+            help="LLM judge: keep completions in WHILEAI_HOME/cache (the simulate cache).",
+        ),
+    ] = False,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
     k: KOpt = None,
@@ -100,6 +108,7 @@ def grade(
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
     from whileai_core.metrics.passat import summary_line
+    from whileai_core.models.options import ModelOptions
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
     from ..options import resolve_inputs
@@ -129,8 +138,9 @@ def grade(
         spec=loaded,
         rubric=rubric_text,
         use_privileged=use_privileged,
-        model=model,
-        concurrency=concurrency,
+        models=ModelOptions(
+            model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
+        ),
     )
     chosen = parse_judge(judge, opts)
     with progress_bar("grading") as update:

@@ -162,10 +162,10 @@ def simulate(
     ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
-    from whileai_core.agents.base import ModelOptions
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.errors import WhileaiError
     from whileai_core.judges.registry import JudgeOptions, parse_judge
+    from whileai_core.models.options import ModelOptions
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
     from whileai_core.spec import load_spec
@@ -201,7 +201,7 @@ def simulate(
         concurrency=concurrency,
         execute=execute,
     )
-    judge = parse_judge(grader, JudgeOptions(spec=loaded)) if grader else None
+    judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options)) if grader else None
     with progress_bar("simulate", total=budget) as update:
         result = run_simulation(
             loaded,

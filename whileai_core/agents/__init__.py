@@ -1,10 +1,20 @@
-"""Agents the engine can run: seeded (built in), a Python callable, an external command, a model."""
+"""Agents the engine can run: seeded (built in), a Python callable, an external command, a
+model. `base.py` holds the seams every agent plugs into (Agent, Episode, RolloutResult)."""
 
-from .callable import CallableAgent
-from .command import CommandAgent
-from .registry import pick_agent_ref, resolve_agent, resolve_writer
-from .seeded import SeededAgent
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+_NAMES = {
+    "CallableAgent": ".callable",
+    "CommandAgent": ".command",
+    "SeededAgent": ".seeded",
+    "pick_agent_ref": ".registry",
+    "resolve_agent": ".registry",
+    "resolve_writer": ".registry",
+}
 __all__ = [
     "CallableAgent",
     "CommandAgent",
@@ -13,3 +23,10 @@ __all__ = [
     "resolve_agent",
     "resolve_writer",
 ]
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+
+if TYPE_CHECKING:
+    from .callable import CallableAgent
+    from .command import CommandAgent
+    from .registry import pick_agent_ref, resolve_agent, resolve_writer
+    from .seeded import SeededAgent

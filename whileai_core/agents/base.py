@@ -85,24 +85,5 @@ class Writer(Protocol):
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None: ...
 
 
-@dataclass
-class ModelOptions:
-    """Knobs shared by every model-backed agent, writer and judge (one client, one parser)."""
-
-    model: str | None = None  # the model name for a bare http(s)://.../v1 URL
-    temperature: float | None = None
-    max_tokens: int | None = None
-    top_p: float | None = None
-    logprobs: bool | str = False  # True, or "tokens" to keep the per-token list
-    cache: bool = False
-    concurrency: int = 32
-    timeout: float = 60.0
-    retries: int = 5
-    execute: str | None = None  # module:function answering tool calls instead of the mock world
-    # The run's model clients by endpoint, filled by whileai_core.models.factory so the agent,
-    # writer and judge of one run share one client (and one failure count) per endpoint.
-    clients: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-
 class AgentError(Exception):
     """The agent raised or returned the wrong shape: the rollout is dropped and counted."""

@@ -1,8 +1,9 @@
 """Where `--agent` and `--writer` strings become objects: one place, one error message.
 
-Model references (`openai:`, `vllm:`, `ollama:`, `http(s)://`) are handed to
-`whileai_core.models.factory`, imported only when such a reference is used, so the
-offline paths never load an HTTP client.
+Names (`seeded`, `template`, a plug-in's) are looked up in the one registry
+(`whileai_core.registry`); model references (`openai:`, `vllm:`, `ollama:`, `http(s)://`)
+are handed to `whileai_core.models.factory`, imported only when such a reference is used,
+so the offline paths never load an HTTP client.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..models.options import ModelOptions
+from ..registry import AGENTS, WRITERS, is_model_ref
 from ..spec import Spec
-from .base import Agent, ModelOptions, Writer
+from .base import Agent, Writer
 
-MODEL_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
 AGENT_FORMS = (
-    "seeded, module:function, path/file.py:function, 'cmd:COMMAND', openai:MODEL, "
+    "module:function, path/file.py:function, 'cmd:COMMAND', openai:MODEL, "
     "vllm:MODEL@URL, ollama:MODEL or an http(s) URL"
 )
-
-
-def is_model_ref(ref: str) -> bool:
-    return ref.startswith(MODEL_PREFIXES)
 
 
 def _factory() -> Any:
@@ -49,10 +47,10 @@ def pick_agent_ref(ref: str | None, spec: Spec) -> tuple[str, str]:
 def resolve_agent(ref: str, spec: Spec, options: ModelOptions | None = None) -> Agent:
     options = options or ModelOptions()
     ref = ref.strip()
-    if ref == "seeded":
-        from .seeded import SeededAgent
-
-        return SeededAgent(spec)
+    entry = AGENTS.get(ref)
+    if entry is not None:
+        made: Agent = entry.factory(spec, options)
+        return made
     if ref.startswith("cmd:"):
         from .command import CommandAgent
 
@@ -67,7 +65,8 @@ def resolve_agent(ref: str, spec: Spec, options: ModelOptions | None = None) -> 
         module, _, attr = ref.rpartition(":")
         label = f"{Path(module).stem if module.endswith('.py') else module}:{attr}"
         return CallableAgent(load_callable(ref, what="agent"), name=label)
-    raise ConfigError(f"unknown agent {ref!r}: expected {AGENT_FORMS}")
+    names = ", ".join(AGENTS.names())
+    raise ConfigError(f"unknown agent {ref!r}: expected {names}, {AGENT_FORMS}")
 
 
 def resolve_writer(
@@ -75,15 +74,16 @@ def resolve_writer(
 ) -> Writer:
     options = options or ModelOptions()
     ref = (ref or "template").strip()
-    if ref == "template":
-        from ..simulate.writer import TemplateWriter
-
-        return TemplateWriter(avg_turns=avg_turns)
+    entry = WRITERS.get(ref)
+    if entry is not None:
+        made: Writer = entry.factory(spec, options, avg_turns=avg_turns)
+        return made
     if is_model_ref(ref):
         writer: Writer = _factory().make_writer(ref, spec, options)
         return writer
+    names = ", ".join(WRITERS.names())
     raise ConfigError(
-        f"unknown writer {ref!r}: expected template, openai:MODEL, vllm:MODEL@URL, "
+        f"unknown writer {ref!r}: expected {names}, openai:MODEL, vllm:MODEL@URL, "
         "ollama:MODEL or an http(s) URL"
     )
 

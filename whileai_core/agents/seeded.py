@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
+from ..models.options import ModelOptions
+from ..registry import AGENTS
 from ..simulate.grid import seed_int
-from ..simulate.world import is_key_param, name_words, past_tense
-from ..spec import Spec, Tool
+from ..spec import Spec, Tool, is_key_param, name_words, past_tense
 from .base import Episode, RolloutResult
 
 BEHAVIOURS = (
@@ -479,3 +480,9 @@ def _phrase_letters(phrase: str) -> str:
 def _letters(word: str) -> str:
     """A word's letters in order: the same for 'reason' and the typo 'reaosn'."""
     return "".join(sorted(word.lower()))
+
+
+@AGENTS.register("seeded")
+def seeded_agent(spec: Spec, options: ModelOptions) -> SeededAgent:
+    """Built in: honest through the world; on ~30% of rollouts one planted behaviour."""
+    return SeededAgent(spec)

@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..simulate.world import name_words, past_tense
-from ..spec import Spec
+from ..registry import JUDGES
+from ..spec import Spec, name_words, past_tense
 from .conduct import conduct_checks, verdict_from_checks
 from .contract import Judge
 from .trajectory import (
@@ -258,6 +258,7 @@ def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]
     return checks
 
 
+@JUDGES.register("checklist", options=("spec",))
 def checklist(*, spec: Spec | None = None) -> Judge:
     """Conduct × outcome: 1.0 only when the conduct floor holds and every outcome check
     passes. Markers carry each conduct and outcome check that ran."""

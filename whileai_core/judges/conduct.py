@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from ..privileged import quotes_privileged
+from ..registry import JUDGES
 from ..spec import Spec
 from .contract import Judge
 from .trajectory import (
@@ -194,6 +195,7 @@ def verdict_from_checks(checks: list[Check], prefix: str) -> dict[str, Any]:
     return verdict
 
 
+@JUDGES.register("conduct", options=("spec",))
 def conduct(*, spec: Spec | None = None) -> Judge:
     """The conduct floor as a judge: 1.0 when every applicable check passes."""
 

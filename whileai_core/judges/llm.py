@@ -6,9 +6,11 @@ with the privileged block removed at every depth; `--use-privileged` adds it bac
 grader-only reference. It answers one JSON object, `{"reward": 0..1, "reason": "..."}`;
 anything else is an invalid result, not a 0.
 
-Every call goes through the run's one `ModelClient`, so retries on 429/5xx, backoff and
-the stop on a refused key live there. A 401/403/404 or a spent allowance stops grading
-(it would fail every row alike); a call that fails after its retries marks the row error.
+Every call goes through the run's one `ModelClient`, from the same factory agents and
+writers use (`models.factory.client_for`), so `--cache`, the concurrency bound, retries on
+429/5xx, backoff, failure counts and the stop on a refused key are shared with them. A
+401/403/404 or a spent allowance stops grading (it would fail every row alike); a call
+that fails after its retries marks the row error.
 
 Provenance: `judge_meta` carries the model, the sha of the prompt (instructions plus
 rubric, without the row), the temperature, and `version` = `<model>@<prompt sha>`, so an
@@ -24,7 +26,8 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ..models import ModelCallError, ModelClient, parse_model_spec
+from ..models.client import ModelCallError
+from ..models.options import ModelOptions
 from ..privileged import strip_privileged
 from ..spec import Spec
 from .contract import InvalidVerdict, Judge
@@ -109,23 +112,20 @@ def llm_judge(
     *,
     rubric: str | None = None,
     spec: Spec | None = None,
-    model: str | None = None,
     use_privileged: bool = False,
     temperature: float = 0.0,
     max_tokens: int = 512,
-    timeout: float = 60.0,
-    concurrency: int = 32,
-    retries: int = 4,
-    backoff: float = 0.5,
+    options: ModelOptions | None = None,
 ) -> Judge:
     """A judge that asks a model whether each row meets the rubric."""
+    from ..models.factory import client_for
+
     text = rubric if rubric is not None else (spec.rubric if spec is not None else None)
     if not text or not text.strip():
         raise ConfigError("an LLM judge needs a rubric: --rubric FILE, or --spec with rubric.md")
-    model_spec = parse_model_spec(ref, model)
-    client = ModelClient(
-        model_spec, concurrency=concurrency, read_timeout=timeout, retries=retries, backoff=backoff
-    )
+    options = options or ModelOptions()
+    client = client_for(ref, options)
+    model_spec = client.spec
     system = _INSTRUCTIONS + text.strip()
     sha = prompt_sha(text)
 

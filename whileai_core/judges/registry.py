@@ -10,26 +10,32 @@
     openai:MODEL | vllm:MODEL@URL | http(s)://...   an LLM judge with a rubric
     module:function | path/judge.py:function        your own callable
 
-Options that apply to many judges (`--field`, `--schema`, `--tolerance`, `--timeout`,
-`--spec`) come in through JudgeOptions; a value written in the judge string wins.
+Built-ins and plug-ins are found by name in the one registry (`whileai_core.registry`,
+where each verifier registers with a decorator and a package adds its own through the
+`whileai.judges` entry-point group). Options that apply to many judges (`--field`,
+`--schema`, `--tolerance`, `--timeout`, `--spec`) come in through JudgeOptions; a value
+written in the judge string wins. An LLM judge gets its client from the same factory as
+agents and writers (`models.factory.client_for`), so `--cache`, the concurrency bound and
+the failure counts are shared the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..models.options import ModelOptions
 from ..plugins import load_callable
+from ..registry import JUDGES, Entry, is_model_ref
 from ..spec import Spec
 from . import verifiers as v
-from .checklist import checklist
 from .codeexec import code_exec
 from .command import command_judge
-from .conduct import conduct
-from .contract import Judge
+from .contract import Judge, as_judge
 
 
 @dataclass
@@ -41,65 +47,20 @@ class JudgeOptions:
     spec: Spec | None = None
     rubric: str | None = None
     use_privileged: bool = False
-    model: str | None = None
-    concurrency: int = 8
+    # How an LLM judge reaches its model: the same knobs, and the same per-run clients, as
+    # the agent and the writer (`model` is the name for a bare URL).
+    models: ModelOptions = dataclasses.field(default_factory=lambda: ModelOptions(concurrency=8))
 
 
-Factory = Callable[[JudgeOptions, list[Any], dict[str, Any]], Judge]
+@JUDGES.register("code-exec", options=("field",))
+def _code_exec(*, judge_options: JudgeOptions, timeout: float | None = None, **kw: Any) -> Judge:
+    """Run the reply's code against the row's hidden tests, sandboxed."""
+    return code_exec(timeout=min(judge_options.timeout, 30.0) if timeout is None else timeout, **kw)
 
 
-def _kw(opts: JudgeOptions, kwargs: dict[str, Any], *names: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in names:
-        value = getattr(opts, name, None)
-        if value is not None:
-            out[name] = value
-    out.update(kwargs)
-    return out
-
-
-def _one(args: list[Any], what: str, fallback: Any = None) -> Any:
-    if len(args) > 1:
-        raise ConfigError(f"{what}: takes one positional value, got {len(args)}")
-    if args:
-        return args[0]
-    if fallback is None:
-        raise ConfigError(f"{what}: needs a value, e.g. {what}(VALUE)")
-    return fallback
-
-
-def _json_schema(o: JudgeOptions, a: list[Any], k: dict[str, Any]) -> Judge:
-    schema = k.pop("schema", None) or _one(a, "json-schema", o.schema)
-    return v.json_schema(str(schema), **k)
-
-
-def _code_exec(o: JudgeOptions, a: list[Any], k: dict[str, Any]) -> Judge:
-    k.setdefault("timeout", min(o.timeout, 30.0))
-    return code_exec(**_kw(o, k, "field"))
-
-
-JUDGES: dict[str, Factory] = {
-    "exact-match": lambda o, a, k: v.exact_match(**_kw(o, k, "field")),
-    "includes": lambda o, a, k: v.includes(**_kw(o, k, "field")),
-    "regex": lambda o, a, k: v.regex(
-        _one(a, "regex") if a else k.pop("pattern", None), **_kw(o, k, "field")
-    ),
-    "multiple-choice": lambda o, a, k: v.multiple_choice(**_kw(o, k, "field")),
-    "numeric": lambda o, a, k: v.numeric(**_kw(o, k, "field", "tolerance")),
-    "math-equal": lambda o, a, k: v.math_equal(**_kw(o, k, "field")),
-    "json-valid": lambda o, a, k: v.json_valid(**k),
-    "json-schema": _json_schema,
-    "json-field": lambda o, a, k: v.json_field(
-        str(k.pop("path", None) or _one(a, "json-field")), **_kw(o, k, "field")
-    ),
-    "code-exec": _code_exec,
-    "conduct": lambda o, a, k: conduct(spec=o.spec, **k),
-    "checklist": lambda o, a, k: checklist(spec=o.spec, **k),
-}
 DEFAULT_JUDGE = "checklist"
 # Options whose value is a number: caught when the judge is named, not on every row.
 _NUMBER_OPTIONS = frozenset({"tolerance", "relative", "timeout", "memory_mb", "file_mb"})
-_LLM_PREFIXES = ("openai:", "vllm:", "http://", "https://")
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -135,14 +96,15 @@ def _builtin(text: str, opts: JudgeOptions) -> Judge:
         if not text.endswith(")"):
             raise ConfigError(f"judge {text!r}: unbalanced parentheses")
         name, args_text = text[:-1].split("(", 1)
-    name = name.strip().replace("_", "-")
-    factory = JUDGES.get(name)
-    if factory is None:
-        known = ", ".join(sorted(JUDGES))
+    name = name.strip()
+    entry = JUDGES.get(name) or JUDGES.get(name.replace("_", "-"))
+    if entry is None:
+        known = ", ".join(JUDGES.names())
         raise ConfigError(
-            f"unknown judge {name!r}; built-ins: {known}; or module:function, "
+            f"unknown judge {name!r}; registered: {known}; or module:function, "
             "cmd:COMMAND, openai:MODEL"
         )
+    name = entry.name
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     for part in _split_top(args_text):
@@ -153,15 +115,44 @@ def _builtin(text: str, opts: JudgeOptions) -> Judge:
                 raise ConfigError(f"judge {text!r}: {key.strip()} must be a number, got {val!r}")
         else:
             args.append(part)
-    try:
-        judge = factory(opts, args, kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"judge {text!r}: {exc}") from None
+    judge = _build(entry, opts, args, kwargs, text)
     if args_text.strip():
         # The options are part of what graded the row: regex(x) is not regex(y).
         judge.name = f"{name}({args_text.strip()})"
         judge.meta = {**judge.meta, "version": judge.name}
     return judge
+
+
+def _build(
+    entry: Entry, opts: JudgeOptions, args: list[Any], kwargs: dict[str, Any], text: str
+) -> Judge:
+    """Call a registered factory: the positional value fills `entry.main`, the shared
+    options it declares fill in what the judge string left out."""
+    params = inspect.signature(entry.factory).parameters
+    positional: list[Any] = []
+    if len(args) > 1:
+        raise ConfigError(f"{entry.name}: takes one positional value, got {len(args)}")
+    if args:
+        if entry.main is None:
+            positional = args
+        elif entry.main in kwargs:
+            raise ConfigError(f"judge {text!r}: {entry.main} is given twice")
+        else:
+            kwargs[entry.main] = args[0]
+    for name in entry.options:
+        value = getattr(opts, name, None)
+        if value is not None:
+            kwargs.setdefault(name, value)
+    if "judge_options" in params:
+        kwargs["judge_options"] = opts
+    main = params.get(entry.main) if entry.main else None
+    if main is not None and main.default is inspect.Parameter.empty and entry.main not in kwargs:
+        raise ConfigError(f"{entry.name}: needs a value, e.g. {entry.name}(VALUE)")
+    try:
+        made = entry.factory(*positional, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"judge {text!r}: {exc}") from None
+    return made if isinstance(made, Judge) else as_judge(made, entry.name)
 
 
 def _callable(ref: str) -> Judge:
@@ -179,17 +170,15 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
         raise ConfigError("--judge is empty")
     if text.startswith("cmd:"):
         return command_judge(text[4:].strip(), timeout=opts.timeout)
-    if text.startswith(_LLM_PREFIXES):
+    if is_model_ref(text):
         from .llm import llm_judge
 
         return llm_judge(
             text,
             rubric=opts.rubric,
             spec=opts.spec,
-            model=opts.model,
             use_privileged=opts.use_privileged,
-            timeout=opts.timeout,
-            concurrency=opts.concurrency,
+            options=opts.models,
         )
     for kind in ("all", "any", "weighted"):
         if text.startswith(kind + ":"):

@@ -15,8 +15,7 @@ from typing import Any, Literal
 import orjson
 
 from ..row import call_function
-from ..simulate.world import record_readers
-from ..spec import Spec, guess_kind
+from ..spec import Spec, guess_kind, record_readers
 
 EventKind = Literal["user", "assistant", "call"]
 Check = tuple[str, bool, str]

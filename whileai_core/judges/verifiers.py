@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
+from ..registry import JUDGES
 from ..row import reply_text
 from .contract import Judge, JudgeFailed, judge_once
 from .jsonschema_lite import check_schema, validate
@@ -90,6 +91,7 @@ def _make(name: str, fn: Callable[[dict[str, Any]], Verdict], **meta: Any) -> Ju
     return Judge(name=name, fn=fn, meta={"version": name, **meta}, inline=True)
 
 
+@JUDGES.register("exact-match", options=("field",))
 def exact_match(
     *, ignore_case: bool = True, ignore_punctuation: bool = True, field: str | None = None
 ) -> Judge:
@@ -113,6 +115,7 @@ def exact_match(
     return _make("exact-match", judge)
 
 
+@JUDGES.register("includes", options=("field",))
 def includes(*, ignore_case: bool = True, field: str | None = None) -> Judge:
     """The gold appears somewhere in the reply. Lenient: "not 42" includes "42"."""
 
@@ -126,6 +129,7 @@ def includes(*, ignore_case: bool = True, field: str | None = None) -> Judge:
     return _make("includes", judge)
 
 
+@JUDGES.register("regex", main="pattern", options=("field",))
 def regex(
     pattern: str | None = None,
     *,
@@ -179,6 +183,7 @@ def chosen_letter(text: str) -> str | None:
     return None
 
 
+@JUDGES.register("multiple-choice", options=("field",))
 def multiple_choice(*, field: str | None = None) -> Judge:
     """The option letter the reply chose equals the gold letter (gold 'B', '(b)' or 'B) x')."""
 
@@ -213,6 +218,7 @@ def numbers_in(text: str) -> list[float]:
     return found
 
 
+@JUDGES.register("numeric", options=("field", "tolerance"))
 def numeric(*, tolerance: float = 1e-6, relative: float = 0.0, field: str | None = None) -> Judge:
     """The last number in the reply is within `tolerance` (absolute) or `relative` of the gold."""
 
@@ -285,6 +291,7 @@ def _as_fraction(expr: str) -> Fraction | None:
     return value / 100 if percent else value
 
 
+@JUDGES.register("math-equal", options=("field",))
 def math_equal(*, field: str | None = None) -> Judge:
     """The final answer equals the gold as a number (1/2 = 0.5 = \\frac{1}{2}) or as a
     normalised expression. A percentage equals its fraction ("50%" = 1/2): say 50 if you
@@ -323,6 +330,7 @@ def parse_json_reply(text: str) -> Any:
     raise ValueError("reply is not JSON")
 
 
+@JUDGES.register("json-valid")
 def json_valid() -> Judge:
     """The reply is JSON (or holds one ```json block). Needs no gold."""
 
@@ -336,6 +344,7 @@ def json_valid() -> Judge:
     return _make("json-valid", judge)
 
 
+@JUDGES.register("json-schema", main="schema", options=("schema",))
 def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
     """The reply is JSON that satisfies `schema` (a dict, or a path to a schema file).
 
@@ -373,6 +382,7 @@ def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
     return _make("json-schema", judge, schema=source)
 
 
+@JUDGES.register("json-field", main="path", options=("field",))
 def json_field(path: str, *, expected: Any = None, field: str | None = None) -> Judge:
     """The reply is JSON whose value at dotted `path` equals `expected` (default: the gold).
 

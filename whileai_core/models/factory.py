@@ -14,30 +14,25 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..agents.base import Agent, ModelOptions, ToolWorld, Writer
+from ..agents.base import Agent, ToolWorld, Writer
 from ..errors import ConfigError
 from ..plugins import load_callable
 from ..spec import Spec
 from .agent import ModelAgent
 from .cache import ModelCache
 from .client import ModelClient
-from .spec import looks_like_model_spec, parse_model_spec
+from .options import ModelOptions
+from .spec import parse_model_spec
 from .writer import ModelWriter
 
 __all__ = [
     "client_for",
-    "is_model_ref",
     "load_execute",
     "make_agent",
     "make_writer",
     "model_stats",
     "sampling_from",
 ]
-
-
-def is_model_ref(ref: str | None) -> bool:
-    """True when `ref` names a model endpoint (openai:, vllm:, ollama:, http(s)://)."""
-    return bool(ref) and looks_like_model_spec(str(ref))
 
 
 def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
@@ -88,6 +83,7 @@ def client_for(ref: str, options: ModelOptions) -> ModelClient:
         concurrency=max(1, options.concurrency),
         read_timeout=options.timeout,
         retries=options.retries,
+        backoff=options.backoff,
         cache=cache,
     )
     options.clients[key] = client

@@ -23,7 +23,8 @@ from ..errors import ConfigError
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
-_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
+# The one prefix table: agents, writers and judges all recognise a model by it.
+MODEL_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class ModelSpec:
 
 def looks_like_model_spec(ref: str) -> bool:
     """True for strings this module parses (a prefix check; parsing may still fail)."""
-    return ref.strip().lower().startswith(_PREFIXES)
+    return ref.strip().lower().startswith(MODEL_PREFIXES)
 
 
 def _clean_url(url: str, ref: str) -> str:

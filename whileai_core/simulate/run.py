@@ -12,41 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agents.base import ModelOptions
 from ..agents.registry import load_world, resolve_agent, resolve_writer
 from ..errors import ConfigError
-from ..jsonl import RowWriter, read_rows, repair_tail
+from ..jsonl import RowWriter
+from ..models.options import ModelOptions
 from ..spec import Spec
+from .resume import load_done
 from .scheduler import Engine, Report, SimulateConfig
 
 if TYPE_CHECKING:
     from ..judges.contract import Judge
-
-_REPLAYED = (
-    "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
-    "group_cut",
-)  # fmt: skip
-
-
-def load_done(path: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows already in `path`, by scenario_id (a half-written last line is cut first)."""
-    target = Path(path)
-    if not target.exists():
-        return {}
-    repair_tail(target)
-    done: dict[str, list[dict[str, Any]]] = {}
-    for row in read_rows([str(target)]):
-        sid = row.get("scenario_id")
-        if isinstance(sid, str):
-            group = done.setdefault(sid, [])
-            # Keep what the engine replays (report tallies, the allocation, the novelty
-            # filter), not whole rows: a resumed 100k-row file must not sit in memory.
-            keep = {k: row[k] for k in _REPLAYED if k in row}
-            if group:
-                keep.pop("prompt", None)
-            group.append(keep)
-    return done
-
 
 def run_simulation(
     spec: Spec,

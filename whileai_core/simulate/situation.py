@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..spec import Spec, Tool
+from ..spec import Spec, Tool, is_key_param, name_words, past_tense, record_readers
 from .faults import plan_for
 from .grid import (
     HUMAN_AXES,
@@ -24,7 +24,7 @@ from .grid import (
     seed_int,
     stable_hash,
 )
-from .world import fake_value, is_key_param, name_words, past_tense, record_readers
+from .world import fake_value
 
 _ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 

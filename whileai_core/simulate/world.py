@@ -12,13 +12,12 @@ up twice is the same order, and an order refunded once is refunded.
 
 from __future__ import annotations
 
-import functools
 import random
 import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..spec import Tool, guess_kind
+from ..spec import Tool, guess_kind, is_key_param, name_words, past_tense
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
 
@@ -37,50 +36,6 @@ _COMMERCE = frozenset(
     {"order", "orders", "booking", "refund", "payment", "invoice", "price", "charge", "flight",
      "ticket", "subscription", "purchase", "fare", "cart"}
 )  # fmt: skip
-_IRREGULAR = {"cancel": "cancelled", "send": "sent", "pay": "paid", "set": "set", "reset": "reset",
-              "put": "put", "run": "run", "shut": "shut", "rebook": "rebooked"}  # fmt: skip
-
-
-def is_key_param(name: str) -> bool:
-    """Parameters that name an entity (ids, numbers, codes, emails) rather than describe it."""
-    low = name.lower()
-    return low in ("id", "number", "ref") or low.endswith(
-        ("_id", "id", "number", "_code", "email", "_ref")
-    )
-
-
-def record_readers(tools: Iterable[Tool]) -> dict[str, list[str]]:
-    """For each write tool, the read tools that look up the same record (they share a
-    required key parameter): what "read before you write" can ask of an agent."""
-    tools = list(tools)
-    reads = [t for t in tools if t.kind == "read"]
-    out: dict[str, list[str]] = {}
-    for write in (t for t in tools if t.kind == "write"):
-        keys = {k for k in write.required if is_key_param(k)}
-        out[write.name] = [r.name for r in reads if keys & set(r.required)]
-    return out
-
-
-def past_tense(verb: str) -> str:
-    if verb in _IRREGULAR:
-        return _IRREGULAR[verb]
-    if verb.endswith("e"):
-        return verb + "d"
-    if verb.endswith("y") and len(verb) > 1 and verb[-2] not in "aeiou":
-        return verb[:-1] + "ied"
-    return verb + "ed"
-
-
-@functools.lru_cache(maxsize=4096)
-def _name_words(name: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()))
-
-
-def name_words(name: str) -> list[str]:
-    """`refund_order` / `refundOrder` -> ['refund', 'order']."""
-    return list(_name_words(name))
-
-
 def coerce_tools(tools: Iterable[Tool | dict[str, Any]]) -> list[Tool]:
     """Accept `Tool`s, bare function dicts or the OpenAI wire shape."""
     out: list[Tool] = []

@@ -15,6 +15,9 @@ import re
 from typing import Any
 
 from ..agents.base import UserSimulator
+from ..models.options import ModelOptions
+from ..registry import WRITERS
+from ..spec import Spec
 from .grid import seed_int
 
 _GREETING = {
@@ -389,3 +392,9 @@ class TemplateWriter:
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
         replies = max(0, self.avg_turns // 2 - 1)
         return TemplateUser(situation, seed_int("user", seed), replies) if replies else None
+
+
+@WRITERS.register("template")
+def template_writer(spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> TemplateWriter:
+    """Built in: situations and follow-ups from templates, no model."""
+    return TemplateWriter(avg_turns=avg_turns)

@@ -1,0 +1,134 @@
+"""One registry: how a name on the command line becomes a judge, an agent or a writer.
+
+Three kinds of plug-in, one mechanism:
+
+    JUDGES    `--judge NAME(...)`       factory(opts, *positional, **options) -> Judge
+    AGENTS    `--agent NAME`            factory(spec, model_options) -> Agent
+    WRITERS   `--writer NAME`           factory(spec, model_options, avg_turns=...) -> Writer
+
+Built-ins register with a decorator in the module that defines them::
+
+    @JUDGES.register("exact-match", options=("field",))
+    def exact_match(*, ignore_case: bool = True, field: str | None = None) -> Judge: ...
+
+and a third-party package adds its own without a fork, through an entry point of the
+group `whileai.judges` / `whileai.agents` / `whileai.writers` naming the same kind of
+factory (`[project.entry-points."whileai.judges"] my-judge = "my_pkg.judges:make"`).
+Lookups are lazy: the built-in modules are imported the first time their kind is asked
+for, entry points only when a name is not a built-in, so `whileai --help` imports none.
+
+Three forms are syntax rather than names and stay with their parsers: model references
+(the one prefix table below, shared by agents, writers and judges), `cmd:COMMAND`
+co-processes and the quick `module:function` / `path.py:function` path.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, TypeVar
+
+from .models.spec import MODEL_PREFIXES, looks_like_model_spec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["AGENTS", "JUDGES", "MODEL_PREFIXES", "WRITERS", "Entry", "Registry", "is_model_ref"]
+
+
+def is_model_ref(ref: str | None) -> bool:
+    """True when `ref` names a model endpoint (openai:, vllm:, ollama:, http(s)://)."""
+    return bool(ref) and looks_like_model_spec(str(ref))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered factory. For judges, `main` is the parameter a bare positional value
+    fills (`regex(^\\d+$)`) and `options` the shared JudgeOptions fields it accepts."""
+
+    name: str
+    factory: Callable[..., Any]
+    main: str | None = None
+    options: tuple[str, ...] = ()
+    help: str = ""
+    source: str = "builtin"
+
+
+class Registry:
+    """Names of one kind of plug-in, filled by decorators and entry points."""
+
+    def __init__(self, kind: str, *, builtins: tuple[str, ...], group: str) -> None:
+        self.kind = kind
+        self.group = group
+        self._builtins = builtins
+        self._entries: dict[str, Entry] = {}
+        self._loaded = False
+        self._plugins: dict[str, metadata.EntryPoint] | None = None
+
+    def register(
+        self, name: str, *, main: str | None = None, options: tuple[str, ...] = (), help: str = ""
+    ) -> Callable[[F], F]:
+        """Decorator: register `factory` under `name` (the name users type)."""
+
+        def decorate(factory: F) -> F:
+            doc = help or (factory.__doc__ or "").strip().split("\n")[0]
+            self._entries[name] = Entry(name, factory, main, options, doc)
+            return factory
+
+        return decorate
+
+    def get(self, name: str) -> Entry | None:
+        self._load_builtins()
+        entry = self._entries.get(name)
+        if entry is not None:
+            return entry
+        point = self._entry_points().get(name)
+        if point is None:
+            return None
+        try:
+            factory = point.load()
+        except Exception as exc:
+            from .errors import ConfigError
+
+            raise ConfigError(
+                f"{self.kind} {name!r} from entry point {point.value}: cannot load ({exc})"
+            ) from None
+        entry = Entry(name, factory, help=f"from {point.value}", source=point.value)
+        self._entries[name] = entry
+        return entry
+
+    def names(self) -> list[str]:
+        """Every registered name, built-ins and installed plug-ins alike."""
+        self._load_builtins()
+        return sorted({*self._entries, *self._entry_points()})
+
+    def entries(self) -> list[Entry]:
+        found = [self.get(name) for name in self.names()]
+        return [e for e in found if e is not None]
+
+    def _load_builtins(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for module in self._builtins:
+            importlib.import_module(module)
+
+    def _entry_points(self) -> dict[str, metadata.EntryPoint]:
+        if self._plugins is None:
+            self._plugins = {ep.name: ep for ep in metadata.entry_points(group=self.group)}
+        return self._plugins
+
+
+JUDGES = Registry(
+    "judge",
+    builtins=(
+        "whileai_core.judges.verifiers",
+        "whileai_core.judges.conduct",
+        "whileai_core.judges.checklist",
+        "whileai_core.judges.registry",
+    ),
+    group="whileai.judges",
+)
+AGENTS = Registry("agent", builtins=("whileai_core.agents.seeded",), group="whileai.agents")
+WRITERS = Registry("writer", builtins=("whileai_core.simulate.writer",), group="whileai.writers")
