@@ -11,10 +11,11 @@ import pytest
 from whileai_core.agents.base import AgentError, Episode, RolloutResult
 from whileai_core.models import AllowanceExhausted, ModelClient, parse_model_spec
 from whileai_core.models.agent import ModelAgent
-from whileai_core.models.factory import load_execute, make_agent, make_writer
+from whileai_core.models.factory import make_agent, make_writer
 from whileai_core.models.options import ModelOptions
 from whileai_core.models.writer import ModelWriter, person_brief
 from whileai_core.registry import is_model_ref
+from whileai_core.simulate.execute import load_execute
 from whileai_core.spec import Spec, load_spec
 from whileai_core.testing import (
     OpenAIStub,

@@ -90,4 +90,6 @@ def resolve_writer(
 
 def load_world(ref: str) -> Any:
     """`--execute module:function`: the user's world answers tool calls instead of the mock."""
-    return _factory().load_execute(ref)
+    from ..simulate.execute import load_execute
+
+    return load_execute(ref)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..agents.base import Agent, ToolWorld, Writer
+from ..agents.base import Agent, Writer
 from ..errors import ConfigError
-from ..plugins import load_callable
 from ..spec import Spec
 from .agent import ModelAgent
 from .cache import ModelCache
@@ -27,7 +26,6 @@ from .writer import ModelWriter
 
 __all__ = [
     "client_for",
-    "load_execute",
     "make_agent",
     "make_writer",
     "model_stats",
@@ -113,32 +111,3 @@ def make_writer(ref: str, spec: Spec, options: ModelOptions) -> Writer:
     writer_sampling = sampling_from(options)
     writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
     return ModelWriter(client, spec, sampling=writer_sampling)
-
-
-class ExecuteWorld:
-    """The user's real world: `execute(tool_name, arguments) -> result` answers every call.
-
-    No fault schedule applies (the faults a row lists are the mock world's plan; the real
-    world breaks when it breaks). A result that is not a dict is wrapped as
-    `{"status": "ok", "data": result}`; an exception becomes an error result the model
-    sees. `blocking` tells the agent to run calls in a worker thread, since a real
-    backend does I/O.
-    """
-
-    blocking = True
-
-    def __init__(self, ref: str) -> None:
-        self.ref = ref
-        self._fn = load_callable(ref, what="--execute")
-        self.fired: list[dict[str, Any]] = []
-
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        result = self._fn(name, arguments)
-        if isinstance(result, dict):
-            return result
-        return {"status": "ok", "data": result}
-
-
-def load_execute(ref: str) -> ToolWorld:
-    """Resolve `--execute module:function` (or `path/file.py:function`) into a ToolWorld."""
-    return ExecuteWorld(ref)

@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
 from ..errors import WhileaiError
 from ..metrics.tally import passed
 from ..spec import Spec
+from .allocation import Allocation, distinct
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
 from .grid import Grid, build_grid, seed_int
 from .novelty import HashingEmbedder, NearDuplicateFilter
@@ -127,10 +125,7 @@ class Engine:
         self._situations: set[str] = set()
         self._signatures: set[str] = set()
         self._since_new = 0
-        self._hazard_trials: Counter[int] = Counter()
-        self._hazard_splits: Counter[int] = Counter()
-        self._probes = 0
-        self._probes_mixed = 0
+        self.allocation = Allocation(self.probe)
         self._statuses = (spec.raw.get("world") or {}).get("statuses") if spec.raw else None
         self._lineage = {
             "system_prompt_sha": spec.policy_sha,
@@ -222,7 +217,7 @@ class Engine:
             ask.launched = ask.finished = len(take)
             ask.state = "final"
             if self.k > 1 and len(take) >= self.probe:  # the allocation learns from it too
-                self._replay_allocation(ask.verdicts)
+                self.allocation.replay(ask.verdicts)
             for row in take:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
@@ -286,57 +281,23 @@ class Engine:
         self._decide(ask)
 
     def _decide(self, ask: _Ask) -> None:
-        distinct = len(set(map(_hashable, ask.verdicts)))
-        if ask.k == 1 or not ask.verdicts:
-            self._flush(ask, final=True)
+        probing = ask.state == "probing"
+        first_look = probing and not ask.probe_scored
+        ask.probe_scored = ask.probe_scored or probing
+        decision = self.allocation.decide(
+            ask.verdicts, launched=ask.launched, k=ask.k, probing=probing, first_look=first_look
+        )
+        if decision.action in ("fill", "extend"):
+            if decision.action == "fill":
+                ask.state = "filling"
+            ask.target = decision.target
+            ask.reasons[ask.launched] = decision.reason
             return
-        if ask.state == "probing":
-            n = len(ask.verdicts)
-            if not ask.probe_scored:
-                ask.probe_scored = True
-                self._probes += 1
-                self._probes_mixed += distinct > 1
-            elif n >= 2:
-                self._hazard_trials[n - 1] += 1
-                self._hazard_splits[n - 1] += distinct > 1
-            if distinct > 1:
-                ask.state, ask.target = "filling", ask.k
-                if ask.launched < ask.k:
-                    ask.reasons[ask.launched] = "rl fill: the probe split"
-                    return
-                self._flush(ask, final=True)
-                return
-            hazard, fresh = self._hazard(n), self._fresh_value()
-            if ask.launched < ask.k and hazard > fresh:
-                ask.target = ask.launched + 1
-                ask.reasons[ask.launched] = f"rl extend: hazard {hazard:.2f} > fresh {fresh:.2f}"
-                return
+        if decision.action == "stop":
             ask.state = "stopped"
             self._flush(ask, final=False)
             return
         self._flush(ask, final=True)
-
-    def _replay_allocation(self, verdicts: list[Any]) -> None:
-        """What `_decide` learned from a group, relearned from its stored rows on resume, so
-        a resumed run extends unanimous probes exactly as the uninterrupted run did."""
-        self._probes += 1
-        if len(set(map(_hashable, verdicts[: self.probe]))) > 1:
-            self._probes_mixed += 1
-            return
-        for n in range(self.probe + 1, len(verdicts) + 1):
-            split = len(set(map(_hashable, verdicts[:n]))) > 1
-            self._hazard_trials[n - 1] += 1
-            self._hazard_splits[n - 1] += split
-            if split:
-                return
-
-    def _hazard(self, n: int) -> float:
-        prior = 1.0 / (n + 2)
-        return (self._hazard_splits[n] + 2 * prior) / (self._hazard_trials[n] + 2)
-
-    def _fresh_value(self) -> float:
-        """Mixed groups a fresh ask yields per rollout spent probing it."""
-        return (self._probes_mixed + 1) / (self._probes + 2) / max(1, self.probe)
 
     def _flush(self, ask: _Ask, *, final: bool, cut: bool = False) -> None:
         rows = sorted(ask.rows, key=lambda r: r["rollout_index"])
@@ -360,7 +321,7 @@ class Engine:
             return
         if cut:
             self.report.groups["cut"] += 1
-        elif len(set(map(_hashable, ask.verdicts))) > 1:
+        elif distinct(ask.verdicts) > 1:
             self.report.groups["mixed"] += 1
         else:
             self.report.groups["unanimous"] += 1
@@ -554,10 +515,3 @@ class Engine:
         )
         return report
 
-
-def _hashable(value: Any) -> Any:
-    return (
-        orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        if isinstance(value, (dict, list))
-        else value
-    )
