@@ -1,8 +1,107 @@
 """whileai_core: the library behind the `whileai` command.
 
-Everything the CLI does is a function here, so a notebook can do it too. The package
-imports nothing heavy at start-up; import the module you need (`whileai_core.row`,
-`whileai_core.jsonl`, `whileai_core.spec`, ...).
+Everything the CLI does is a function here, so a notebook can do it too:
+
+    import whileai_core as wa
+
+    rows, run = wa.simulate_rows("specs/orders", mode="rl", budget=200)
+    graded = list(wa.grade(rows))
+    kept, why = wa.optimize(graded)
+
+The names below load on first use (module `__getattr__`), so `import whileai_core` stays
+as cheap as the CLI's start-up needs; the modules behind them can move. The simulate call
+is `simulate_rows` because `whileai_core.simulate` is the stage's package, and a package
+attribute would shadow a function of the same name.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+
 __version__ = "0.1.0"
+
+_NAMES = {
+    # simulate
+    "simulate_rows": ".api",
+    "SimulateConfig": ".simulate.config",
+    "load_spec": ".spec",
+    "Spec": ".spec",
+    # grade and report
+    "grade": ".api",
+    "report": ".api",
+    "parse_judge": ".judges.registry",
+    "JudgeOptions": ".judges.registry",
+    "Judge": ".judges.contract",
+    "grade_files": ".judges.run",
+    # select
+    "optimize": ".select.optimize",
+    "optimize_files": ".select.optimize",
+    "OptimizeOptions": ".select.optimize",
+    "publish_gate": ".select.gate",
+    # export
+    "training_samples": ".export.training",
+    "preference_pairs": ".export.pairs",
+    "export_environment": ".export.environment",
+    # the store
+    "open_store": ".store",
+    "push_rows": ".store.push",
+    "pull_rows": ".store.push",
+    # rows
+    "read_rows": ".jsonl",
+    "RowWriter": ".jsonl",
+    "from_row": ".row",
+    "to_row": ".row",
+    "strip_privileged": ".privileged",
+    "WhileaiError": ".errors",
+}
+__all__ = [
+    "Judge",
+    "JudgeOptions",
+    "OptimizeOptions",
+    "RowWriter",
+    "SimulateConfig",
+    "Spec",
+    "WhileaiError",
+    "__version__",
+    "export_environment",
+    "from_row",
+    "grade",
+    "grade_files",
+    "load_spec",
+    "open_store",
+    "optimize",
+    "optimize_files",
+    "parse_judge",
+    "preference_pairs",
+    "publish_gate",
+    "pull_rows",
+    "push_rows",
+    "read_rows",
+    "report",
+    "simulate_rows",
+    "strip_privileged",
+    "to_row",
+    "training_samples",
+]
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
+
+if TYPE_CHECKING:
+    from .api import grade, report, simulate_rows
+    from .errors import WhileaiError
+    from .export.environment import export_environment
+    from .export.pairs import preference_pairs
+    from .export.training import training_samples
+    from .jsonl import RowWriter, read_rows
+    from .judges.contract import Judge
+    from .judges.registry import JudgeOptions, parse_judge
+    from .judges.run import grade_files
+    from .privileged import strip_privileged
+    from .row import from_row, to_row
+    from .select.gate import publish_gate
+    from .select.optimize import OptimizeOptions, optimize, optimize_files
+    from .simulate.config import SimulateConfig
+    from .spec import Spec, load_spec
+    from .store import open_store
+    from .store.push import pull_rows, push_rows

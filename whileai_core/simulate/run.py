@@ -34,9 +34,11 @@ def run_simulation(
     resume: bool = False,
     grader: Judge | Callable[..., Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    sink: Callable[[dict[str, Any]], None] | None = None,
 ) -> Report:
-    """Run one simulation to `output` (or stdout). A `grader` is any judge under the one
-    judge contract; its verdicts land on the rows and steer rl allocation."""
+    """Run one simulation to `output` (or stdout, or `sink` when given: each settled row is
+    handed to it instead of being written). A `grader` is any judge under the one judge
+    contract; its verdicts land on the rows and steer rl allocation."""
     config.check()
     judge = None
     if grader is not None:
@@ -60,7 +62,14 @@ def run_simulation(
                 f"{output} already holds rows: --resume to finish that run, or remove the "
                 "file to start over"
             )
-    sink = RowWriter(output, mode="append") if output and output != "-" else RowWriter(None)
+    if sink is not None and output:
+        raise ConfigError("give either output or sink, not both")
+    writer_out: RowWriter | None = None
+    emit = sink
+    if emit is None:
+        append = bool(output) and output != "-"
+        writer_out = RowWriter(output if append else None, mode="append")
+        emit = writer_out.write
 
     async def main() -> Report:
         engine = Engine(
@@ -68,7 +77,7 @@ def run_simulation(
             agent,
             writer,
             config,
-            sink=sink.write,
+            sink=emit,
             done=done,
             execute_world=world,
             grader=judge,
@@ -94,4 +103,5 @@ def run_simulation(
     try:
         return asyncio.run(main())
     finally:
-        sink.close()
+        if writer_out is not None:
+            writer_out.close()

@@ -1,0 +1,86 @@
+"""The library's front door: each stage as one call on rows, for a notebook or a script.
+
+These are the functions the CLI commands wrap, with the row lists and iterators a Python
+caller holds instead of files. `import whileai_core` exposes them lazily (see
+`__init__.py`), so importing the package costs nothing until one is used.
+
+    import whileai_core as wa
+
+    rows, run = wa.simulate_rows("specs/orders", mode="rl", budget=200)
+    graded = list(wa.grade(rows))                 # conduct x checklist
+    print(wa.report(graded)["pass_at_1"])
+    kept, why = wa.optimize(graded)               # rl groups in the band
+    samples = list(wa.training_samples(kept, fmt="trl"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .models.options import ModelOptions
+from .simulate.config import Report, SimulateConfig
+from .spec import Spec, load_spec
+
+Row = dict[str, Any]
+
+
+def simulate_rows(
+    spec: Spec | str | Path,
+    *,
+    agent: str = "seeded",
+    writer: str | None = None,
+    grader: Any = None,
+    options: ModelOptions | None = None,
+    **config: Any,
+) -> tuple[list[Row], Report]:
+    """Play `agent` across the spec's grid; the rows and the run report.
+
+    `config` takes the `SimulateConfig` fields (mode, budget, repeats, seed, reproducible,
+    ...); `agent` and `writer` take what `--agent` and `--writer` take.
+    """
+    from .simulate.run import run_simulation
+
+    loaded = spec if isinstance(spec, Spec) else load_spec(spec)
+    rows: list[Row] = []
+    report = run_simulation(
+        loaded,
+        SimulateConfig(**config),
+        agent_ref=agent,
+        writer_ref=writer,
+        options=options,
+        grader=grader,
+        sink=rows.append,
+    )
+    return rows, report
+
+
+def grade(
+    rows: Iterable[Row],
+    judge: Any = None,
+    *,
+    concurrency: int = 8,
+    timeout: float | None = 60.0,
+    **options: Any,
+) -> Iterator[Row]:
+    """Graded copies of `rows` under the one judge contract.
+
+    `judge` is a `--judge` string (None: conduct x checklist), a `Judge`, or any callable
+    `row -> verdict`; `options` are `JudgeOptions` fields (field, schema, spec, rubric...).
+    """
+    from .judges.contract import Judge, as_judge, grade_rows
+    from .judges.registry import JudgeOptions, parse_judge
+
+    if judge is None or isinstance(judge, str):
+        chosen = parse_judge(judge, JudgeOptions(**options))
+    else:
+        chosen = judge if isinstance(judge, Judge) else as_judge(judge)
+    return grade_rows(rows, chosen, concurrency=concurrency, timeout=timeout)
+
+
+def report(rows: Iterable[Row], *, k: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """pass@1 with its interval, pass^k, pass@k, headroom, statuses and markers."""
+    from .metrics.passat import pass_report
+
+    return pass_report(rows, k=k, seed=seed)
