@@ -538,3 +538,35 @@ def test_saying_what_cannot_be_known_is_not_a_refusal() -> None:
     assert "conduct:no_write_after_refusal" not in conduct().fn(row)["markers"]
     row["steps"][1] = {"text": "I cannot go around the rules, so nothing was changed."}
     assert conduct().fn(row)["markers"]["conduct:no_write_after_refusal"] == 0.0
+
+
+def test_a_regrade_replaces_the_old_verdicts_markers_and_keeps_stage_markers() -> None:
+    """Markers know who wrote them: a new judge's verdict replaces the markers the old
+    judge emitted (it used to keep them beside the new ones); stage stamps survive."""
+    from whileai_core.judges import grade_rows, parse_judge
+    from whileai_core.judges.contract import Judge
+
+    row = {"prompt": "hi", "final_text": "hello", "scenario_id": "s"}
+    first = Judge(name="first", fn=lambda r: {"reward": 1, "markers": {"old_only": 1.0}})
+    (once,) = grade_rows([row], first)
+    assert once["markers"] == {"old_only": 1.0}
+    assert once["marker_sources"] == {"old_only": "first"}
+    stamped = {
+        **once,
+        "markers": {**once["markers"], "no_hedging": 1.0},
+        "marker_sources": {**once["marker_sources"], "no_hedging": "mark:style"},
+    }
+    (twice,) = grade_rows([stamped], parse_judge("checklist"))
+    assert "old_only" not in twice["markers"] and twice["markers"]["no_hedging"] == 1.0
+    assert twice["marker_sources"]["no_hedging"] == "mark:style"
+    assert all(
+        src == "checklist" for name, src in twice["marker_sources"].items() if name != "no_hedging"
+    )
+    # A file graded before sources were recorded: its markers were its judge's.
+    legacy = {**row, "judge_name": "old", "markers": {"old_only": 0.0}}
+    (regraded,) = grade_rows([legacy], parse_judge("exact-match", None))
+    assert "old_only" not in regraded.get("markers", {})
+    # Markers on a row no judge graded belong to someone else: kept.
+    foreign = {**row, "markers": {"theirs": 1.0}}
+    (kept,) = grade_rows([foreign], first)
+    assert kept["markers"] == {"theirs": 1.0, "old_only": 1.0}

@@ -39,6 +39,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "judge_status": (str,),
     "judge_meta": (dict,),
     "markers": (dict,),
+    "marker_sources": (dict,),
     "calibration": (dict,),
     "lineage": (dict,),
     "usage": (dict,),

@@ -120,10 +120,16 @@ class Calibration(_Open):
 
 
 class Marker(BaseModel):
-    """A named behaviour measurement. 1.0 is the good outcome; a drop is the regression."""
+    """A named behaviour measurement. 1.0 is the good outcome; a drop is the regression.
+
+    `source` is who wrote it: the judge's name for a marker a verdict emitted, `mark` (or
+    `mark:<family>`) for one a stage stamped; on the row it lives in `marker_sources`, so
+    `markers` stays the plain name -> number map every reader expects.
+    """
 
     name: str
     value: StrictInt | StrictFloat
+    source: str | None = None
 
 
 class Task(_Open):
@@ -206,6 +212,9 @@ def from_row(row: dict[str, Any]) -> RowParts:
         elif key not in ("markers", "calibration", "schema_version"):
             extra[key] = value
     markers_raw = row.get("markers")
+    sources = _marker_sources(row)
+    if sources is not None:
+        extra.pop("marker_sources", None)
     markers: list[Marker] = []
     if markers_raw is not None:
         if not isinstance(markers_raw, dict):
@@ -213,7 +222,8 @@ def from_row(row: dict[str, Any]) -> RowParts:
         for name, value in markers_raw.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"markers.{name} must be a number, got {type(value).__name__}")
-            markers.append(Marker(name=name, value=value))
+            source = (sources or {}).get(name)
+            markers.append(Marker(name=name, value=value, source=source))
     calibration_raw = row.get("calibration")
     schema_version = row.get("schema_version")
     if schema_version is not None and not isinstance(schema_version, str):
@@ -233,6 +243,21 @@ def from_row(row: dict[str, Any]) -> RowParts:
     )
 
 
+def _marker_sources(row: dict[str, Any]) -> dict[str, str] | None:
+    """`marker_sources` when it describes `markers` exactly as `to_row` would write it back
+    (string sources, in marker order, no stray names); else None, and the key rides along
+    untouched like any key the models do not name."""
+    sources = row.get("marker_sources")
+    markers = row.get("markers")
+    if not isinstance(sources, dict) or not isinstance(markers, dict):
+        return None
+    if not all(isinstance(v, str) for v in sources.values()):
+        return None
+    if list(sources) != [name for name in markers if name in sources]:
+        return None
+    return sources
+
+
 def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(exclude_unset=True, by_alias=True)
 
@@ -245,6 +270,9 @@ def to_row(parts: RowParts) -> dict[str, Any]:
     flat.update(_dump(parts.judgment))
     if parts.markers or parts.markers_present:
         flat["markers"] = {m.name: m.value for m in parts.markers}
+    sources = {m.name: m.source for m in parts.markers if m.source is not None}
+    if sources or ("marker_sources" in parts.key_order and "marker_sources" not in parts.extra):
+        flat["marker_sources"] = sources
     if parts.calibration is not None:
         flat["calibration"] = _dump(parts.calibration)
     elif "calibration" in parts.key_order:
@@ -323,6 +351,11 @@ def row_json_schema() -> dict[str, Any]:
         "type": "object",
         "additionalProperties": {"type": "number"},
         "description": "name -> value; 1.0 is the good outcome",
+    }
+    schema["properties"]["marker_sources"] = {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "description": "marker name -> who wrote it: the judge's name, or mark / mark:FAMILY",
     }
     cal = Calibration.model_json_schema(ref_template="#/$defs/{model}")
     schema["$defs"]["Calibration"] = cal

@@ -171,16 +171,47 @@ def judged_row(row: dict[str, Any], judge: Judge, fields: dict[str, Any]) -> dic
         out["judge_meta"] = meta
     else:
         out["judge_meta"] = {}
-    markers = fields.get("markers")
-    if markers:
-        merged = dict(row["markers"]) if isinstance(row.get("markers"), dict) else {}
-        merged.update(markers)
-        out["markers"] = merged
+    _replace_judge_markers(out, row, judge.name, fields.get("markers") or {})
     if "failure_class" in fields:
         out["failure_class"] = fields["failure_class"]
     elif "failure_class" in out:
         out["failure_class"] = None
     return out
+
+
+def is_stage_source(source: Any) -> bool:
+    """A marker stamped by a stage over rows (`whileai mark`), not by a judge's verdict."""
+    return isinstance(source, str) and (source == "mark" or source.startswith("mark:"))
+
+
+def _replace_judge_markers(
+    out: dict[str, Any], row: dict[str, Any], judge_name: str, new: dict[str, Any]
+) -> None:
+    """Markers know who wrote them (`marker_sources`: name -> the judge's name, or `mark`).
+
+    A new verdict replaces every marker an earlier verdict emitted and keeps the ones a
+    stage stamped. A row graded before sources were recorded has its old markers treated
+    as its old judge's (there was no other writer); a row never graded keeps whatever
+    markers it arrived with, since someone else put them there.
+    """
+    old = row.get("markers") if isinstance(row.get("markers"), dict) else None
+    sources = row.get("marker_sources")
+    if isinstance(sources, dict):
+        kept = {k: v for k, v in (old or {}).items() if is_stage_source(sources.get(k))}
+        kept_sources = {k: sources[k] for k in kept if k in sources}
+    elif row.get("judge_name") is not None:
+        kept, kept_sources = {}, {}
+    else:
+        kept, kept_sources = dict(old or {}), {}
+    if not new and old is None:
+        return
+    kept.update(new)
+    kept_sources.update({name: judge_name for name in new})
+    out["markers"] = kept
+    if kept_sources:
+        out["marker_sources"] = kept_sources
+    else:
+        out.pop("marker_sources", None)
 
 
 def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
