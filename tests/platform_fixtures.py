@@ -23,6 +23,7 @@ from whileai_core.store import Store
 from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port
 from whileai_server import create_app
+from whileai_server.config import ServerConfig
 
 from .helpers import SDK_ROWS
 
@@ -44,13 +45,27 @@ class LiveServer:
         headers = {"X-Api-Key": key} if key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
+    def approve(self, user_code: str, **form: str) -> httpx.Response:
+        """Approve a device code the way a browser does: open the page (which sets the CSRF
+        cookie and puts its pair in the form), then post the form with both."""
+        return approve(self.url, user_code, **form)
+
+
+def approve(url: str, user_code: str, **form: str) -> httpx.Response:
+    with httpx.Client(base_url=url, timeout=30) as browser:
+        page = browser.get("/device", params={"code": user_code})
+        page.raise_for_status()
+        csrf = page.text.split("name='csrf' value='")[1].split("'")[0]
+        return browser.post("/device/approve", data={"user_code": user_code, "csrf": csrf, **form})
+
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """uvicorn serving the platform app in a background thread for the whole session."""
     data = tmp_path_factory.mktemp("server-data")
     port = free_port()
-    application = create_app(data, url_ttl=60, device_interval=0.2)
+    # Every request comes from 127.0.0.1: rate limits off here, tested on their own.
+    application = create_app(data, ServerConfig.relaxed(), url_ttl=60, device_interval=0.2)
     config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
     uv = uvicorn.Server(config)
     thread = threading.Thread(target=uv.run, daemon=True)
