@@ -4,10 +4,12 @@ Each request is ~1 MB of gzip that inflates to ~60 MB of tiny, valid spans (the 
 that took the server from 49 MB to 849 MB RSS per request, and stalled `/health` for
 9 s with three in flight). The bench posts ten at once, in JSON and in protobuf, polls
 `/health` meanwhile, and reports the server's peak RSS (VmHWM; goal < 300 MB) and the
-slowest `/health` answer (goal < 1 s). A third round sends ten requests that sit inside
-every limit (accepted and stored), to show what honest heavy traffic costs. Run by hand:
+slowest `/health` answer (goal < 1 s). The same again at 15 MB, just under the 16 MiB
+cap, so the requests get past inflating and are refused by the span count instead; and a
+last round of ten requests that sit inside every limit (accepted and stored), to show what
+honest heavy traffic costs. Run by hand:
 
-    .venv/bin/python bench/otlp_flood.py [--rounds json,protobuf,inside]
+    .venv/bin/python bench/otlp_flood.py [--rounds json:60,protobuf:15,inside]
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ def _protobuf_flood(megabytes: int) -> bytes:
 
 
 def _inside_limits() -> bytes:
-    """9,000 spans of 20 attributes each: large, honest, accepted."""
+    """5,000 spans of 20 attributes each (~9 MB): large, honest, accepted."""
     spans = []
-    for i in range(9_000):
+    for i in range(5_000):
         attrs = [
             {"key": f"app.attr.{k}", "value": {"stringValue": f"value {i} {k} " * 4}}
             for k in range(19)
@@ -133,34 +135,38 @@ def _round(url: str, key: str, pid: int, body: bytes, content_type: str) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", default="json,protobuf,inside")
-    parser.add_argument("--mb", type=int, default=60, help="inflated size of a flood request")
+    parser.add_argument(
+        "--rounds",
+        default="json:60,json:15,protobuf:60,protobuf:15,inside",
+        help="KIND:MB (the inflated size of each flood request) or inside",
+    )
     opts = parser.parse_args()
-    builders: dict[str, tuple[Callable[[], bytes], str]] = {
-        "json": (lambda: _json_flood(opts.mb), "application/json"),
-        "protobuf": (lambda: _protobuf_flood(opts.mb), "application/x-protobuf"),
-        "inside": (_inside_limits, "application/json"),
+    builders: dict[str, tuple[Callable[[int], bytes], str]] = {
+        "json": (_json_flood, "application/json"),
+        "protobuf": (_protobuf_flood, "application/x-protobuf"),
+        "inside": (lambda _: _inside_limits(), "application/json"),
     }
     with tempfile.TemporaryDirectory(prefix="whileai-flood-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "WHILEAI_HOME": str(work / "home"), "NO_COLOR": "1"}
         for name in opts.rounds.split(","):
-            build, content_type = builders[name]
-            body = build()
+            kind, _, mb = name.partition(":")
+            build, content_type = builders[kind]
+            body = build(int(mb or 0))
             # A fresh server per round, so each peak RSS is that round's own.
-            with serve_process(work / f"srv-{name}", env=env) as (server, url):
+            with serve_process(work / f"srv-{kind}-{mb}", env=env) as (server, url):
                 idle = _status_kb(server.pid, "VmRSS") / 1024
-                signup = httpx.post(f"{url}/signup", json={"email": f"{name}@example.com"})
+                signup = httpx.post(f"{url}/signup", json={"email": f"{kind}{mb}@example.com"})
                 key = signup.json()["api_key"]
                 result = _round(url, key, server.pid, body, content_type)
             print(
-                f"{name:9s} {CONCURRENT} x {len(body) / 1e6:.2f} MB gzip: answers "
+                f"{name:12s} {CONCURRENT} x {len(body) / 1e6:.2f} MB gzip: answers "
                 f"{result['answers']} in {result['seconds']:.2f} s; server RSS idle {idle:.0f} MB,"
                 f" peak {result['peak_rss_mb']:.0f} MB (goal < 300); slowest /health "
                 f"{result['worst_health'] * 1000:.0f} ms (goal < 1000)"
             )
             if result["sample"]:
-                print(f"          first answer: {result['sample']}")
+                print(f"             first answer: {result['sample']}")
 
 
 if __name__ == "__main__":

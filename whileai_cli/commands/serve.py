@@ -64,7 +64,7 @@ def serve(
         _limit("--max-depth", "Nesting depth of an export request or a row. Default 64."),
     ] = None,
     max_otlp_bytes: Annotated[
-        str | None, _limit("--max-otlp-bytes", "One export request, decompressed. Default 32MiB.")
+        str | None, _limit("--max-otlp-bytes", "One export request, decompressed. Default 16MiB.")
     ] = None,
     max_upload_bytes: Annotated[
         str | None, _limit("--max-upload-bytes", "One dataset body. Default 512MiB.")

@@ -37,6 +37,7 @@ GIB = 1024 * MIB
 # Python's parsers recurse once per level; a ceiling well under the interpreter's keeps any
 # configured depth from turning into a RecursionError.
 DEPTH_CEILING = 512
+SPAN_FIELDS = 16  # a span's own JSON values: ids, name, times, kind, status, lists
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Limits:
     max_spans: int = 10_000
     max_attributes: int = 128
     max_depth: int = 64
-    max_otlp_bytes: int = 32 * MIB
+    max_otlp_bytes: int = 16 * MIB
     max_upload_bytes: int = 512 * MIB
     max_line_bytes: int = 4 * MIB
 
@@ -59,9 +60,10 @@ class Limits:
     @property
     def max_json_values(self) -> int:
         """The JSON values an export request may hold in all (every object, list, string and
-        number): what `max_spans` spans of `max_attributes` attributes each come to. It
-        bounds what parsing the request can allocate, whatever shape the JSON has."""
-        return self.max_spans * self.max_attributes
+        number): `max_spans` spans, each with room for `max_attributes` values and its
+        own fields. It bounds what parsing the request can allocate, whatever shape the
+        JSON has (about 100 bytes a value at worst: 150 MB at the defaults)."""
+        return self.max_spans * (self.max_attributes + SPAN_FIELDS)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
@@ -90,6 +92,28 @@ def refuse(name: str, what: str, limit: int) -> TooLarge:
     return TooLarge(
         f"{what} (limit {name} = {shown}; the server's {flag(name)} / {env_name(name)})", name
     )
+
+
+class AttributeBudget:
+    """One owner's attributes (a span's, a resource's, a scope's) counted against
+    `max_attributes`, by both OTLP decoders."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limit = limits.max_attributes
+        self.owner = ""
+        self.used = 0
+
+    def start(self, owner: str) -> None:
+        self.owner, self.used = owner, 0
+
+    def spend(self, n: int = 1) -> None:
+        self.used += n
+        if self.used > self.limit:
+            raise refuse(
+                "max_attributes",
+                f"{self.owner} has more than {self.limit:,} attributes",
+                self.limit,
+            )
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from .base import BadRequest
-from .limits import Limits, json_depth, json_value_count, refuse
+from .limits import AttributeBudget, Limits, json_depth, json_value_count, refuse
 
 Span = dict[str, Any]
 UINT64 = 2**64
@@ -35,7 +35,7 @@ def spans_from_json_bytes(raw: bytes | bytearray, limits: Limits) -> list[Span]:
         raise refuse(
             "max_spans",
             f"the export request holds more than {limits.max_json_values:,} JSON values"
-            " (max_spans x max_attributes)",
+            " (max_spans x (max_attributes + 16))",
             limits.max_spans,
         )
     try:
@@ -173,26 +173,16 @@ class _Reader:
     """Converts one request, counting each span's attributes against `max_attributes`."""
 
     def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.used = 0
-
-    def _count(self, where: str, n: int = 1) -> None:
-        self.used += n
-        if self.used > self.limits.max_attributes:
-            raise refuse(
-                "max_attributes",
-                f"{where} has more than {self.limits.max_attributes:,} attributes",
-                self.limits.max_attributes,
-            )
+        self.budget = AttributeBudget(limits)
 
     def span(self, s: Any, where: str, resource: dict[str, Any]) -> Span:
         s = _object(s, where)
-        self.used = 0
+        self.budget.start(where)
         for extra in ("events", "links"):  # not kept, but they count: they were parsed
             for n, item in enumerate(_list(s.get(extra), f"{where}.{extra}")):
                 item = _object(item, f"{where}.{extra}[{n}]")
                 attrs = _list(item.get("attributes"), f"{where}.{extra}[{n}].attributes")
-                self._count(where, 1 + len(attrs))
+                self.budget.spend(1 + len(attrs))
         return {
             "traceId": _span_id(s.get("traceId"), f"{where}.traceId", 16, required=True),
             "spanId": _span_id(s.get("spanId"), f"{where}.spanId", 8, required=False),
@@ -200,7 +190,7 @@ class _Reader:
             "name": _text(s.get("name"), f"{where}.name"),
             "start": self._time(s.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
             "end": self._time(s.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
-            "attributes": self._attrs(s.get("attributes"), where, fresh=False),
+            "attributes": self._key_values(s.get("attributes"), f"{where}.attributes"),
             "resource": resource,
         }
 
@@ -209,23 +199,23 @@ class _Reader:
         return 0 if value is None else _integer(value, where, 0, UINT64)
 
     def attributes(self, items: Any, where: str) -> dict[str, Any]:
-        return self._attrs(items, where, fresh=True)
+        """A resource's or scope's attributes, with a budget of their own."""
+        self.budget.start(where)
+        return self._key_values(items, f"{where}.attributes")
 
-    def _attrs(self, items: Any, where: str, fresh: bool) -> dict[str, Any]:
-        if fresh:
-            self.used = 0
+    def _key_values(self, items: Any, at: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for n, kv in enumerate(_list(items, f"{where}.attributes")):
-            at = f"{where}.attributes[{n}]"
-            kv = _object(kv, at)
+        for n, kv in enumerate(_list(items, at)):
+            kv_at = f"{at}[{n}]"
+            kv = _object(kv, kv_at)
             key = kv.get("key")
             if not isinstance(key, str):
-                raise BadRequest(f"{at}.key: expected a string, got {_kind(key)}")
-            self._count(where)
-            out[key] = self._value(kv.get("value"), f"{at}.value", where)
+                raise BadRequest(f"{kv_at}.key: expected a string, got {_kind(key)}")
+            self.budget.spend()
+            out[key] = self._value(kv.get("value"), f"{kv_at}.value")
         return out
 
-    def _value(self, value: Any, at: str, owner: str) -> Any:
+    def _value(self, value: Any, at: str) -> Any:
         value = _object(value, at, optional=True)
         if "stringValue" in value:
             return _text(value["stringValue"], f"{at}.stringValue")
@@ -243,21 +233,12 @@ class _Reader:
             values = _list(array.get("values"), f"{at}.arrayValue.values")
             out = []
             for n, item in enumerate(values):
-                self._count(owner)
-                out.append(self._value(item, f"{at}.arrayValue.values[{n}]", owner))
+                self.budget.spend()
+                out.append(self._value(item, f"{at}.arrayValue.values[{n}]"))
             return out
         if "kvlistValue" in value:
             kvlist = _object(value["kvlistValue"], f"{at}.kvlistValue", optional=True)
-            mapping: dict[str, Any] = {}
-            for n, kv in enumerate(_list(kvlist.get("values"), f"{at}.kvlistValue.values")):
-                kv_at = f"{at}.kvlistValue.values[{n}]"
-                kv = _object(kv, kv_at)
-                key = kv.get("key")
-                if not isinstance(key, str):
-                    raise BadRequest(f"{kv_at}.key: expected a string, got {_kind(key)}")
-                self._count(owner)
-                mapping[key] = self._value(kv.get("value"), f"{kv_at}.value", owner)
-            return mapping
+            return self._key_values(kvlist.get("values"), f"{at}.kvlistValue.values")
         if "bytesValue" in value:
             return _text(value["bytesValue"], f"{at}.bytesValue")
         return None

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .base import BadRequest
-from .limits import Limits, refuse
+from .limits import AttributeBudget, Limits, refuse
 
 Span = dict[str, Any]
 _LEN = 2
@@ -27,8 +27,7 @@ class _Scan:
         self.buf = buf
         self.limits = limits
         self.spans = 0
-        self.used = 0
-        self.owner = ""
+        self.budget = AttributeBudget(limits)
 
     def _varint(self, pos: int, end: int) -> tuple[int, int]:
         buf, result, shift = self.buf, 0, 0
@@ -73,14 +72,8 @@ class _Scan:
                 yield key >> 3, pos, stop
             pos = stop
 
-    def count(self, n: int = 1) -> None:
-        self.used += n
-        if self.used > self.limits.max_attributes:
-            raise refuse(
-                "max_attributes",
-                f"{self.owner} has more than {self.limits.max_attributes:,} attributes",
-                self.limits.max_attributes,
-            )
+    def count(self) -> None:
+        self.budget.spend()
 
     def request(self) -> None:
         for field, a, b in self.fields(0, len(self.buf), 1):
@@ -123,7 +116,7 @@ class _Scan:
     ) -> None:
         """A message with its own attribute budget; `children` (events = 11, links = 13)
         count one each and spend the same budget with their attributes (3 and 4)."""
-        self.owner, self.used = owner, 0
+        self.budget.start(owner)
         for field, a, b in self.fields(pos, end, depth):
             if field in attributes:
                 self.key_value(a, b, depth + 1)
