@@ -158,7 +158,9 @@ def invite(
     """Mint one-use invite codes for a `whileai serve --signup invite` (run on the server's
     machine; prints the codes, one a line). A running server sees them at once."""
     import time
+    from pathlib import Path
 
+    from whileai_core.errors import ConfigError
     from whileai_core.settings import home
     from whileai_core.store.cut import parse_since
     from whileai_core.store.local import Storage
@@ -168,9 +170,13 @@ def invite(
 
     try:
         ttl = time.time() - (parse_since(expires) or 0)
-    except Exception:
+    except ConfigError:
         bad_flag("--expires", f"{expires!r}: expected a span like 7d, 12h or 2w")
     directory = data or str(home() / "server")
+    if not (Path(directory) / "store.db").is_file():  # a typo must not start a new store
+        raise ConfigError(
+            f"{directory}: no server store here (pass the --data that `whileai serve` uses)"
+        )
     storage = Storage(directory)
     try:
         codes = mint_invites(storage, count, ttl, note)
