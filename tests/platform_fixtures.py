@@ -8,8 +8,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -23,6 +25,7 @@ from whileai_core.store import Store
 from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port
 from whileai_server import create_app
+from whileai_server.config import ServerConfig
 
 from .helpers import SDK_ROWS
 
@@ -44,15 +47,31 @@ class LiveServer:
         headers = {"X-Api-Key": key} if key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
+    def approve(self, user_code: str, **form: str) -> httpx.Response:
+        """Approve a device code the way a browser does: open the page (which sets the CSRF
+        cookie and puts its pair in the form), then post the form with both."""
+        return approve(self.url, user_code, **form)
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """uvicorn serving the platform app in a background thread for the whole session."""
-    data = tmp_path_factory.mktemp("server-data")
+
+def approve(url: str, user_code: str, **form: str) -> httpx.Response:
+    with httpx.Client(base_url=url, timeout=30) as browser:
+        page = browser.get("/device", params={"code": user_code})
+        page.raise_for_status()
+        csrf = page.text.split("name='csrf' value='")[1].split("'")[0]
+        return browser.post("/device/approve", data={"user_code": user_code, "csrf": csrf, **form})
+
+
+@contextmanager
+def live_server(
+    data: Path, config: ServerConfig | None = None, **changes: Any
+) -> Iterator[LiveServer]:
+    """uvicorn serving the platform app in a background thread until the block ends.
+    Every request comes from 127.0.0.1, so the rate limits are off unless `config` sets
+    them (the tests of the limits do)."""
     port = free_port()
-    application = create_app(data, url_ttl=60, device_interval=0.2)
-    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
-    uv = uvicorn.Server(config)
+    application = create_app(data, config or ServerConfig.relaxed(), **changes)
+    settings = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
+    uv = uvicorn.Server(settings)
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15
@@ -60,9 +79,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("test server did not start")
         time.sleep(0.02)
-    yield LiveServer(f"http://127.0.0.1:{port}", data)
-    uv.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield LiveServer(f"http://127.0.0.1:{port}", data)
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One platform server for the whole session."""
+    with live_server(tmp_path_factory.mktemp("server-data"), url_ttl=60, device_interval=0.2) as s:
+        yield s
 
 
 @pytest.fixture(params=["embedded", "server"])

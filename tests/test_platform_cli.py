@@ -256,10 +256,7 @@ def test_device_login_end_to_end_with_resume(server: LiveServer) -> None:
     assert (link_again, code_again) == (link, code)
     page = httpx.get(link)
     assert page.status_code == 200 and code in page.text and "<form" in page.text
-    approved = httpx.post(
-        f"{server.url}/device/approve",
-        data={"user_code": code, "email": f"login-{time.monotonic_ns()}@example.com"},
-    )
+    approved = server.approve(code, email=f"login-{time.monotonic_ns()}@example.com")
     assert approved.status_code == 200 and "Approved" in approved.text
     assert second.wait(timeout=30) == 0
     credentials = Path(home) / "credentials.json"

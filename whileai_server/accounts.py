@@ -6,9 +6,15 @@ a code, a person approves it on the HTML page, the CLI's polls answer
 `authorization_pending`, `slow_down` or `expired_token` until the approval turns into a
 key (handed out exactly once).
 
-Who may approve: a new email makes a new account (as `POST /signup` does); approving for
-an email that already has an account needs one of that account's keys, so the page cannot
-be used to take an account over.
+Who may approve: one of an account's keys approves for that account; without a key, a
+new email makes a new account (as `POST /signup` does, and only where the signup mode
+lets it). Every refusal that concerns an account reads the same, whichever detail was
+wrong, so the page cannot be used to learn which emails have accounts (`/signup` says
+`account_exists`, as the original SDK's CLI expects; it is rate limited instead).
+
+Invites: under `serve --signup invite` a new account needs a code that `whileai invite`
+minted into the server's database: one use each, stored as its sha256 like keys, with an
+expiry.
 """
 
 from __future__ import annotations
@@ -20,11 +26,32 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from whileai_core.store.base import BadRequest, Conflict, Gone, NotFound, Unauthorized
+from whileai_core.store.base import (
+    BadRequest,
+    Conflict,
+    Gone,
+    NotFound,
+    Unauthorized,
+)
 from whileai_core.store.local import Storage, new_id
 
 KEY_PREFIX = "wai_"
+INVITE_PREFIX = "inv_"
 TIER = "self-hosted"
+NOT_APPROVED = (
+    "not approved: to sign in to an account you have, paste one of its API keys; "
+    "to make a new account, give an email that has none"
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS invites (
+    hash TEXT PRIMARY KEY,
+    note TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    used_by TEXT,
+    used_at REAL
+);
+"""
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -46,6 +73,19 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def mint_invites(storage: Storage, count: int, ttl: float, note: str | None = None) -> list[str]:
+    """`count` one-use invite codes valid for `ttl` seconds (shown once, stored hashed)."""
+    Accounts.ensure_schema(storage)
+    now = time.time()
+    codes = [INVITE_PREFIX + secrets.token_urlsafe(16) for _ in range(count)]
+    with storage.tx() as db:
+        db.executemany(
+            "INSERT INTO invites (hash, note, created_at, expires_at) VALUES (?,?,?,?)",
+            [(key_hash(c), note, now, now + ttl) for c in codes],
+        )
+    return codes
+
+
 @dataclass(frozen=True)
 class Account:
     id: str
@@ -58,10 +98,24 @@ class Account:
 
 
 class Accounts:
-    def __init__(self, storage: Storage, *, device_ttl: float = 900, interval: float = 5) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        device_ttl: float = 900,
+        interval: float = 5,
+        signup: str = "open",
+    ) -> None:
         self.storage = storage
         self.device_ttl = device_ttl
         self.interval = interval
+        self.mode = signup
+        self.ensure_schema(storage)
+        self.forget_device_codes()
+
+    @staticmethod
+    def ensure_schema(storage: Storage) -> None:
+        storage.create_tables(_SCHEMA)
 
     # --- accounts and keys ---------------------------------------------------------
 
@@ -80,11 +134,20 @@ class Accounts:
         )
         return Account(*found[0]) if found else None
 
-    def _create(self, email: str, name: str | None) -> Account:
+    def _create(self, email: str, name: str | None, invite: str | None) -> Account:
+        """A new account, if the signup mode allows one; an invite is spent in the same
+        transaction, so a refused signup never uses it up."""
+        if self.mode == "closed":
+            raise SignupError(
+                "signups_closed",
+                "this server takes no new accounts: ask its admin for one",
+                status=403,
+            )
         email = email.strip().lower()
         if not _EMAIL.match(email):
             raise SignupError("invalid_email", f"not an email address: {email!r}")
         account = Account(new_id("usr"), email, name or email.split("@")[0])
+        now = time.time()
         with self.storage.tx() as db:
             if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
                 raise SignupError(
@@ -92,14 +155,28 @@ class Accounts:
                     f"an account for {email} exists: sign in with `whileai login`",
                     status=409,
                 )
+            if self.mode == "invite":
+                spent = db.execute(
+                    "UPDATE invites SET used_by = ?, used_at = ? WHERE hash = ?"
+                    " AND used_by IS NULL AND expires_at >= ?",
+                    (account.id, now, key_hash(invite or ""), now),
+                ).rowcount
+                if not spent:
+                    raise SignupError(
+                        "invite_required",
+                        "this server takes new accounts by invite: ask its admin for a code"
+                        if not invite
+                        else "that invite code is unknown, used or expired",
+                        status=403,
+                    )
             db.execute(
                 "INSERT INTO accounts (id, email, name, created_at) VALUES (?,?,?,?)",
-                (account.id, account.email, account.name, time.time()),
+                (account.id, account.email, account.name, now),
             )
         return account
 
-    def signup(self, email: str, name: str | None) -> dict[str, Any]:
-        account = self._create(email, name)
+    def signup(self, email: str, name: str | None, invite: str | None = None) -> dict[str, Any]:
+        account = self._create(email, name, invite)
         return {"api_key": self._mint_key(account.id, "signup"), **account.wire()}
 
     def authenticate(self, key: str | None) -> Account:
@@ -128,7 +205,17 @@ class Accounts:
 
     # --- device flow ---------------------------------------------------------------
 
+    def forget_device_codes(self) -> int:
+        """Delete expired codes and those whose key was handed out (a poll for one answers
+        `expired_token` either way); returns how many went."""
+        with self.storage.tx() as db:
+            gone = db.execute(
+                "DELETE FROM device_codes WHERE expires_at < ? OR done = 1", (time.time(),)
+            ).rowcount
+        return int(gone)
+
     def device_code(self, name: str | None) -> dict[str, Any]:
+        self.forget_device_codes()
         device = secrets.token_urlsafe(32)
         letters = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
         user = f"{letters[:4]}-{letters[4:]}"
@@ -159,15 +246,25 @@ class Accounts:
             raise Conflict("this code was already approved")
         return row
 
-    def approve(self, user_code: str, email: str, key: str | None) -> Account:
+    def approve(
+        self, user_code: str, email: str, key: str | None, invite: str | None = None
+    ) -> Account:
+        """Bind a pending code to an account: the key's, or a new one for `email`."""
         row = self.pending(user_code)
-        existing = self.by_email(email.strip().lower())
-        if existing is not None:
-            if self.authenticate(key).id != existing.id:
-                raise Unauthorized(f"{email} has an account: paste one of its keys to approve")
-            account = existing
+        email = email.strip().lower()
+        if key:
+            try:
+                account = self.authenticate(key)
+            except Unauthorized:
+                raise Unauthorized(NOT_APPROVED) from None
+            if email and email != (account.email or ""):
+                raise Unauthorized(NOT_APPROVED)
+        elif not email:
+            raise BadRequest("give the email for a new account, or an API key for yours")
+        elif self.by_email(email) is not None:
+            raise Unauthorized(NOT_APPROVED)
         else:
-            account = self._create(email, None)
+            account = self._create(email, None, invite)
         with self.storage.tx() as db:
             db.execute(
                 "UPDATE device_codes SET account = ? WHERE device_code = ?",

@@ -2,8 +2,12 @@
 
 The original SDK uploads to the URL `POST /datasets` hands back and downloads from the
 URLs `/download` lists, without sending `X-Api-Key` (they are object-store URLs on the
-hosted platform). Here the server signs `METHOD path expiry` with HMAC-SHA256 under a
-secret only it holds; changing any of the three breaks the signature.
+hosted platform). Here the server signs `METHOD path account expiry` with HMAC-SHA256
+under a secret only it holds; changing any of the four breaks the signature. The link
+names the account it was issued to, so the route opens that account's store and nothing
+else, without a lookup by dataset id.
+
+The same secret signs the approval form's CSRF token (`csrf_token`).
 """
 
 from __future__ import annotations
@@ -30,26 +34,40 @@ def load_secret(data_dir: Path) -> bytes:
     return bytes.fromhex(path.read_text().strip())
 
 
-def signature(secret: bytes, method: str, path: str, expires: int) -> str:
-    message = f"{method.upper()} {path} {expires}".encode()
+def signature(secret: bytes, method: str, path: str, expires: int, account: str = "") -> str:
+    message = f"{method.upper()} {path} {account} {expires}".encode()
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def signed_query(secret: bytes, method: str, path: str, ttl: float) -> str:
+def signed_query(secret: bytes, method: str, path: str, ttl: float, account: str) -> str:
     expires = int(time.time() + ttl)
-    return urlencode({"expires": expires, "sig": signature(secret, method, path, expires)})
+    sig = signature(secret, method, path, expires, account)
+    return urlencode({"acct": account, "expires": expires, "sig": sig})
 
 
 def check(
-    secret: bytes, method: str, path: str, expires: str | None, sig: str | None
+    secret: bytes,
+    method: str,
+    path: str,
+    expires: str | None,
+    sig: str | None,
+    account: str | None = "",
 ) -> str | None:
     """None when the link is good, else why it is refused ("expired" or "bad signature")."""
     # isascii: str.isdigit also takes '²', which int() refuses (a 500, not a 403).
     if not expires or not sig or not (expires.isascii() and expires.isdigit()):
         return "bad signature"
-    expected = signature(secret, method, path, int(expires))
+    if len(expires) > 12 or account is None:
+        return "bad signature"
+    expected = signature(secret, method, path, int(expires), account)
     if not hmac.compare_digest(expected, sig):
         return "bad signature"
     if int(expires) < time.time():
         return "expired"
     return None
+
+
+def csrf_token(secret: bytes, cookie: str) -> str:
+    """The form's half of the approval page's CSRF pair: only the server can compute it
+    from the cookie's half, so a site that plants a cookie still cannot forge the form."""
+    return hmac.new(secret, f"csrf {cookie}".encode(), hashlib.sha256).hexdigest()

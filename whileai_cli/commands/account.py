@@ -11,7 +11,10 @@ from .platform import ApiKeyOpt
 
 
 def register(app: typer.Typer) -> None:
+    from .serve import invite, serve
+
     app.command("serve", rich_help_panel="Account and server")(serve)
+    app.command("invite", rich_help_panel="Account and server")(invite)
     app.command("login", rich_help_panel="Account and server")(login)
     app.command("logout", rich_help_panel="Account and server")(logout)
     app.command("status", rich_help_panel="Account and server")(status)
@@ -29,50 +32,6 @@ def _server_url() -> str:
             "(set WHILEAI_API_URL to a `whileai serve` to use a server)"
         )
     return url
-
-
-def serve(
-    host: Annotated[str, typer.Option("--host", envvar="WHILEAI_HOST")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", envvar="WHILEAI_PORT")] = 8321,
-    data: Annotated[
-        str | None,
-        typer.Option(
-            "--data", envvar="WHILEAI_DATA", help="Store directory (default WHILEAI_HOME/server)."
-        ),
-    ] = None,
-    poll_interval: Annotated[
-        float,
-        typer.Option(
-            "--poll-interval",
-            envvar="WHILEAI_POLL_INTERVAL",
-            help="Device-login poll interval (s).",
-        ),
-    ] = 5.0,
-) -> None:
-    """Run the platform server (multi-account) over a store directory."""
-    import os
-    import socket
-
-    import uvicorn
-
-    from whileai_core.errors import ConfigError
-    from whileai_core.settings import home
-    from whileai_server import create_app
-
-    from ..console import say
-
-    directory = data or str(home() / "server")
-    app = create_app(directory, device_interval=poll_interval)
-    # Bind here, so a taken port is one line before anything claims to be listening.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        sock = socket.create_server((host, port), family=family)
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
-    say(f"whileai serve: store {directory}, listening on http://{host}:{port}")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    server.run(sockets=[sock])
 
 
 def login(
@@ -148,6 +107,14 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
 def signup(
     email: Annotated[str, typer.Option("--email", help="Your email address.")],
     name: Annotated[str | None, typer.Option("--name", help="Display name.")] = None,
+    invite: Annotated[
+        str | None,
+        typer.Option(
+            "--invite",
+            envvar="WHILEAI_INVITE",
+            help="Invite code, for a server that takes new accounts by invite.",
+        ),
+    ] = None,
 ) -> None:
     """Create an account and key on the server (no browser needed); saves the key."""
     from whileai_core.store import credentials
@@ -156,7 +123,7 @@ def signup(
     from ..console import say
 
     url = _server_url()
-    record = wire_signup(url, email, name)
+    record = wire_signup(url, email, name, invite)
     path = credentials.save(
         record["api_key"], api_url=url, name=record.get("name"), user_id=record.get("user_id")
     )

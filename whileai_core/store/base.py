@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import IO, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import WhileaiError
 
@@ -56,10 +56,39 @@ class Gone(StoreError):
     status = 410
 
 
+class Forbidden(StoreError):
+    """A refusal that no key would change: a bad link signature, a form from another site,
+    signups closed."""
+
+    status = 403
+
+
+class TooLarge(StoreError):
+    """A request over one of the server's named limits (`Limits`): refused whole, nothing
+    of it stored. `limit` is the limit's name, as the flag and the error spell it."""
+
+    status = 413
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class TooManyRequests(StoreError):
+    """A client over a rate limit; `retry_after` is how many seconds until it may try again."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 ERRORS_BY_STATUS: dict[int, type[StoreError]] = {
-    **{cls.status: cls for cls in (BadRequest, Unauthorized, NotFound, Conflict, Gone)},
-    403: Unauthorized,
+    cls.status: cls
+    for cls in (BadRequest, Unauthorized, NotFound, Conflict, Gone, TooLarge, TooManyRequests)
 }
+ERRORS_BY_STATUS[403] = Unauthorized  # a refused key or link: the CLI says "check your key"
 
 
 @dataclass(frozen=True)
@@ -125,8 +154,9 @@ class Store(Protocol):
         made (`existing: true` when that one is already finalized)."""
         ...
 
-    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
-        """Stream the JSONL body of a pending dataset; returns bytes sent."""
+    def upload(self, dataset_id: str, chunks: Iterable[bytes], size: int | None = None) -> int:
+        """Stream the JSONL body of a pending dataset; returns bytes sent. `size`, when the
+        caller knows it, lets a body over the store's limit be refused before it is sent."""
         ...
 
     def finalize(self, dataset_id: str) -> dict[str, Any]:
@@ -156,21 +186,30 @@ class Store(Protocol):
     # agents
     def list_agents(self) -> list[dict[str, Any]]: ...
 
-    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]: ...
+    def create_agent(
+        self, slug: str, description: str | None = None, spec: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Create or update an agent; `spec` holds what it is (`tools`, `system_prompt`)."""
+        ...
 
     def delete_agent(self, slug: str) -> None: ...
 
     # traces
     def ingest_otlp(
-        self, body: bytes, content_type: str, content_encoding: str | None = None
+        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
     ) -> dict[str, Any]:
-        """OTLP/HTTP export request body (protobuf or JSON, optionally gzip) -> traces."""
+        """OTLP/HTTP export request body (protobuf or JSON, optionally gzip) -> traces; a
+        file object is read a chunk at a time."""
         ...
 
     def list_traces(
-        self, agent: str | None = None, page: int = 1, since: float | None = None
+        self,
+        agent: str | None = None,
+        page: int = 1,
+        since: float | None = None,
+        limit: int = TRACE_PAGE_SIZE,
     ) -> dict[str, Any]:
-        """`{traces: [...], page, nextPage}`, newest first, `TRACE_PAGE_SIZE` a page."""
+        """`{traces: [...], page, pages, total, nextPage}`, newest first, `limit` a page."""
         ...
 
     def delete_trace(self, trace_id: str) -> None: ...
@@ -179,7 +218,9 @@ class Store(Protocol):
         """Record a verdict that arrived after the run; the same name again corrects it."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what this store opened; a store handed a shared resource leaves it open."""
+        ...
 
 
 def iter_all_traces(

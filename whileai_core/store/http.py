@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 import httpx
 
 from .. import __version__
-from .base import ERRORS_BY_STATUS, NewDataset, NotFound, StoreError, Unauthorized, check_score
+from .base import (
+    ERRORS_BY_STATUS,
+    TRACE_PAGE_SIZE,
+    NewDataset,
+    NotFound,
+    StoreError,
+    Unauthorized,
+    check_score,
+)
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
@@ -75,11 +83,22 @@ def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> Any:
             if attempt >= len(delays):
                 raise StoreError(f"cannot reach {client.base_url}: {exc}") from None
         else:
-            if response.status_code not in RETRY_STATUSES or attempt >= len(delays):
+            if (
+                response.status_code not in RETRY_STATUSES
+                or attempt >= len(delays)
+                or _retry_after(response) > RETRY_DELAYS[-1]  # a rate limit: no use waiting
+            ):
                 _raise_for(response)
                 return _json_of(response)
         time.sleep(delays[attempt])
         attempt += 1
+
+
+def _retry_after(response: httpx.Response) -> float:
+    try:
+        return float(response.headers.get("retry-after", 0))
+    except ValueError:
+        return 0.0
 
 
 class HttpStore:
@@ -115,7 +134,7 @@ class HttpStore:
             self._upload_urls[record["datasetId"]] = record["uploadUrl"]
         return record
 
-    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
+    def upload(self, dataset_id: str, chunks: Iterable[bytes], size: int | None = None) -> int:
         url = self._upload_urls.get(dataset_id)
         if url is None:
             raise StoreError(f"no upload link for {dataset_id}: create the dataset first")
@@ -128,6 +147,8 @@ class HttpStore:
                 yield chunk
 
         headers = {"Content-Type": "application/jsonl"}
+        if size is not None:  # sent as a length, so an over-limit body is refused up front
+            headers["Content-Length"] = str(size)
         _call(self._bare, "PUT", url, content=counted(), headers=headers)
         return sent
 
@@ -181,8 +202,10 @@ class HttpStore:
     def list_agents(self) -> list[dict[str, Any]]:
         return list(self._get("/agents").get("agents", []))
 
-    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]:
-        body = {"slug": slug, "description": description}
+    def create_agent(
+        self, slug: str, description: str | None = None, spec: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"slug": slug, "description": description, **(spec or {})}
         result: dict[str, Any] = self._call("POST", "/agents", json=body)
         return result
 
@@ -191,8 +214,10 @@ class HttpStore:
 
     # traces
     def ingest_otlp(
-        self, body: bytes, content_type: str, content_encoding: str | None = None
+        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
     ) -> dict[str, Any]:
+        if not isinstance(body, bytes):
+            body = body.read()
         headers = {"Content-Type": content_type}
         if content_encoding:
             headers["Content-Encoding"] = content_encoding
@@ -200,9 +225,16 @@ class HttpStore:
         return result
 
     def list_traces(
-        self, agent: str | None = None, page: int = 1, since: float | None = None
+        self,
+        agent: str | None = None,
+        page: int = 1,
+        since: float | None = None,
+        limit: int = TRACE_PAGE_SIZE,
     ) -> dict[str, Any]:
-        result: dict[str, Any] = self._get("/traces", agent=agent, page=page, since=since)
+        limit_param = limit if limit != TRACE_PAGE_SIZE else None
+        result: dict[str, Any] = self._get(
+            "/traces", agent=agent, page=page, since=since, limit=limit_param
+        )
         return result
 
     def delete_trace(self, trace_id: str) -> None:
@@ -225,11 +257,12 @@ class HttpStore:
 # --- account calls that need no key ---------------------------------------------------
 
 
-def signup(base_url: str, email: str, name: str | None = None) -> dict[str, Any]:
+def signup(
+    base_url: str, email: str, name: str | None = None, invite: str | None = None
+) -> dict[str, Any]:
+    body = {"email": email, "name": name, **({"invite": invite} if invite else {})}
     with _client(base_url) as client:
-        result: dict[str, Any] = _call(
-            client, "POST", "/signup", json={"email": email, "name": name}
-        )
+        result: dict[str, Any] = _call(client, "POST", "/signup", json=body)
         return result
 
 

@@ -4,18 +4,11 @@
 column); `whileai serve` runs it for many accounts, the CLI without a server runs it for
 the one account `local` through `LocalStore`. There is no second storage layer.
 
-Layout under the root (WHILEAI_HOME, or `serve --data DIR`):
-
-    store.db                     metadata (datasets, agents, traces, accounts, keys)
-    datasets/<id>.<rand>.upload  an upload in flight (renamed when complete)
-    datasets/<id>.part           the last complete upload, waiting for finalize
-    datasets/<id>.checking       the part while finalize validates it
-    datasets/<id>.lock           held (flock) while a finalize runs
-    datasets/<id>.jsonl          a finalized dataset
-
-A push killed between create and finalize leaves a pending dataset (and maybe its files);
-`purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`, and `sweep` removes
-upload files nobody has written to for that long.
+Layout under the root (WHILEAI_HOME, or `serve --data DIR`): `store.db` holds the
+metadata (datasets, agents, traces, accounts, keys), `datasets/` the row files
+(`files.py`). A push killed between create and finalize leaves a pending dataset (and
+maybe its files); `purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`,
+and `sweep` removes upload files nobody has written to for that long.
 
 Every connection is per thread, WAL mode with a busy timeout, so many concurrent pushes
 (threads of the server, or several CLI processes) serialize on SQLite's write lock
@@ -24,9 +17,7 @@ instead of failing.
 
 from __future__ import annotations
 
-import fcntl
 import itertools
-import os
 import secrets
 import sqlite3
 import threading
@@ -34,14 +25,13 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
 from ..errors import ConfigError
 from ..privileged import has_privileged
 from ..validate import row_problem
-from . import otlp
 from .base import (
     META_FIELDS,
     STALE_UPLOAD_SECONDS,
@@ -50,15 +40,15 @@ from .base import (
     NewDataset,
     NotFound,
     check_purpose,
-    check_score,
     check_status,
 )
+from .files import DatasetFiles
+from .limits import Limits
 from .profile import profile_rows
+from .traces import TraceTable, ensure_agent
 
 LOCAL_ACCOUNT = "local"
-MAX_TRACE_PAGE = 1000
 MAX_PREVIEW = 100
-CHUNK = 1024 * 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS datasets (
@@ -149,14 +139,18 @@ def _iso(ts: float | None) -> str | None:
 class Storage:
     """SQLite + files under one root, shared by every account that lives there."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, limits: Limits | None = None) -> None:
         self.root = Path(root).expanduser()
-        self.files = self.root / "datasets"
+        self.limits = limits or Limits()
         # Rows and key hashes live here: readable by the owner only.
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.files.mkdir(mode=0o700, exist_ok=True)
+        self.datasets = DatasetFiles(self.root / "datasets", self.limits)
+        self.files = self.datasets.dir
         self.db_path = self.root / "store.db"
         self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self.traces = TraceTable(self)
         # executescript commits on its own; IF NOT EXISTS makes concurrent first runs safe.
         try:
             self._conn().executescript(_SCHEMA)
@@ -169,12 +163,18 @@ class Storage:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.db_path, timeout=60, isolation_level=None)
+            # check_same_thread off only so `close` can close every thread's connection at
+            # shutdown; each connection is still used by the one thread that opened it.
+            conn = sqlite3.connect(
+                self.db_path, timeout=60, isolation_level=None, check_same_thread=False
+            )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=60000")
             self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
         return conn
 
     @contextmanager
@@ -189,21 +189,26 @@ class Storage:
             raise
         conn.execute("COMMIT")
 
+    def create_tables(self, schema: str) -> None:
+        """Tables of a layer above the store (the server's invites) in the same database."""
+        self._conn().executescript(schema)
+
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, tuple(args)).fetchall()
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        """Close every connection this storage opened, in every thread (at shutdown: a
+        thread that queries afterwards would open a new one)."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
             conn.close()
-            self._local.conn = None
+        self._local = threading.local()
 
     # --- datasets ------------------------------------------------------------------
 
     def path_of(self, dataset_id: str, suffix: str = "jsonl") -> Path:
-        if not dataset_id.replace("_", "").isalnum():
-            raise NotFound(f"dataset {dataset_id} not found")
-        return self.files / f"{dataset_id}.{suffix}"
+        return self.datasets.path_of(dataset_id, suffix)
 
     def _record(self, row: sqlite3.Row) -> dict[str, Any]:
         return {
@@ -268,90 +273,43 @@ class Storage:
                 ),
             )
             if spec.agent:
-                self._ensure_agent(db, account, spec.agent)
+                ensure_agent(db, account, spec.agent)
             row = db.execute("SELECT * FROM datasets WHERE id = ?", (dataset_id,)).fetchone()
         record = self._record(row)
         record["existing"] = False
         return record
 
-    def upload_target(self, account: str, dataset_id: str) -> Path:
-        """A fresh file for one upload attempt of a pending dataset; `commit_upload` makes
-        it the dataset's part only once it is complete, so a cut-off or concurrent retry
-        never leaves a torn file to finalize."""
+    def upload(
+        self,
+        account: str,
+        dataset_id: str,
+        chunks: Iterable[bytes],
+        declared: int | None = None,
+    ) -> int:
+        """Stream a body for a pending dataset (`declared`: the size a client announced, so
+        one over the limit is refused before a byte is read)."""
         row = self._row(account, dataset_id)
         if row["status"] == "ready":
             raise BadRequest(f"dataset {dataset_id} is already finalized")
-        return self.path_of(dataset_id, f"{secrets.token_hex(4)}.upload")
-
-    def commit_upload(self, dataset_id: str, tmp: Path) -> None:
-        os.replace(tmp, self.path_of(dataset_id, "part"))
-
-    def upload(self, account: str, dataset_id: str, chunks: Iterable[bytes]) -> int:
-        tmp = self.upload_target(account, dataset_id)
-        size = 0
-        try:
-            with tmp.open("wb") as fh:
-                for chunk in chunks:
-                    fh.write(chunk)
-                    size += len(chunk)
-            self.commit_upload(dataset_id, tmp)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return size
-
-    @contextmanager
-    def _finalizing(self, dataset_id: str) -> Iterator[None]:
-        """One finalize of a dataset at a time, across threads and processes (flock on a
-        per-dataset lock file; `delete_dataset` removes it with the rest)."""
-        with self.path_of(dataset_id, "lock").open("a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        return self.datasets.write(dataset_id, chunks, declared)
 
     def finalize(self, account: str, dataset_id: str) -> dict[str, Any]:
         row = self._row(account, dataset_id)
         if row["status"] == "ready":
             return self._record(row)
-        with self._finalizing(dataset_id):
+        with self.datasets.locked(dataset_id):
             row = self._row(account, dataset_id)
             if row["status"] == "ready":  # a concurrent finalize got there first
                 return self._record(row)
-            return self._finalize_part(account, dataset_id)
-
-    def _finalize_part(self, account: str, dataset_id: str) -> dict[str, Any]:
-        """Validate the uploaded part and publish it. The part is first moved aside, so an
-        upload retry that lands meanwhile is neither published unchecked nor lost."""
-        part, checking = self.path_of(dataset_id, "part"), self.path_of(dataset_id, "checking")
-        try:
-            os.replace(part, checking)
-        except FileNotFoundError:
-            raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet") from None
-        os.utime(checking)  # fresh, so a sweep never takes it for a killed finalize's
-        rows = 0
-        try:
-            with checking.open("rb") as fh:
-                for lineno, raw in enumerate(fh, start=1):
-                    if not raw.strip():
-                        continue
-                    problem = row_problem(raw) or _shipped_answer_key(raw)
-                    if problem is not None:
-                        raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
-                    rows += 1
-        except BadRequest:
-            if not part.exists():  # keep it for a look; a newer upload wins
-                os.replace(checking, part)
-            checking.unlink(missing_ok=True)
-            raise
-        size = checking.stat().st_size
-        os.replace(checking, self.path_of(dataset_id))
-        with self.tx() as db:
-            db.execute(
-                "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
-                " WHERE id = ? AND account = ?",
-                (rows, size, time.time(), dataset_id, account),
+            rows, size = self.datasets.check_and_publish(
+                dataset_id, lambda raw: row_problem(raw) or _shipped_answer_key(raw)
             )
+            with self.tx() as db:
+                db.execute(
+                    "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
+                    " WHERE id = ? AND account = ?",
+                    (rows, size, time.time(), dataset_id, account),
+                )
         return self._record(self._row(account, dataset_id))
 
     def list_datasets(self, account: str, status: str = "ready") -> list[dict[str, Any]]:
@@ -360,13 +318,6 @@ class Storage:
             (account, check_status(status)),
         )
         return [self._record(r) for r in found]
-
-    def account_of(self, dataset_id: str) -> str:
-        """Whose dataset this is; for signed links, which carry no key."""
-        found = self.query("SELECT account FROM datasets WHERE id = ?", (dataset_id,))
-        if not found:
-            raise NotFound(f"dataset {dataset_id} not found")
-        return str(found[0]["account"])
 
     def get_dataset(self, account: str, dataset_id: str) -> dict[str, Any]:
         return self._record(self._row(account, dataset_id))
@@ -377,10 +328,9 @@ class Storage:
             raise BadRequest(f"dataset {dataset_id} is not finalized")
         return self.path_of(dataset_id)
 
-    def read_chunks(self, dataset_id: str) -> Iterator[bytes]:
-        with self.path_of(dataset_id).open("rb") as fh:
-            while chunk := fh.read(CHUNK):
-                yield chunk
+    def read_chunks(self, account: str, dataset_id: str) -> Iterator[bytes]:
+        self.ready_file(account, dataset_id)
+        return self.datasets.read_chunks(dataset_id)
 
     def iter_rows(self, account: str, dataset_id: str) -> Iterator[dict[str, Any]]:
         with self.ready_file(account, dataset_id).open("rb") as fh:
@@ -392,25 +342,13 @@ class Storage:
         self._row(account, dataset_id)
         with self.tx() as db:
             db.execute("DELETE FROM datasets WHERE id = ? AND account = ?", (dataset_id, account))
-        for path in self.files.glob(f"{dataset_id}.*"):
-            path.unlink(missing_ok=True)
+        self.datasets.remove(dataset_id)
 
     def sweep(self, max_age: float = STALE_UPLOAD_SECONDS, now: float | None = None) -> int:
-        """Remove upload files untouched for `max_age` (a killed upload or finalize never
-        renames its file) and files of datasets that no longer exist; returns how many went."""
-        cutoff = (now if now is not None else time.time()) - max_age
+        """Files of killed uploads and finalizes, and of datasets that no longer exist
+        (`DatasetFiles.sweep`); returns how many went."""
         known = {r[0] for r in self.query("SELECT id FROM datasets")}
-        removed = 0
-        for path in self.files.iterdir():
-            dataset_id, _, suffix = path.name.partition(".")
-            try:
-                old = path.stat().st_mtime < cutoff
-            except FileNotFoundError:
-                continue
-            if old and (suffix.endswith(("upload", "checking")) or dataset_id not in known):
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return self.datasets.sweep(known, max_age, now)
 
     def update_meta(self, account: str, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         unknown = sorted(set(fields) - set(META_FIELDS))
@@ -432,7 +370,7 @@ class Storage:
                     (*fields.values(), dataset_id, account),
                 )
                 if fields.get("agent"):
-                    self._ensure_agent(db, account, str(fields["agent"]))
+                    ensure_agent(db, account, str(fields["agent"]))
         return self.get_dataset(account, dataset_id)
 
     def preview(self, account: str, dataset_id: str, n: int = 3) -> dict[str, Any]:
@@ -452,13 +390,6 @@ class Storage:
         return report
 
     # --- agents --------------------------------------------------------------------
-
-    @staticmethod
-    def _ensure_agent(db: sqlite3.Connection, account: str, slug: str) -> None:
-        db.execute(
-            "INSERT OR IGNORE INTO agents (account, slug, created_at) VALUES (?, ?, ?)",
-            (account, slug, time.time()),
-        )
 
     def list_agents(self, account: str) -> list[dict[str, Any]]:
         agents = self.query(
@@ -503,7 +434,7 @@ class Storage:
         if not slug:
             raise BadRequest("an agent needs a slug")
         with self.tx() as db:
-            self._ensure_agent(db, account, slug)
+            ensure_agent(db, account, slug)
             if description is not None:
                 db.execute(
                     "UPDATE agents SET description = ? WHERE account = ? AND slug = ?",
@@ -516,7 +447,7 @@ class Storage:
                 )
         return next(a for a in self.list_agents(account) if a["slug"] == slug)
 
-    def _delete_one(self, what: str, sql: str, account: str, key: str) -> None:
+    def delete_one(self, what: str, sql: str, account: str, key: str) -> None:
         with self.tx() as db:
             gone = db.execute(sql, (account, key)).rowcount
         if not gone:
@@ -524,147 +455,27 @@ class Storage:
 
     def delete_agent(self, account: str, slug: str) -> None:
         sql = "DELETE FROM agents WHERE account = ? AND slug = ?"
-        self._delete_one("agent", sql, account, slug)
-
-    # --- traces --------------------------------------------------------------------
-
-    def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
-        """Merge spans into their traces (a trace may arrive over several requests)."""
-        by_trace = otlp.group_by_trace(spans)
-        with self.tx() as db:
-            for trace_id, new in by_trace.items():
-                prior = self._prior_trace(db, account, trace_id)
-                merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
-                merged.update({s["spanId"]: s for s in new})
-                all_spans = list(merged.values())
-                scores = orjson.loads(prior["scores"]) if prior else {}
-                self._write_trace(db, account, trace_id, all_spans, scores)
-        return {"accepted": len(spans), "traces": sorted(by_trace)}
-
-    @staticmethod
-    def _prior_trace(db: sqlite3.Connection, account: str, trace_id: str) -> sqlite3.Row | None:
-        """What is stored of a trace (its spans and scores), inside the caller's write."""
-        row: sqlite3.Row | None = db.execute(
-            "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
-            (account, trace_id),
-        ).fetchone()
-        return row
-
-    def _write_trace(
-        self,
-        db: sqlite3.Connection,
-        account: str,
-        trace_id: str,
-        spans: list[otlp.Span],
-        scores: dict[str, float],
-    ) -> dict[str, Any]:
-        row = otlp.trace_row(spans, scores)
-        start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
-        db.execute(
-            "INSERT OR REPLACE INTO traces (account, trace_id, agent, scenario_id, started_at,"
-            " spans, scores, row) VALUES (?,?,?,?,?,?,?,?)",
-            (
-                account,
-                trace_id,
-                row.get("agent"),
-                row.get("scenario_id"),
-                start,
-                orjson.dumps(spans).decode(),
-                orjson.dumps(scores).decode(),
-                orjson.dumps(row).decode(),
-            ),
-        )
-        declared = otlp.declared_agent(spans)
-        if declared:
-            self._ensure_agent(db, account, declared)
-        return row
-
-    def list_traces(
-        self,
-        account: str,
-        agent: str | None,
-        page: int,
-        since: float | None,
-        limit: int = TRACE_PAGE_SIZE,
-    ) -> dict[str, Any]:
-        if page < 1:
-            raise BadRequest("page starts at 1")
-        if not 1 <= limit <= MAX_TRACE_PAGE:
-            raise BadRequest(f"limit must be between 1 and {MAX_TRACE_PAGE}")
-        where = ["account = ?"]
-        args: list[Any] = [account]
-        if agent is not None:
-            where.append("agent = ?")
-            args.append(agent)
-        if since is not None:
-            where.append("started_at >= ?")
-            args.append(since)
-        found = self.query(
-            f"SELECT trace_id, row FROM traces WHERE {' AND '.join(where)}"
-            " ORDER BY started_at DESC, trace_id LIMIT ? OFFSET ?",
-            (*args, limit + 1, (page - 1) * limit),
-        )
-        total = self.query(f"SELECT COUNT(*) FROM traces WHERE {' AND '.join(where)}", args)[0][0]
-        traces = [{"traceId": r["trace_id"], **orjson.loads(r["row"])} for r in found[:limit]]
-        return {
-            "traces": traces,
-            "page": page,
-            "pages": max(1, -(-total // limit)),
-            "total": total,
-            "nextPage": page + 1 if len(found) > limit else None,
-        }
-
-    def full_trace_id(self, account: str, trace_id: str) -> str:
-        """The stored id `trace_id` names: itself, or the one trace it starts (8 or more hex
-        digits; the original SDK's examples shorten trace ids to 16)."""
-        exact = "SELECT 1 FROM traces WHERE account = ? AND trace_id = ?"
-        if self.query(exact, (account, trace_id)):
-            return trace_id
-        prefix = trace_id.lower()
-        if len(prefix) >= 8 and all(c in "0123456789abcdef" for c in prefix):
-            found = self.query(
-                "SELECT trace_id FROM traces WHERE account = ? AND trace_id LIKE ? LIMIT 2",
-                (account, prefix + "%"),
-            )
-            if len(found) == 1:
-                return str(found[0][0])
-            if found:
-                raise BadRequest(f"trace id {trace_id} starts more than one trace: give more of it")
-        raise NotFound(f"trace {trace_id} not found")
-
-    def delete_trace(self, account: str, trace_id: str) -> None:
-        sql = "DELETE FROM traces WHERE account = ? AND trace_id = ?"
-        self._delete_one("trace", sql, account, self.full_trace_id(account, trace_id))
-
-    def score_trace(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
-        value = check_score(value, name)
-        trace_id = self.full_trace_id(account, trace_id)
-        with self.tx() as db:
-            prior = self._prior_trace(db, account, trace_id)
-            if prior is None:
-                raise NotFound(f"trace {trace_id} not found")
-            scores = orjson.loads(prior["scores"])
-            scores[name] = float(value)
-            row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
-        return {"traceId": trace_id, "name": name, "value": float(value), "row": row}
+        self.delete_one("agent", sql, account, slug)
 
 
 class BoundStore:
     """`Storage` seen as one account: the `Store` the CLI (account `local`) and each server
-    request (the key's account) talk to."""
+    request (the key's account) talk to. Only the store that opened its storage closes
+    it: a server request's store shares the server's, and closing it closes nothing."""
 
     kind = "embedded"
 
-    def __init__(self, storage: Storage, account: str = LOCAL_ACCOUNT) -> None:
+    def __init__(self, storage: Storage, account: str = LOCAL_ACCOUNT, owns: bool = False) -> None:
         self.storage = storage
         self.account = account
         self.location = str(storage.root)
+        self._owns = owns
 
     def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
         return self.storage.create_dataset(self.account, spec)
 
-    def upload(self, dataset_id: str, chunks: Iterable[bytes]) -> int:
-        return self.storage.upload(self.account, dataset_id, chunks)
+    def upload(self, dataset_id: str, chunks: Iterable[bytes], size: int | None = None) -> int:
+        return self.storage.upload(self.account, dataset_id, chunks, size)
 
     def finalize(self, dataset_id: str) -> dict[str, Any]:
         return self.storage.finalize(self.account, dataset_id)
@@ -676,8 +487,7 @@ class BoundStore:
         return self.storage.get_dataset(self.account, dataset_id)
 
     def download(self, dataset_id: str) -> Iterator[bytes]:
-        self.storage.ready_file(self.account, dataset_id)
-        return self.storage.read_chunks(dataset_id)
+        return self.storage.read_chunks(self.account, dataset_id)
 
     def delete_dataset(self, dataset_id: str) -> None:
         self.storage.delete_dataset(self.account, dataset_id)
@@ -694,37 +504,44 @@ class BoundStore:
     def list_agents(self) -> list[dict[str, Any]]:
         return self.storage.list_agents(self.account)
 
-    def create_agent(self, slug: str, description: str | None = None) -> dict[str, Any]:
-        return self.storage.create_agent(self.account, slug, description)
+    def create_agent(
+        self, slug: str, description: str | None = None, spec: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return self.storage.create_agent(self.account, slug, description, spec)
 
     def delete_agent(self, slug: str) -> None:
         self.storage.delete_agent(self.account, slug)
 
     def ingest_otlp(
-        self, body: bytes, content_type: str, content_encoding: str | None = None
+        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
     ) -> dict[str, Any]:
-        spans = otlp.decode_request(body, content_type, content_encoding)
-        return self.storage.ingest_spans(self.account, spans)
+        return self.storage.traces.ingest(self.account, body, content_type, content_encoding)
 
     def list_traces(
-        self, agent: str | None = None, page: int = 1, since: float | None = None
+        self,
+        agent: str | None = None,
+        page: int = 1,
+        since: float | None = None,
+        limit: int = TRACE_PAGE_SIZE,
     ) -> dict[str, Any]:
-        return self.storage.list_traces(self.account, agent, page, since)
+        return self.storage.traces.list(self.account, agent, page, since, limit)
 
     def delete_trace(self, trace_id: str) -> None:
-        self.storage.delete_trace(self.account, trace_id)
+        self.storage.traces.delete(self.account, trace_id)
 
     def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
-        return self.storage.score_trace(self.account, trace_id, value, name)
+        return self.storage.traces.score(self.account, trace_id, value, name)
 
     def close(self) -> None:
-        self.storage.close()
+        if self._owns:
+            self.storage.close()
 
 
 def LocalStore(root: Path | str | None = None) -> BoundStore:
-    """The embedded store under WHILEAI_HOME (no login, one account)."""
+    """The embedded store under WHILEAI_HOME (no login, one account), with the limits
+    WHILEAI_MAX_* set, as a server's would be."""
     from ..settings import home
 
-    storage = Storage(root if root is not None else home())
+    storage = Storage(root if root is not None else home(), Limits.from_env())
     storage.sweep()
-    return BoundStore(storage, LOCAL_ACCOUNT)
+    return BoundStore(storage, LOCAL_ACCOUNT, owns=True)

@@ -22,176 +22,106 @@ rebuilds its row from all of them each time.
 
 from __future__ import annotations
 
-import base64
 import zlib
 from collections.abc import Iterable
 from datetime import datetime, timezone
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
-from .base import BadRequest
+from .base import BadRequest, TooLarge
+from .limits import Limits, refuse
+from .otlp_json import spans_from_json, spans_from_json_bytes
+from .otlp_proto import spans_from_protobuf
 
-MAX_BODY = 64 * 1024 * 1024  # decompressed; a gzip bomb stops here
 SCENARIO_KEYS = ("zeroproof.scenario_id", "whileai.scenario_id", "scenario_id")
 REWARD_KEYS = ("whileai.reward", "zeroproof.reward")
 PASS_AT = 1.0  # a trace score at or above this is a pass (a 0..1 quality number is not)
+CHUNK = 256 * 1024
 
 Span = dict[str, Any]
+__all__ = ["decode_request", "decompress", "spans_from_json", "trace_row"]
 
 
-def decompress(body: bytes, content_encoding: str | None) -> bytes:
+def _chunks(body: bytes | IO[bytes]) -> Iterable[bytes]:
+    if isinstance(body, (bytes, bytearray)):
+        for at in range(0, len(body), CHUNK):
+            yield bytes(body[at : at + CHUNK])
+        return
+    while chunk := body.read(CHUNK):
+        yield chunk
+
+
+def decompress(
+    body: bytes | IO[bytes], content_encoding: str | None, limits: Limits | None = None
+) -> bytearray:
+    """The body as the exporter meant it, inflated a chunk at a time and stopped the moment
+    it passes `max_otlp_bytes`: a gzip bomb costs the cap, not what it would inflate to."""
+    cap = (limits or Limits()).max_otlp_bytes
     encoding = (content_encoding or "identity").strip().lower()
-    if encoding in ("", "identity"):
-        return body
-    if encoding not in ("gzip", "deflate"):
+    if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
         raise BadRequest(f"unsupported Content-Encoding {content_encoding!r} (gzip or none)")
-    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+    out = bytearray()
+    if encoding in ("", "identity"):
+        for chunk in _chunks(body):
+            out += chunk
+            if len(out) > cap:
+                raise refuse("max_otlp_bytes", "the export request is too large", cap)
+        return out
+    wbits = zlib.MAX_WBITS if encoding == "deflate" else 16 + zlib.MAX_WBITS
     inflater = zlib.decompressobj(wbits)
     try:
-        data = inflater.decompress(body, MAX_BODY)
+        for chunk in _chunks(body):
+            while chunk:
+                out += inflater.decompress(chunk, cap + 1 - len(out))
+                if len(out) > cap:
+                    raise refuse(
+                        "max_otlp_bytes", "the export request inflates past the limit", cap
+                    )
+                chunk = inflater.unconsumed_tail
+                if inflater.eof:  # a second gzip member may follow (RFC 1952 allows it)
+                    chunk = inflater.unused_data + chunk
+                    if not chunk:
+                        break
+                    inflater = zlib.decompressobj(wbits)
     except zlib.error as exc:
         raise BadRequest(f"body is not valid {encoding}: {exc}") from None
-    if inflater.unconsumed_tail:
-        raise BadRequest(f"decompressed body exceeds {MAX_BODY // (1024 * 1024)} MB")
-    return data
-
-
-def decode_request(
-    body: bytes, content_type: str, content_encoding: str | None = None
-) -> list[Span]:
-    """Every span of an export request, with resource attributes attached."""
-    raw = decompress(body, content_encoding)
-    kind = (content_type or "").split(";")[0].strip().lower()
-    if kind in ("application/x-protobuf", "application/protobuf"):
-        return _from_protobuf(raw)
-    if kind in ("application/json", ""):
-        try:
-            doc = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"body is not valid JSON ({exc.msg})") from None
-        return spans_from_json(doc)
-    raise BadRequest(
-        f"unsupported Content-Type {content_type!r} (application/x-protobuf or application/json)"
-    )
-
-
-# --- protobuf -------------------------------------------------------------------------
-
-
-def _from_protobuf(raw: bytes) -> list[Span]:
-    from google.protobuf.message import DecodeError
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(raw)
-    except DecodeError as exc:
-        raise BadRequest(f"body is not an OTLP protobuf export request ({exc})") from None
-    spans: list[Span] = []
-    for rs in request.resource_spans:
-        resource = {kv.key: _pb_value(kv.value) for kv in rs.resource.attributes}
-        for ss in rs.scope_spans:
-            for s in ss.spans:
-                spans.append(
-                    {
-                        "traceId": s.trace_id.hex(),
-                        "spanId": s.span_id.hex(),
-                        "parentSpanId": s.parent_span_id.hex(),
-                        "name": s.name,
-                        "start": int(s.start_time_unix_nano),
-                        "end": int(s.end_time_unix_nano),
-                        "attributes": {kv.key: _pb_value(kv.value) for kv in s.attributes},
-                        "resource": resource,
-                    }
-                )
-    return spans
-
-
-def _pb_value(value: Any) -> Any:
-    which = value.WhichOneof("value")
-    if which is None:
-        return None
-    if which == "array_value":
-        return [_pb_value(v) for v in value.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _pb_value(kv.value) for kv in value.kvlist_value.values}
-    if which == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return getattr(value, which)
-
-
-# --- JSON -----------------------------------------------------------------------------
-
-
-def spans_from_json(doc: Any) -> list[Span]:
-    """Spans of an OTLP JSON export request (`resourceSpans` / `scopeSpans`)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
-        raise BadRequest("not an OTLP trace export: expected an object with 'resourceSpans'")
-    spans: list[Span] = []
-    for rs in doc["resourceSpans"]:
-        if not isinstance(rs, dict):
-            raise BadRequest("resourceSpans entries must be objects")
-        resource = _json_attrs((rs.get("resource") or {}).get("attributes"))
-        scopes = rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []
-        for ss in scopes:
-            for s in (ss or {}).get("spans") or []:
-                if not isinstance(s, dict) or not s.get("traceId"):
-                    raise BadRequest("every span needs a traceId")
-                spans.append(
-                    {
-                        "traceId": _json_id(s["traceId"]),
-                        "spanId": _json_id(s.get("spanId") or ""),
-                        "parentSpanId": _json_id(s.get("parentSpanId") or ""),
-                        "name": str(s.get("name") or ""),
-                        "start": int(s.get("startTimeUnixNano") or 0),
-                        "end": int(s.get("endTimeUnixNano") or 0),
-                        "attributes": _json_attrs(s.get("attributes")),
-                        "resource": resource,
-                    }
-                )
-    return spans
-
-
-def _json_id(value: Any) -> str:
-    """OTLP JSON ids are hex; some exporters send base64 (protobuf's JSON mapping)."""
-    text = str(value)
-    try:
-        bytes.fromhex(text)
-        return text.lower()
-    except ValueError:
-        try:
-            return base64.b64decode(text, validate=True).hex()
-        except ValueError:
-            raise BadRequest(f"span id {text!r} is neither hex nor base64") from None
-
-
-def _json_attrs(items: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in items or []:
-        if isinstance(kv, dict) and isinstance(kv.get("key"), str):
-            out[kv["key"]] = _json_value(kv.get("value") or {})
+    if not inflater.eof:
+        raise BadRequest(f"body is not valid {encoding}: it ends before the stream does")
     return out
 
 
-def _json_value(value: dict[str, Any]) -> Any:
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [_json_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return _json_attrs((value["kvlistValue"] or {}).get("values"))
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
+def decode_request(
+    body: bytes | IO[bytes],
+    content_type: str,
+    content_encoding: str | None = None,
+    limits: Limits | None = None,
+) -> list[Span]:
+    """Every span of an export request, with resource attributes attached; a request over
+    any limit is refused whole (`TooLarge`), a malformed one with where it went wrong."""
+    try:
+        return _decode(body, content_type, content_encoding, limits or Limits())
+    except (BadRequest, TooLarge) as exc:
+        refusal = exc
+    # Raised afresh: the traceback would hold the frames, and with them the inflated body
+    # and the parsed document, until the garbage collector happens upon the cycle.
+    refusal.__traceback__ = None
+    raise refusal
+
+
+def _decode(
+    body: bytes | IO[bytes], content_type: str, content_encoding: str | None, limits: Limits
+) -> list[Span]:
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if kind not in ("application/x-protobuf", "application/protobuf", "application/json", ""):
+        raise BadRequest(
+            f"unsupported Content-Type {content_type!r} "
+            "(application/x-protobuf or application/json)"
+        )
+    raw = decompress(body, content_encoding, limits)
+    if kind in ("application/x-protobuf", "application/protobuf"):
+        return spans_from_protobuf(raw, limits)
+    return spans_from_json_bytes(raw, limits)
 
 
 # --- spans -> row ---------------------------------------------------------------------

@@ -109,7 +109,7 @@ def upload_file(store: Store, spec: NewDataset, path: Path) -> dict[str, Any]:
     created = store.create_dataset(spec)
     if created.get("existing"):
         return created
-    store.upload(created["datasetId"], _file_chunks(path))
+    store.upload(created["datasetId"], _file_chunks(path), path.stat().st_size)
     record = store.finalize(created["datasetId"])
     record["existing"] = False
     return record

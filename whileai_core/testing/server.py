@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -30,14 +30,16 @@ def serve_process(
     data: Path,
     *,
     env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
     stderr: int | IO[Any] | None = subprocess.DEVNULL,
     timeout: float = 20.0,
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """Run `whileai serve --data DATA` until the block ends; yields (process, base URL)
-    once `/health` answers, and raises if the server dies or stays silent first."""
+    """Run `whileai serve --data DATA [ARGS]` until the block ends; yields (process, base
+    URL) once `/health` answers, and raises if the server dies or stays silent first."""
     port = free_port()
+    command = ["serve", "--port", str(port), "--data", str(data), *args]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "whileai_cli", "serve", "--port", str(port), "--data", str(data)],
+        [sys.executable, "-m", "whileai_cli", *command],
         env=dict(env) if env is not None else None,
         stdout=subprocess.DEVNULL,
         stderr=stderr,

@@ -1,0 +1,187 @@
+"""`whileai serve` (the platform server) and `whileai invite` (its admin's invite codes).
+
+Every limit on what one request may cost, and every rate limit on the open routes, is a
+flag here with a WHILEAI_* variable; the defaults live in `whileai_core.store.limits`
+and `whileai_server.config`, once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import typer
+
+from ..options import bad_flag
+
+
+# Defaults are the library's (`Limits`, `ServerConfig`); the help repeats them so this
+# module imports nothing at start-up (a test checks the two agree).
+def _limit(flag: str, what: str) -> Any:
+    env = "WHILEAI_" + flag[2:].replace("-", "_").upper()
+    return typer.Option(flag, envvar=env, help=what, show_default=False)
+
+
+def _rate(flag: str, env: str, what: str) -> Any:
+    return typer.Option(
+        flag, envvar=env, help=f"{what}: N/PERIOD (10/h, 5/10min) or off.", show_default=False
+    )
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", envvar="WHILEAI_HOST")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", envvar="WHILEAI_PORT")] = 8321,
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data", envvar="WHILEAI_DATA", help="Store directory (default WHILEAI_HOME/server)."
+        ),
+    ] = None,
+    poll_interval: Annotated[
+        float,
+        typer.Option(
+            "--poll-interval",
+            envvar="WHILEAI_POLL_INTERVAL",
+            help="Device-login poll interval (s).",
+        ),
+    ] = 5.0,
+    signup: Annotated[
+        Literal["open", "invite", "closed"],
+        typer.Option(
+            "--signup",
+            envvar="WHILEAI_SIGNUP",
+            help="Who may make an account: anyone, holders of an invite code, or nobody.",
+        ),
+    ] = "open",
+    max_spans: Annotated[
+        str | None, _limit("--max-spans", "Spans in one export request. Default 10,000.")
+    ] = None,
+    max_attributes: Annotated[
+        str | None,
+        _limit("--max-attributes", "Attributes of one span (list entries count). Default 128."),
+    ] = None,
+    max_depth: Annotated[
+        str | None,
+        _limit("--max-depth", "Nesting depth of an export request or a row. Default 64."),
+    ] = None,
+    max_otlp_bytes: Annotated[
+        str | None, _limit("--max-otlp-bytes", "One export request, decompressed. Default 16MiB.")
+    ] = None,
+    max_upload_bytes: Annotated[
+        str | None, _limit("--max-upload-bytes", "One dataset body. Default 512MiB.")
+    ] = None,
+    max_line_bytes: Annotated[
+        str | None, _limit("--max-line-bytes", "One row of a dataset body. Default 4MiB.")
+    ] = None,
+    signup_rate: Annotated[
+        str | None,
+        _rate("--signup-rate", "WHILEAI_SIGNUP_RATE", "Signups per client (default 10/h)"),
+    ] = None,
+    bad_key_rate: Annotated[
+        str | None,
+        _rate("--bad-key-rate", "WHILEAI_BAD_KEY_RATE", "Wrong keys per client (default 20/min)"),
+    ] = None,
+    approve_rate: Annotated[
+        str | None,
+        _rate(
+            "--approve-rate", "WHILEAI_APPROVE_RATE", "Login approvals per client (default 10/min)"
+        ),
+    ] = None,
+) -> None:
+    """Run the platform server (multi-account) over a store directory."""
+    import dataclasses
+    import os
+    import socket
+
+    import uvicorn
+
+    from whileai_core.errors import ConfigError
+    from whileai_core.settings import home
+    from whileai_core.store.limits import Limits, flag, parse_size
+    from whileai_server import create_app
+    from whileai_server.config import ServerConfig
+    from whileai_server.ratelimit import parse_rate
+
+    from ..console import say
+
+    given = {
+        "max_spans": max_spans,
+        "max_attributes": max_attributes,
+        "max_depth": max_depth,
+        "max_otlp_bytes": max_otlp_bytes,
+        "max_upload_bytes": max_upload_bytes,
+        "max_line_bytes": max_line_bytes,
+    }
+    try:
+        limits = Limits(**{k: parse_size(v, flag(k)) for k, v in given.items() if v is not None})
+        given_rates = {
+            "signup_rate": signup_rate,
+            "bad_key_rate": bad_key_rate,
+            "approve_rate": approve_rate,
+        }
+        rates: dict[str, Any] = {
+            k: parse_rate(v, flag(k)) for k, v in given_rates.items() if v is not None
+        }
+    except ConfigError as exc:
+        text = str(exc)
+        bad_flag(text.split(":")[0].split()[0], text)
+    config = ServerConfig(limits=limits, signup=signup, device_interval=poll_interval)
+    config = dataclasses.replace(config, **rates)
+    directory = data or str(home() / "server")
+    app = create_app(directory, config)
+    # Bind here, so a taken port is one line before anything claims to be listening.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
+    say(f"whileai serve: store {directory}, listening on http://{host}:{port} (signup {signup})")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
+
+
+def invite(
+    count: Annotated[int, typer.Option("--count", "-n", min=1, max=1000)] = 1,
+    expires: Annotated[
+        str, typer.Option("--expires", help="How long each code stays valid: 7d, 12h, 2w.")
+    ] = "7d",
+    note: Annotated[
+        str | None, typer.Option("--note", help="Who the codes are for (kept with them).")
+    ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data", envvar="WHILEAI_DATA", help="The server's store directory (as for serve)."
+        ),
+    ] = None,
+) -> None:
+    """Mint one-use invite codes for a `whileai serve --signup invite` (run on the server's
+    machine; prints the codes, one a line). A running server sees them at once."""
+    import time
+    from pathlib import Path
+
+    from whileai_core.errors import ConfigError
+    from whileai_core.settings import home
+    from whileai_core.store.cut import parse_since
+    from whileai_core.store.local import Storage
+    from whileai_server.accounts import mint_invites
+
+    from ..console import out, say
+
+    try:
+        ttl = time.time() - (parse_since(expires) or 0)
+    except ConfigError:
+        bad_flag("--expires", f"{expires!r}: expected a span like 7d, 12h or 2w")
+    directory = data or str(home() / "server")
+    if not (Path(directory) / "store.db").is_file():  # a typo must not start a new store
+        raise ConfigError(
+            f"{directory}: no server store here (pass the --data that `whileai serve` uses)"
+        )
+    storage = Storage(directory)
+    try:
+        codes = mint_invites(storage, count, ttl, note)
+    finally:
+        storage.close()
+    for code in codes:
+        out().print(code, markup=False, highlight=False)
+    say(f"{count} invite code{'s' if count != 1 else ''} for {directory}, valid {expires}")

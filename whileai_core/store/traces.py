@@ -1,0 +1,175 @@
+"""Traces in the embedded store: spans merged per trace, the row rebuilt from all of them.
+
+A trace can arrive over several export requests, so its spans are kept and its row is
+rebuilt from every span each time one arrives. An export request is decoded whole, inside
+the limits, before anything is written, and written in one transaction: a request that is
+refused, or that fails half way, leaves nothing of itself behind.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from typing import IO, TYPE_CHECKING, Any
+
+import orjson
+
+from . import otlp
+from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, check_score
+
+if TYPE_CHECKING:
+    from .local import Storage
+
+MAX_TRACE_PAGE = 1000
+# Past this a page number cannot name a page (OFFSET is a 64-bit integer in SQLite).
+MAX_PAGE = 10**9
+# Decoding an export request holds the GIL, so decoding two at once is no faster than one
+# after the other; one at a time keeps what a burst of large requests costs to one's worth.
+_DECODE = threading.Lock()
+
+
+def ensure_agent(db: sqlite3.Connection, account: str, slug: str) -> None:
+    db.execute(
+        "INSERT OR IGNORE INTO agents (account, slug, created_at) VALUES (?, ?, ?)",
+        (account, slug, time.time()),
+    )
+
+
+class TraceTable:
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def ingest(
+        self,
+        account: str,
+        body: bytes | IO[bytes],
+        content_type: str,
+        content_encoding: str | None = None,
+    ) -> dict[str, Any]:
+        """Decode an OTLP export request (within the storage's limits) and merge its spans."""
+        with _DECODE:
+            spans = otlp.decode_request(body, content_type, content_encoding, self.storage.limits)
+            return self.ingest_spans(account, spans)
+
+    def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
+        """Merge spans into their traces (a trace may arrive over several requests)."""
+        by_trace = otlp.group_by_trace(spans)
+        with self.storage.tx() as db:
+            for trace_id, new in by_trace.items():
+                prior = self._prior_trace(db, account, trace_id)
+                merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
+                merged.update({s["spanId"]: s for s in new})
+                all_spans = list(merged.values())
+                scores = orjson.loads(prior["scores"]) if prior else {}
+                self._write_trace(db, account, trace_id, all_spans, scores)
+        return {"accepted": len(spans), "traces": sorted(by_trace)}
+
+    @staticmethod
+    def _prior_trace(db: sqlite3.Connection, account: str, trace_id: str) -> sqlite3.Row | None:
+        """What is stored of a trace (its spans and scores), inside the caller's write."""
+        row: sqlite3.Row | None = db.execute(
+            "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
+            (account, trace_id),
+        ).fetchone()
+        return row
+
+    def _write_trace(
+        self,
+        db: sqlite3.Connection,
+        account: str,
+        trace_id: str,
+        spans: list[otlp.Span],
+        scores: dict[str, float],
+    ) -> dict[str, Any]:
+        row = otlp.trace_row(spans, scores)
+        start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
+        db.execute(
+            "INSERT OR REPLACE INTO traces (account, trace_id, agent, scenario_id, started_at,"
+            " spans, scores, row) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                account,
+                trace_id,
+                row.get("agent"),
+                row.get("scenario_id"),
+                start,
+                orjson.dumps(spans).decode(),
+                orjson.dumps(scores).decode(),
+                orjson.dumps(row).decode(),
+            ),
+        )
+        declared = otlp.declared_agent(spans)
+        if declared:
+            ensure_agent(db, account, declared)
+        return row
+
+    def list(
+        self,
+        account: str,
+        agent: str | None,
+        page: int,
+        since: float | None,
+        limit: int = TRACE_PAGE_SIZE,
+    ) -> dict[str, Any]:
+        if not 1 <= page <= MAX_PAGE:
+            raise BadRequest(f"page must be between 1 and {MAX_PAGE:,}")
+        if not 1 <= limit <= MAX_TRACE_PAGE:
+            raise BadRequest(f"limit must be between 1 and {MAX_TRACE_PAGE}")
+        where = ["account = ?"]
+        args: list[Any] = [account]
+        if agent is not None:
+            where.append("agent = ?")
+            args.append(agent)
+        if since is not None:
+            where.append("started_at >= ?")
+            args.append(since)
+        found = self.storage.query(
+            f"SELECT trace_id, row FROM traces WHERE {' AND '.join(where)}"
+            " ORDER BY started_at DESC, trace_id LIMIT ? OFFSET ?",
+            (*args, limit + 1, (page - 1) * limit),
+        )
+        total = self.storage.query(
+            f"SELECT COUNT(*) FROM traces WHERE {' AND '.join(where)}", args
+        )[0][0]
+        traces = [{"traceId": r["trace_id"], **orjson.loads(r["row"])} for r in found[:limit]]
+        return {
+            "traces": traces,
+            "page": page,
+            "pages": max(1, -(-total // limit)),
+            "total": total,
+            "nextPage": page + 1 if len(found) > limit else None,
+        }
+
+    def full_id(self, account: str, trace_id: str) -> str:
+        """The stored id `trace_id` names: itself, or the one trace it starts (8 or more hex
+        digits; the original SDK's examples shorten trace ids to 16)."""
+        exact = "SELECT 1 FROM traces WHERE account = ? AND trace_id = ?"
+        if self.storage.query(exact, (account, trace_id)):
+            return trace_id
+        prefix = trace_id.lower()
+        if len(prefix) >= 8 and all(c in "0123456789abcdef" for c in prefix):
+            found = self.storage.query(
+                "SELECT trace_id FROM traces WHERE account = ? AND trace_id LIKE ? LIMIT 2",
+                (account, prefix + "%"),
+            )
+            if len(found) == 1:
+                return str(found[0][0])
+            if found:
+                raise BadRequest(f"trace id {trace_id} starts more than one trace: give more of it")
+        raise NotFound(f"trace {trace_id} not found")
+
+    def delete(self, account: str, trace_id: str) -> None:
+        sql = "DELETE FROM traces WHERE account = ? AND trace_id = ?"
+        self.storage.delete_one("trace", sql, account, self.full_id(account, trace_id))
+
+    def score(self, account: str, trace_id: str, value: float, name: str) -> dict[str, Any]:
+        value = check_score(value, name)
+        trace_id = self.full_id(account, trace_id)
+        with self.storage.tx() as db:
+            prior = self._prior_trace(db, account, trace_id)
+            if prior is None:
+                raise NotFound(f"trace {trace_id} not found")
+            scores = orjson.loads(prior["scores"])
+            scores[name] = float(value)
+            row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
+        return {"traceId": trace_id, "name": name, "value": float(value), "row": row}

@@ -1,0 +1,47 @@
+"""Everything `whileai serve` can be told, in one place, with its defaults.
+
+The CLI's flags (and their WHILEAI_* variables) fill a `ServerConfig`; tests build one
+directly, usually with the rate limits off, since every request in a test comes from
+127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from whileai_core.errors import ConfigError
+from whileai_core.store.base import STALE_UPLOAD_SECONDS
+from whileai_core.store.limits import Limits
+
+from .ratelimit import Rate
+
+SIGNUP_MODES = ("open", "invite", "closed")
+SIGNUP_RATE = Rate(10, 3600)  # accounts a client may try to make, per hour
+BAD_KEY_RATE = Rate(20, 60)  # wrong keys a client may send, per minute
+APPROVE_RATE = Rate(10, 60)  # approval forms a client may post, per minute
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    limits: Limits = field(default_factory=Limits)
+    # open: anyone may create an account; invite: only with a code `whileai invite` minted;
+    # closed: no new accounts (existing ones still sign in).
+    signup: str = "open"
+    signup_rate: Rate | None = SIGNUP_RATE
+    bad_key_rate: Rate | None = BAD_KEY_RATE
+    approve_rate: Rate | None = APPROVE_RATE
+    url_ttl: float = STALE_UPLOAD_SECONDS
+    device_interval: float = 5.0
+    device_ttl: float = 900.0
+
+    def __post_init__(self) -> None:
+        if self.signup not in SIGNUP_MODES:
+            raise ConfigError(
+                f"--signup must be one of {', '.join(SIGNUP_MODES)}, got {self.signup!r}"
+            )
+
+    @classmethod
+    def relaxed(cls, **changes: object) -> ServerConfig:
+        """No rate limits: for tests and benches, where every client is 127.0.0.1."""
+        base = {"signup_rate": None, "bad_key_rate": None, "approve_rate": None}
+        return cls(**{**base, **changes})  # type: ignore[arg-type]

@@ -1,0 +1,238 @@
+"""The keyed routes: datasets, agents and traces, each one call on the account's `Store`.
+
+Dataset bodies travel over signed, expiring links that need no key and stream to and
+from disk in chunks; export requests wait their turn spooled to a temporary file and are
+decoded one at a time. Another account's dataset, trace or agent answers 404, the same
+as one that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from whileai_core.store.base import TRACE_PAGE_SIZE, BadRequest, NewDataset
+
+from .server import Server
+from .wire import (
+    Handler,
+    body_chunks,
+    declared_length,
+    int_param,
+    json_body,
+    since_param,
+    spooled_body,
+)
+
+
+class StoreRoutes:
+    def __init__(self, server: Server) -> None:
+        self.s = server
+
+    def table(self) -> list[tuple[str, Handler, list[str]]]:
+        return [
+            ("/datasets", self.list_datasets, ["GET"]),
+            ("/datasets", self.create_dataset, ["POST"]),
+            ("/datasets/{id}", self.get_dataset, ["GET"]),
+            ("/datasets/{id}", self.delete_dataset, ["DELETE"]),
+            ("/datasets/{id}/finalize", self.finalize, ["POST"]),
+            ("/datasets/{id}/download", self.download, ["GET"]),
+            ("/datasets/{id}/meta", self.meta, ["POST"]),
+            ("/datasets/{id}/preview", self.preview, ["GET"]),
+            ("/datasets/{id}/profile", self.profile, ["GET"]),
+            ("/upload/{id}", self.upload, ["PUT"]),
+            ("/files/{id}", self.file, ["GET"]),
+            ("/agents", self.list_agents, ["GET"]),
+            ("/agents", self.create_agent, ["POST"]),
+            # `path`: an agent named `team/bot` arrives as /agents/team%2Fbot, decoded.
+            ("/agents/{slug:path}", self.delete_agent, ["DELETE"]),
+            ("/v1/traces", self.ingest, ["POST"]),
+            ("/traces", self.list_traces, ["GET"]),
+            ("/traces/{id}", self.delete_trace, ["DELETE"]),
+            ("/traces/{id}/score", self.score, ["POST"]),
+        ]
+
+    # --- datasets ------------------------------------------------------------------
+
+    async def create_dataset(self, request: Request) -> Response:
+        account = (await self.s.account(request)).id
+        async with self.s.store(request, account) as store:
+            body = await json_body(request, self.s.limits)
+
+            def text(key: str) -> str | None:
+                value = body.get(key)
+                if value is not None and not isinstance(value, str):
+                    raise BadRequest(f"{key} must be a string")
+                return value
+
+            spec = NewDataset(
+                name=text("name") or "",
+                purpose=text("purpose") or "train",
+                mode=text("mode"),
+                agent=text("agent"),
+                description=text("description"),
+                parent=text("parentDatasetId"),
+                idempotency_key=text("idempotencyKey"),
+            )
+            record = await self.s.thread(store.create_dataset, spec)
+        if not record.get("existing"):
+            path = f"/upload/{record['datasetId']}"
+            record["uploadUrl"] = self.s.signed(request, "PUT", path, account)
+        return JSONResponse(record, status_code=200 if record.get("existing") else 201)
+
+    async def upload(self, request: Request) -> Response:
+        account = self.s.link_account(request, "PUT")
+        dataset_id = request.path_params["id"]
+        async with self.s.store(request, account) as store:
+            size = await self.s.thread(
+                store.upload, dataset_id, body_chunks(request), declared_length(request)
+            )
+        return JSONResponse({"datasetId": dataset_id, "bytes": size})
+
+    async def finalize(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            return JSONResponse(await self.s.thread(store.finalize, request.path_params["id"]))
+
+    async def list_datasets(self, request: Request) -> Response:
+        status = request.query_params.get("status", "ready")
+        async with self.s.store(request) as store:
+            records = await self.s.thread(store.list_datasets, status)
+        used = sum(int(d["sizeBytes"]) for d in records)
+        return JSONResponse({"datasets": records, "storageBytes": used})
+
+    async def get_dataset(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            return JSONResponse(await self.s.thread(store.get_dataset, request.path_params["id"]))
+
+    async def delete_dataset(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            await self.s.thread(store.delete_dataset, request.path_params["id"])
+        return JSONResponse({"deleted": request.path_params["id"]})
+
+    async def download(self, request: Request) -> Response:
+        dataset_id = request.path_params["id"]
+        account = (await self.s.account(request)).id
+        async with self.s.store(request, account) as store:
+            record = await self.s.thread(store.get_dataset, dataset_id)
+        if record["status"] != "ready":
+            raise BadRequest(f"dataset {dataset_id} is not finalized")
+        url = self.s.signed(request, "GET", f"/files/{dataset_id}", account)
+        expires = int(self.s.config.url_ttl)
+        return JSONResponse({"downloadUrl": url, "parts": [url], "expiresIn": expires})
+
+    async def file(self, request: Request) -> Response:
+        account = self.s.link_account(request, "GET")
+        dataset_id = request.path_params["id"]
+        async with self.s.store(request, account) as store:
+
+            def open_body() -> tuple[Any, int]:
+                chunks = store.download(dataset_id)
+                return chunks, int(store.get_dataset(dataset_id)["sizeBytes"])
+
+            chunks, size = await self.s.thread(open_body)
+        headers = {
+            "content-length": str(size),
+            "content-disposition": f'attachment; filename="{dataset_id}.jsonl"',
+        }
+        return StreamingResponse(chunks, media_type="application/x-ndjson", headers=headers)
+
+    async def meta(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            body = await json_body(request, self.s.limits)
+            fields = {k: v for k, v in body.items() if k != "datasetId"}
+            record = await self.s.thread(store.update_meta, request.path_params["id"], fields)
+        return JSONResponse(record)
+
+    async def preview(self, request: Request) -> Response:
+        n = int_param(request, "n", 3)
+        async with self.s.store(request) as store:
+            return JSONResponse(await self.s.thread(store.preview, request.path_params["id"], n))
+
+    async def profile(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            report = await self.s.thread(store.profile, request.path_params["id"])
+        return JSONResponse({"profile": report})
+
+    # --- agents --------------------------------------------------------------------
+
+    async def list_agents(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            return JSONResponse({"agents": await self.s.thread(store.list_agents)})
+
+    async def create_agent(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            body = await json_body(request, self.s.limits)
+            slug = body.get("slug") or body.get("name")
+            if not isinstance(slug, str) or not slug:
+                raise BadRequest("an agent needs a slug")
+            description = body.get("description")
+            if description is not None and not isinstance(description, str):
+                raise BadRequest("description must be a string")
+            spec: dict[str, Any] = {}
+            if body.get("tools") is not None:
+                if not isinstance(body["tools"], list):
+                    raise BadRequest("tools must be a list of tool schemas")
+                spec["tools"] = body["tools"]
+            if body.get("system_prompt") is not None:
+                if not isinstance(body["system_prompt"], str):
+                    raise BadRequest("system_prompt must be a string")
+                spec["system_prompt"] = body["system_prompt"]
+            agent = await self.s.thread(store.create_agent, slug, description, spec or None)
+        return JSONResponse(agent, status_code=201)
+
+    async def delete_agent(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            await self.s.thread(store.delete_agent, request.path_params["slug"])
+        return JSONResponse({"deleted": request.path_params["slug"]})
+
+    # --- traces --------------------------------------------------------------------
+
+    async def ingest(self, request: Request) -> Response:
+        content_type = request.headers.get("content-type", "application/json")
+        encoding = request.headers.get("content-encoding")
+        async with self.s.store(request) as store:
+            body = await spooled_body(request, self.s.limits.max_otlp_bytes, "max_otlp_bytes")
+            try:
+                async with self.s.ingest_gate:
+                    result = await self.s.thread(store.ingest_otlp, body, content_type, encoding)
+            finally:
+                body.close()
+        if content_type.split(";")[0].strip().lower() == "application/x-protobuf":
+            from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+                ExportTraceServiceResponse,
+            )
+
+            return Response(
+                ExportTraceServiceResponse().SerializeToString(),
+                media_type="application/x-protobuf",
+            )
+        return JSONResponse({"partialSuccess": {}, **result})
+
+    async def list_traces(self, request: Request) -> Response:
+        agent = request.query_params.get("agent")
+        page = int_param(request, "page", 1)
+        limit = int_param(request, "limit", TRACE_PAGE_SIZE)
+        since = since_param(request)
+        async with self.s.store(request) as store:
+            result = await self.s.thread(store.list_traces, agent, page, since, limit)
+        return JSONResponse(result)
+
+    async def delete_trace(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            await self.s.thread(store.delete_trace, request.path_params["id"])
+        return JSONResponse({"deleted": request.path_params["id"]})
+
+    async def score(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            body = await json_body(request, self.s.limits)
+            value = body.get("value", body.get("score"))
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise BadRequest("value must be a number")
+            name = body.get("name") or "score"
+            if not isinstance(name, str):
+                raise BadRequest("name must be a string")
+            trace_id = request.path_params["id"]
+            result = await self.s.thread(store.score_trace, trace_id, value, name)
+        return JSONResponse(result)
