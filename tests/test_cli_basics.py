@@ -127,3 +127,38 @@ def test_model_refs_print_as_written_not_as_emoji(capsys: pytest.CaptureFixture[
     captured = capsys.readouterr()
     assert "openai:m: 3 calls" in captured.err
     assert "vllm:smile: ok" in captured.out
+
+
+def test_every_command_loads_and_its_summary_is_its_docstring() -> None:
+    """The root help is drawn from the command table without importing a command; the
+    table's summaries must say what the commands themselves say."""
+    import inspect
+
+    import typer
+
+    from whileai_cli.app import COMMANDS, load_command
+
+    for name, entry in COMMANDS.items():
+        command = load_command(name)
+        assert command.name == name
+        module = __import__(f"whileai_cli.commands.{entry.module}", fromlist=[entry.attr])
+        target = getattr(module, entry.attr)
+        if isinstance(target, typer.Typer):
+            doc = target.info.help or ""
+        else:
+            doc = inspect.getdoc(target) or ""
+        assert doc.split("\n")[0] == entry.summary, name
+
+
+def test_root_help_imports_no_command_module() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from whileai_cli.app import app\n"
+        "try:\n    app(['--help'], prog_name='whileai')\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('whileai_cli.commands.')))\n"
+        "print(sorted(m for m in ('rich', 'pydantic', 'httpx') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-2:] == ["[]", "[]"]

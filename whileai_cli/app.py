@@ -1,31 +1,142 @@
-"""The command tree. Each command module registers its commands; this file wires them up
-and turns library errors into one line on stderr with the right exit code.
+"""The command tree, loaded one command at a time, and the one place library errors become
+a line on stderr with an exit code.
+
+Every command lives in a module under `commands/`; `COMMANDS` below names it with the
+one-line summary `--help` shows, in the order a run happens. Nothing behind a command is
+imported until that command runs (or its own `--help` is asked for), so `whileai --help`
+and a cron job's first command pay for what they use, not for thirty commands' imports.
+`tests/test_cli_basics.py` checks each summary against its command's docstring.
 
 Exit codes: 0 ok, 1 bad input or a failed run, 2 usage.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any, NamedTuple
 
 import typer
+from typer.core import TyperGroup
 
 from whileai_core import __version__
 
-from .commands import account as account_cmds
-from .commands import cache as cache_cmds
-from .commands import export as export_cmds
-from .commands import grade as grade_cmds
-from .commands import inspect as inspect_cmds
-from .commands import optimize as optimize_cmds
-from .commands import platform as platform_cmds
-from .commands import simulate as simulate_cmds
-from .commands import traces as traces_cmds
+
+class Command(NamedTuple):
+    module: str
+    attr: str
+    panel: str
+    summary: str
+
+
+_MAKE, _ROWS, _PLATFORM, _ACCOUNT = "Make data", "Rows and specs", "Platform", "Account and server"
+COMMANDS: dict[str, Command] = {
+    "simulate": Command("simulate", "simulate", _MAKE,
+        "Play the agent against a mock world across the coverage grid; rows to stdout or -o."),
+    "grid": Command("simulate", "grid", _MAKE,
+        "Print the coverage grid's axes, their values and the cell count."),
+    "recommend": Command("simulate", "recommend", _MAKE,
+        "Size a run from this agent's grid: cells, visits, budget, situations x repeats."),
+    "grade": Command("grade", "grade", _MAKE,
+        "Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers."),
+    "report": Command("grade", "report", _MAKE,
+        "pass@1 with its interval, pass^k, pass@k and headroom over graded rows."),
+    "optimize": Command("optimize", "optimize", _MAKE,
+        "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
+    "export": Command("export", "export", _MAKE,
+        "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+    "validate": Command("inspect", "validate", _ROWS,
+        "Check rows against the row model; print file:line: problem for each bad row."),
+    "schema": Command("inspect", "schema", _ROWS,
+        "Print the row's JSON Schema (generated from the row models)."),
+    "spec": Command("inspect", "spec", _ROWS, "Load a spec and show its tools, rules and rubric."),
+    "push": Command("platform", "push", _PLATFORM,
+        "Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."),
+    "pull": Command("platform", "pull", _PLATFORM, "Download a dataset's rows as JSONL."),
+    "datasets": Command("platform", "datasets", _PLATFORM, "List your datasets."),
+    "profile": Command("platform", "profile", _PLATFORM,
+        "Pass rate, tasks, mixed tasks and tool use of a stored dataset."),
+    "delete": Command("platform", "delete", _PLATFORM, "Delete a dataset (permanent)."),
+    "purge": Command("platform", "purge", _PLATFORM,
+        "Clean up: everything of one agent (--agent), or tiny datasets (--empty --max-rows N)."),
+    "agents": Command("platform", "agents", _PLATFORM,
+        "List agents: traces and datasets by purpose."),
+    "traces": Command("traces", "traces_app", _PLATFORM,
+        "Ingest, list and delete traces (OTLP spans from your agent)."),
+    "score": Command("traces", "score", _PLATFORM,
+        "Grade a run after it ran; sending the same name again corrects it."),
+    "cut": Command("traces", "cut", _PLATFORM,
+        "Make training data from scored traces: a train set and a holdout set; prints their ids."),
+    "serve": Command("serve", "serve", _ACCOUNT,
+        "Run the platform server (multi-account) over a store directory."),
+    "invite": Command("serve", "invite", _ACCOUNT,
+        "Mint one-use invite codes for a server run with --signup invite."),
+    "login": Command("account", "login", _ACCOUNT,
+        "Sign in to the server at WHILEAI_API_URL: prints a link and a code, waits for approval."),
+    "logout": Command("account", "logout", _ACCOUNT,
+        "Remove the saved key (WHILEAI_API_KEY and --api-key are not touched)."),
+    "status": Command("account", "status", _ACCOUNT,
+        "Which store is in use, and which key (masked) from where."),
+    "signup": Command("account", "signup", _ACCOUNT,
+        "Create an account and key on the server (no browser needed); saves the key."),
+    "cache": Command("cache", "cache_app", _ACCOUNT,
+        "Inspect or empty the model-call cache (WHILEAI_HOME/cache/models.sqlite3)."),
+}  # fmt: skip
+
+
+def load_command(name: str) -> Any:
+    """The click command behind `name`, built from its module on first use."""
+    entry = COMMANDS[name]
+    module = importlib.import_module(f"whileai_cli.commands.{entry.module}")
+    target = getattr(module, entry.attr)
+    if isinstance(target, typer.Typer):
+        group = typer.main.get_group(target)
+        group.name = name
+        return group
+    single = typer.Typer(
+        pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+    )
+    single.command(name, rich_help_panel=entry.panel)(target)
+    return typer.main.get_command(single)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: knows its commands' names and summaries, imports one on demand."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        return load_command(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The root help from the table alone: no command module is imported for it."""
+        self.format_usage(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(self.help or "")
+        self.format_options(ctx, formatter)
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name, entry in COMMANDS.items():
+            panels.setdefault(entry.panel, []).append((name, entry.summary))
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Run 'whileai COMMAND --help' for a command's options.")
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        rows = [rv for p in self.get_params(ctx) if (rv := p.get_help_record(ctx)) is not None]
+        if rows:
+            with formatter.section("Options"):
+                formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="whileai",
+    cls=LazyGroup,
     help="Turn an agent's tools and system prompt into graded post-training data.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -54,21 +165,6 @@ def _root(
     """Turn an agent's tools and system prompt into graded post-training data."""
     if debug:
         os.environ["WHILEAI_DEBUG"] = "1"
-
-
-# Listed in the order a run happens; --help groups them into panels the same way.
-for _module in (
-    simulate_cmds,
-    grade_cmds,
-    optimize_cmds,
-    export_cmds,
-    inspect_cmds,
-    platform_cmds,
-    traces_cmds,
-    account_cmds,
-    cache_cmds,
-):
-    _module.register(app)
 
 
 def _usage_error(exc: Exception) -> None:

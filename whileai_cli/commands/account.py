@@ -10,17 +10,6 @@ from ..options import JsonOpt
 from .platform import ApiKeyOpt
 
 
-def register(app: typer.Typer) -> None:
-    from .serve import invite, serve
-
-    app.command("serve", rich_help_panel="Account and server")(serve)
-    app.command("invite", rich_help_panel="Account and server")(invite)
-    app.command("login", rich_help_panel="Account and server")(login)
-    app.command("logout", rich_help_panel="Account and server")(logout)
-    app.command("status", rich_help_panel="Account and server")(status)
-    app.command("signup", rich_help_panel="Account and server")(signup)
-
-
 def _server_url() -> str:
     from whileai_core.errors import ConfigError
     from whileai_core.store import api_url

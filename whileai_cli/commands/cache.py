@@ -15,9 +15,6 @@ cache_app = typer.Typer(
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(cache_app, rich_help_panel="Account and server")
-
 
 @cache_app.command("stats")
 def stats(json: JsonOpt = False) -> None:

@@ -9,10 +9,6 @@ import typer
 from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
 
-def register(app: typer.Typer) -> None:
-    app.command("export", rich_help_panel="Make data")(export)
-
-
 def export(
     inputs: Inputs = None,
     fmt: Annotated[

@@ -12,12 +12,6 @@ if TYPE_CHECKING:
 
 from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
-
-def register(app: typer.Typer) -> None:
-    app.command("grade", rich_help_panel="Make data")(grade)
-    app.command("report", rich_help_panel="Make data")(report)
-
-
 KOpt = Annotated[
     int | None,
     typer.Option("--k", min=1, help="k for pass^k / pass@k (default: the smallest group)."),
@@ -187,8 +181,10 @@ def report(
     on_error: OnErrorOpt = "fail",
     report_file: ReportFile = None,
 ) -> None:
-    """pass@1 with a bootstrap interval, pass^k, pass@k, headroom, the per-task histogram,
-    judge status counts and every marker, over graded rows."""
+    """pass@1 with its interval, pass^k, pass@k and headroom over graded rows.
+
+    Also the per-task pass-rate histogram, judge status counts and every marker's mean
+    with its interval."""
     from whileai_core.jsonl import ReadStats, read_rows
     from whileai_core.metrics.passat import pass_report
 

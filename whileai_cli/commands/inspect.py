@@ -9,12 +9,6 @@ import typer
 from ..options import Inputs, JsonOpt, OnErrorOpt
 
 
-def register(app: typer.Typer) -> None:
-    app.command("validate", rich_help_panel="Rows and specs")(validate)
-    app.command("schema", rich_help_panel="Rows and specs")(schema)
-    app.command("spec", rich_help_panel="Rows and specs")(spec)
-
-
 def validate(
     inputs: Inputs = None,
     on_error: OnErrorOpt = "skip",

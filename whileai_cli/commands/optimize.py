@@ -9,10 +9,6 @@ import typer
 from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
 
 
-def register(app: typer.Typer) -> None:
-    app.command("optimize", rich_help_panel="Make data")(optimize)
-
-
 def optimize(
     inputs: Inputs = None,
     mode: Annotated[

@@ -51,15 +51,6 @@ def opened(api_key: str | None) -> Iterator[Store]:
         store.close()
 
 
-def register(app: typer.Typer) -> None:
-    app.command("push", rich_help_panel="Platform")(push)
-    app.command("pull", rich_help_panel="Platform")(pull)
-    app.command("datasets", rich_help_panel="Platform")(datasets)
-    app.command("profile", rich_help_panel="Platform")(profile)
-    app.command("delete", rich_help_panel="Platform")(delete)
-    app.command("purge", rich_help_panel="Platform")(purge)
-    app.command("agents", rich_help_panel="Platform")(agents)
-
 
 def push(
     source: Annotated[

@@ -155,8 +155,10 @@ def invite(
         ),
     ] = None,
 ) -> None:
-    """Mint one-use invite codes for a `whileai serve --signup invite` (run on the server's
-    machine; prints the codes, one a line). A running server sees them at once."""
+    """Mint one-use invite codes for a server run with --signup invite.
+
+    Run it on the server's machine; it prints the codes, one a line. A running server sees
+    them at once."""
     import time
     from pathlib import Path
 

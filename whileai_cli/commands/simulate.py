@@ -11,11 +11,6 @@ from ..options import JsonOpt, ReportFile
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 
-def register(app: typer.Typer) -> None:
-    app.command("simulate", rich_help_panel="Make data")(simulate)
-    app.command("grid", rich_help_panel="Make data")(grid)
-    app.command("recommend", rich_help_panel="Make data")(recommend)
-
 
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
 

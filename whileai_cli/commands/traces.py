@@ -14,11 +14,6 @@ traces_app = typer.Typer(
 )
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(traces_app, name="traces", rich_help_panel="Platform")
-    app.command("score", rich_help_panel="Platform")(score)
-    app.command("cut", rich_help_panel="Platform")(cut)
-
 
 @traces_app.command("ingest")
 def ingest(
