@@ -22,7 +22,7 @@ from whileai_core.simulate.run import run_simulation
 from whileai_core.simulate.scheduler import MODES, SimulateConfig
 from whileai_core.spec import load_spec
 
-from .helpers import ORDERS_SPEC, REPO, run_cli
+from ..helpers import ORDERS_SPEC, REPO, run_cli
 
 SPEC = load_spec(ORDERS_SPEC)
 

@@ -13,7 +13,7 @@ from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.simulate.world import World
 from whileai_core.spec import load_spec
 
-from .helpers import ORDERS_SPEC
+from ..helpers import ORDERS_SPEC
 
 TOOLS = load_spec(ORDERS_SPEC).tools
 ORDER = {"order_id": "ORD-1234"}
@@ -163,7 +163,7 @@ def test_a_spec_can_shape_records_with_returns_and_statuses() -> None:
 
 
 def test_a_record_read_by_one_key_and_changed_with_more_keys_is_one_record() -> None:
-    airline = load_spec(Path(__file__).resolve().parents[1] / "specs" / "airline").tools
+    airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
     world = World(
         airline,
         world_state="partially completed",

@@ -13,8 +13,8 @@ from whileai_core.simulate.situation import make_situation
 from whileai_core.simulate.writer import TemplateWriter, compose_opener
 from whileai_core.spec import Spec, load_spec
 
-from .helpers import ORDERS_SPEC as SPEC
-from .helpers import run_cli
+from ..helpers import ORDERS_SPEC as SPEC
+from ..helpers import run_cli
 
 
 def _spec_with(rules: list[str]) -> Spec:

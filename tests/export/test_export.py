@@ -31,7 +31,7 @@ from whileai_core.metrics.holdout import holdout_side
 from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import load_spec
 
-from .helpers import ORDERS_SPEC, REPO, SDK_ROWS, run_cli
+from ..helpers import ORDERS_SPEC, REPO, SDK_ROWS, run_cli
 
 REFERENCE = "Refund only after the carrier confirms delivery of the parcel"
 HIDDEN = "carrier lost the parcel in transit"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from .helpers import SDK_ROWS, run_cli
+from ..helpers import SDK_ROWS, run_cli
 
 
 def _lines(data: bytes) -> list[dict]:

@@ -20,8 +20,8 @@ from whileai_core.store.limits import Limits, json_value_count, parse_size
 from whileai_core.testing import serve_process
 from whileai_server.config import ServerConfig
 
-from . import platform_fixtures
-from .platform_fixtures import LiveServer, live_server
+from .. import platform_fixtures
+from ..platform_fixtures import LiveServer, live_server
 
 server = platform_fixtures.server
 

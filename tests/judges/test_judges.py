@@ -312,7 +312,7 @@ def test_command_judge_that_never_reads_times_out_on_a_big_row(tmp_path: Path) -
 
 # -- the checklist on what the seeded agent really does ----------------------------------
 
-SPECS = Path(__file__).resolve().parents[1] / "specs"
+SPECS = Path(__file__).resolve().parents[2] / "specs"
 CONDUCT_BREAKING = ("false_success", "leak", "invented_argument")
 
 

@@ -12,9 +12,9 @@ import orjson
 from whileai_core.store.http import HttpStore
 from whileai_server.signing import load_secret, signature
 
-from . import platform_fixtures
-from .helpers import SDK_ROWS
-from .platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes
+from .. import platform_fixtures
+from ..helpers import SDK_ROWS
+from ..platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes
 
 # Fixtures shared with the other platform test modules.
 server = platform_fixtures.server

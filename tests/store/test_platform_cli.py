@@ -15,9 +15,9 @@ import orjson
 from whileai_core.privileged import has_privileged
 from whileai_core.testing import serve_process
 
-from . import platform_fixtures
-from .helpers import REPO, SDK_ROWS
-from .platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
+from .. import platform_fixtures
+from ..helpers import REPO, SDK_ROWS
+from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
 
 # Fixtures shared with the other platform test modules.
 server = platform_fixtures.server

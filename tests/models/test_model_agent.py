@@ -27,7 +27,7 @@ from whileai_core.testing import (
     tool_calls,
 )
 
-from .helpers import ORDERS_SPEC, play
+from ..helpers import ORDERS_SPEC, play
 
 
 class RecordingWorld:

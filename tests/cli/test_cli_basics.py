@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from whileai_cli.app import app
 
-from .helpers import SDK_ROWS, run_cli
+from ..helpers import SDK_ROWS, run_cli
 
 runner = CliRunner()
 

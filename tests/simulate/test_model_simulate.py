@@ -10,7 +10,7 @@ from typing import Any
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub, Reply, Request, answer, http_error, tool_call
 
-from .helpers import ORDERS_SPEC, run_cli
+from ..helpers import ORDERS_SPEC, run_cli
 
 
 def _chooser(request: Request) -> Reply:

@@ -15,8 +15,8 @@ from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, op
 from whileai_core.store.local import BoundStore, LocalStore, Storage
 from whileai_core.store.push import holdout_side, push_rows
 
-from .helpers import SDK_ROWS
-from .platform_fixtures import FIFTY_SETS, fifty_concurrent_pushes
+from ..helpers import SDK_ROWS
+from ..platform_fixtures import FIFTY_SETS, fifty_concurrent_pushes
 
 ROW = orjson.dumps({"prompt": "hi"}) + b"\n"
 

@@ -17,7 +17,7 @@ from whileai_core.settings import home
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub, answer, http_error, tool_call
 
-from .helpers import ORDERS_SPEC, play, run_cli
+from ..helpers import ORDERS_SPEC, play, run_cli
 
 MSGS = [{"role": "user", "content": "hi"}]
 

@@ -16,7 +16,7 @@ from whileai_core.metrics.tally import tally
 from whileai_core.select.hygiene import reward_correlations
 from whileai_core.select.optimize import OptimizeOptions, optimize, select
 
-from .helpers import SDK_ROWS, run_cli
+from ..helpers import SDK_ROWS, run_cli
 
 
 def _row(task: str, i: int, reward: float | None, **extra: Any) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from whileai_core.store import BadRequest
 from whileai_core.store.cut import parse_band, parse_since, select
 from whileai_core.store.otlp import decode_request, trace_row
 
-from . import platform_fixtures
-from .platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
+from .. import platform_fixtures
+from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
 
 # Fixtures shared with the other platform test modules.
 server = platform_fixtures.server

@@ -24,11 +24,11 @@ from whileai_core.store.local import BoundStore, Storage
 from whileai_server.config import ServerConfig
 from whileai_server.ratelimit import Rate, RateLimiter, parse_rate
 
-from . import platform_fixtures
-from .platform_fixtures import LiveServer, approve, cli, live_server
+from .. import platform_fixtures
+from ..platform_fixtures import LiveServer, approve, cli, live_server
 
 server = platform_fixtures.server
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _email() -> str:

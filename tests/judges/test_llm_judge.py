@@ -14,7 +14,7 @@ from whileai_core.judges.llm import llm_judge, parse_verdict, prompt_sha
 from whileai_core.models.options import ModelOptions
 from whileai_core.testing import OpenAIStub, answer, http_error
 
-from .helpers import SDK_ROWS, run_cli
+from ..helpers import SDK_ROWS, run_cli
 
 RUBRIC = "Pass when the agent looked the order up before answering and said what it found."
 ROW: dict[str, Any] = {
@@ -138,7 +138,7 @@ def test_llm_judge_from_the_command_line(tmp_path: Path) -> None:
 def test_the_spec_rubric_is_the_default(tmp_path: Path) -> None:
     from whileai_core.spec import load_spec
 
-    spec = load_spec(Path(__file__).parent.parent / "specs" / "orders")
+    spec = load_spec(Path(__file__).parents[2] / "specs" / "orders")
     assert spec.rubric
     with OpenAIStub([answer('{"reward": 1}')]) as stub:
         judge = llm_judge(stub.base_url, spec=spec, options=_opts(retries=0))
