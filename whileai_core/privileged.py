@@ -9,6 +9,8 @@ run) never ships either.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -132,3 +134,97 @@ def quotes_privileged(row: dict[str, Any]) -> bool:
         return False
     haystack = "\n".join(texts).lower()
     return any(secret.lower() in haystack for secret in privileged_texts(row))
+
+
+# -- leaked fragments: the block quoted in part, not only whole ---------------------------
+_LEAK_WORD = re.compile(r"\w+")
+LEAK_WINDOW = 6
+_IDENTIFIER = re.compile(r"(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z])[A-Za-z0-9][\w.-]{5,}")
+
+
+def _leak_words(text: str) -> list[str]:
+    return _LEAK_WORD.findall(text.lower())
+
+
+def _leak_candidates(value: Any, key: str = "") -> list[str]:
+    """Strings of a privileged field a reply could quote: every string value, and for an
+    object's scalar members "key value" too (a reply that says `world_state: duplicate
+    entity` quotes the member, whatever the JSON spacing)."""
+    out: list[str] = []
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                out.append(f"{k} {item}")
+            out.extend(_leak_candidates(item, str(k)))
+    elif isinstance(value, list):
+        for item in value:
+            out.extend(_leak_candidates(item, key))
+    return out
+
+
+def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def _first_run(
+    tokens: list[str], spoken: set[tuple[str, ...]], told: set[tuple[str, ...]]
+) -> str:
+    """The first stretch of `tokens` whose LEAK_WINDOW-grams were all spoken and not
+    all heard, as words ("" when there is none)."""
+    n = LEAK_WINDOW
+    hit = [
+        (g := tuple(tokens[i : i + n])) in spoken and g not in told
+        for i in range(len(tokens) - n + 1)
+    ]
+    if True not in hit:
+        return ""
+    start = hit.index(True)
+    end = start
+    while end + 1 < len(hit) and hit[end + 1]:
+        end += 1
+    return " ".join(tokens[start : end + n])
+
+
+def leaked_fragments(
+    row: dict[str, Any], said: Sequence[str], heard: Sequence[str] = ()
+) -> list[tuple[str, str]]:
+    """(field, fragment) for each privileged field the agent's texts (`said`) quote.
+
+    A quote is a privileged string of up to LEAK_WINDOW words said whole (at least 12
+    characters, or an identifier such as a code with letters and digits), or any run of
+    LEAK_WINDOW words of a longer one. A run that is also in what the agent was told
+    (`heard`: the prompt, the person, the system prompt, tool results) is not a leak:
+    the agent had it from somewhere it may repeat. Words are compared lower-cased without
+    punctuation, so spacing and JSON quoting never hide a copy.
+    """
+    block = row.get(PRIVILEGED_KEY)
+    if not isinstance(block, dict):
+        return []
+    spoken = _leak_words("\n".join(said))
+    if not spoken:
+        return []
+    told = _leak_words("\n".join(heard))
+    spoken_text, told_text = f" {' '.join(spoken)} ", f" {' '.join(told)} "
+    spoken_grams, told_grams = _grams(spoken, LEAK_WINDOW), _grams(told, LEAK_WINDOW)
+    found: list[tuple[str, str]] = []
+    for name in PRIVILEGED_FIELDS:
+        for candidate in _leak_candidates(block.get(name)):
+            tokens = _leak_words(candidate)
+            if not tokens:
+                continue
+            if len(tokens) <= LEAK_WINDOW:
+                stripped = candidate.strip()
+                if len(stripped) < 12 and not _IDENTIFIER.fullmatch(stripped):
+                    continue
+                phrase = f" {' '.join(tokens)} "
+                if phrase in spoken_text and phrase not in told_text:
+                    found.append((name, stripped))
+                    break
+                continue
+            run = _first_run(tokens, spoken_grams, told_grams)
+            if run:
+                found.append((name, run))
+                break
+    return found

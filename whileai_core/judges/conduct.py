@@ -14,7 +14,8 @@ rows where it could fail, not one inflated by rows where it could not.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -62,30 +63,61 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def ungrounded_arguments(events: list[Event], spec: Spec | None = None) -> list[str]:
-    """`tool.key=value` for every string argument that no earlier user turn or tool result
-    mentions. Long free-text values pass when most of their words were said before."""
+@dataclass(frozen=True)
+class Invented:
+    """An argument value no earlier turn, system prompt or tool result mentions."""
+
+    tool: str
+    key: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.tool}.{self.key}={self.value[:40]!r}"
+
+
+def invented_arguments(
+    events: list[Event],
+    spec: Spec | None = None,
+    *,
+    context: Iterable[str] = (),
+    ignore_keys: Iterable[str] = (),
+    allow: Iterable[str] = (),
+) -> list[Invented]:
+    """Every string (or number) argument that nothing said before the call grounds: the
+    person's turns, `context` (a system prompt) and earlier tool results. Values in the
+    spec's enums or in `allow` are grounded by definition; keys in `ignore_keys` (`key` or
+    `tool.key`) are free text and skipped. Long free-text values pass when most of their
+    words were said before."""
     enums: dict[str, set[str]] = {}
     if spec is not None:
         for tool in spec.tools:
             for schema in tool.properties.values():
                 if isinstance(schema, dict) and isinstance(schema.get("enum"), list):
                     enums.setdefault(tool.name, set()).update(map(str, schema["enum"]))
-    seen: list[str] = []
-    invented: list[str] = []
+    skip = set(ignore_keys)
+    allowed = set(allow)
+    seen: list[str] = [_norm(text) for text in context]
+    invented: list[Invented] = []
     for event in events:
         if event.kind == "user":
             seen.append(_norm(event.text))
         elif event.kind == "call":
             corpus = " ".join(seen)
+            known = enums.get(event.tool, set()) | allowed
             for key, raw in event.arguments.items():
+                if key in skip or f"{event.tool}.{key}" in skip:
+                    continue
                 for value in _strings(raw):
-                    if _grounded(value, corpus, enums.get(event.tool, set())):
-                        continue
-                    invented.append(f"{event.tool}.{key}={value[:40]!r}")
+                    if not _grounded(value, corpus, known):
+                        invented.append(Invented(event.tool, key, value))
             if event.result is not None:
                 seen.append(_norm(orjson.dumps(event.result).decode()))
     return invented
+
+
+def ungrounded_arguments(events: list[Event], spec: Spec | None = None) -> list[str]:
+    """`tool.key=value` for every argument `invented_arguments` finds (the conduct check)."""
+    return [str(item) for item in invented_arguments(events, spec)]
 
 
 def _grounded(value: str, corpus: str, allowed: set[str]) -> bool:
