@@ -120,15 +120,39 @@ def ungrounded_arguments(events: list[Event], spec: Spec | None = None) -> list[
     return [str(item) for item in invented_arguments(events, spec)]
 
 
+_LOOSE = re.compile(r"[\s_\-/.:,;]+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMERIC_VALUE = re.compile(r"[$€£]?\d[\d\s:.,/-]*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def _loose(text: str) -> str:
+    """Separators and case ignored: `sales-dashboard` is the "sales dashboard" asked for."""
+    return " " + " ".join(p for p in _LOOSE.split(text) if p) + " "
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n) for n in _NUMBER.findall(_THOUSANDS.sub("", text))}
+
+
 def _grounded(value: str, corpus: str, allowed: set[str]) -> bool:
     norm = _norm(value)
     if len(norm) < _MIN_GROUNDED_CHARS or value in allowed or norm in corpus:
         return True
-    words = [w for w in _WORD.findall(norm) if len(w) > 3]
-    if len(norm.split()) >= 4 and words:
-        # Prose arguments (a reason, a note) are paraphrase, not identifiers.
-        return sum(1 for w in words if w in corpus) / len(words) >= 0.6
-    return False
+    if _loose(norm) in _loose(corpus):
+        return True
+    if _NUMERIC_VALUE.fullmatch(norm):
+        # A number said another way: 10:00 for "at 10", 09:40 for "the 9:40", 5000 for "$5,000".
+        wanted = {n for n in _numbers(norm) if n}
+        return bool(wanted) and wanted <= _numbers(corpus)
+    words = [w for w in _WORD.findall(_loose(norm)) if len(w) > 3]
+    if not words or len(norm.split()) < 2:
+        return False
+    said = sum(1 for w in words if w in corpus)
+    if len(norm.split()) == 2:
+        return said == len(words)  # "Standup moved" for "standup is moved": every word said
+    # Prose arguments (a reason, a note, a command line) are paraphrase, not identifiers.
+    return said / len(words) >= 0.6
 
 
 def conduct_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]:
