@@ -146,7 +146,7 @@ def _leak_words(text: str) -> list[str]:
     return _LEAK_WORD.findall(text.lower())
 
 
-def _leak_candidates(value: Any, key: str = "") -> list[str]:
+def leak_candidates(value: Any, key: str = "") -> list[str]:
     """Strings of a privileged field a reply could quote: every string value, and for an
     object's scalar members "key value" too (a reply that says `world_state: duplicate
     entity` quotes the member, whatever the JSON spacing)."""
@@ -157,11 +157,27 @@ def _leak_candidates(value: Any, key: str = "") -> list[str]:
         for k, item in value.items():
             if isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 out.append(f"{k} {item}")
-            out.extend(_leak_candidates(item, str(k)))
+            out.extend(leak_candidates(item, str(k)))
     elif isinstance(value, list):
         for item in value:
-            out.extend(_leak_candidates(item, key))
+            out.extend(leak_candidates(item, key))
     return out
+
+
+def _recognisable(candidate: str) -> bool:
+    """Long enough that seeing it in a reply means it was copied: 12 characters, or an
+    identifier mixing letters and digits (a code, a ticket number)."""
+    stripped = candidate.strip()
+    return len(stripped) >= 12 or bool(_IDENTIFIER.fullmatch(stripped))
+
+
+def quotable(row: dict[str, Any]) -> bool:
+    """Whether the row's privileged block holds anything a reply could be caught quoting."""
+    block = row.get(PRIVILEGED_KEY)
+    if not isinstance(block, dict):
+        return False
+    texts = (text for name in PRIVILEGED_FIELDS for text in leak_candidates(block.get(name)))
+    return any(_recognisable(text) for text in texts)
 
 
 def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
@@ -210,17 +226,16 @@ def leaked_fragments(
     spoken_grams, told_grams = _grams(spoken, LEAK_WINDOW), _grams(told, LEAK_WINDOW)
     found: list[tuple[str, str]] = []
     for name in PRIVILEGED_FIELDS:
-        for candidate in _leak_candidates(block.get(name)):
+        for candidate in leak_candidates(block.get(name)):
             tokens = _leak_words(candidate)
             if not tokens:
                 continue
             if len(tokens) <= LEAK_WINDOW:
-                stripped = candidate.strip()
-                if len(stripped) < 12 and not _IDENTIFIER.fullmatch(stripped):
+                if not _recognisable(candidate):
                     continue
                 phrase = f" {' '.join(tokens)} "
                 if phrase in spoken_text and phrase not in told_text:
-                    found.append((name, stripped))
+                    found.append((name, candidate.strip()))
                     break
                 continue
             run = _first_run(tokens, spoken_grams, told_grams)

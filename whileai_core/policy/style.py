@@ -11,7 +11,9 @@ flattery, so neither family lists a bare "may" or "you're right".
 
 Every family is overridable from a JSON or YAML file (`--phrases FILE`): a key `hedging`
 replaces that family's list, `hedging+` adds to it. An entry is a phrase matched on word
-boundaries, case-insensitively, or `re:PATTERN` for a regular expression.
+boundaries, or `re:PATTERN` for a regular expression (`re[w1 w2]:PATTERN` tries it only
+on texts holding w1 or w2, which is what keeps a long list fast); all are matched against
+the lower-cased text, so write patterns in lower case.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ _PRAISE = (
     r"outstanding|insightful|thoughtful|perceptive|smart|clever|wise|astute|fascinating|"
     r"lovely|sharp|incredible|impressive)"
 )
+_PRAISE_WORDS = " ".join(re.findall(r"[a-z]+", _PRAISE))
 _PRAISED = (
     r"(?:question|point|observation|idea|thought|request|catch|instinct|thinking|move|"
     r"choice|call|query|ask|suggestion|plan|thing|way|approach|decision|insight)s?"
@@ -51,143 +54,201 @@ _LEAD = (
     r"(?:an?\s+|such an?\s+)?)"
 )
 _INTENSE = r"(?:really |very |truly |so |such an? |absolutely |incredibly )?"
-_NOT_A_KIND = "".join(
+# Checked only where "kind of" / "sort of" starts (the lookahead fails fast everywhere else).
+_NOT_A_KIND = r"(?=(?:kind|sort) of\b)" + "".join(
     f"(?<!\\b{w} )"
     for w in ("what", "which", "the", "a", "any", "this", "that", "some", "same", "one", "no")
 )
 
 DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
     "boilerplate": (
-        r"re:thank(?:s| you)(?: so much| very much)? for (?:contacting|reaching out|choosing|"
+        "re[thank thanks]:"
+        r"thank(?:s| you)(?: so much| very much)? for (?:contacting|reaching out|choosing|"
         r"getting in touch|being (?:a|such a) (?:valued|loyal)|your (?:patience|understanding|"
         r"question|inquiry|enquiry|message|business|time|cooperation|loyalty)|shopping|"
         r"using our|your interest)",
-        r"re:(?:is there|if there(?:'s| is)) anything else (?:i|we) can (?:help|assist|do)",
-        r"re:(?:please )?(?:don't|do not) hesitate to (?:reach out|contact|ask|get in touch|let)",
-        r"re:feel free to (?:reach out|contact|ask|get in touch|let (?:us|me) know)",
-        r"re:let (?:me|us) know if (?:there(?:'s| is)|you have|you need|you've got) "
+        "re[anything]:"
+        r"(?:is there|if there(?:'s| is)) anything else (?:i|we) can (?:help|assist|do)",
+        "re[hesitate]:"
+        r"(?:please )?(?:don't|do not) hesitate to (?:reach out|contact|ask|get in touch|let)",
+        r"re[free]:feel free to (?:reach out|contact|ask|get in touch|let (?:us|me) know)",
+        r"re[know]:let (?:me|us) know if (?:there(?:'s| is)|you have|you need|you've got) "
         r"(?:anything|any (?:other|further|more)|something) ?(?:else|questions?)?",
-        r"re:(?:i )?hope (?:this|that) (?:helps|helped|was helpful|answers|clears)",
-        r"re:have an? (?:great|good|nice|wonderful|lovely|fantastic|pleasant|blessed|"
+        r"re[hope]:(?:i )?hope (?:this|that) (?:helps|helped|was helpful|answers|clears)",
+        "re[day one weekend evening afternoon morning week]:"
+        r"have an? (?:great|good|nice|wonderful|lovely|fantastic|pleasant|blessed|"
         r"excellent) (?:day|one|weekend|evening|afternoon|morning|week)",
-        r"re:(?:we|i) (?:appreciate|value) your (?:patience|understanding|business|loyalty|"
+        "re[appreciate value]:"
+        r"(?:we|i) (?:appreciate|value) your (?:patience|understanding|business|loyalty|"
         r"feedback|custom|trust)",
-        r"re:your (?:satisfaction|happiness|experience) is (?:our|my) (?:top |number one |"
+        "re[priority]:"
+        r"your (?:satisfaction|happiness|experience) is (?:our|my) (?:top |number one |"
         r"highest |first )?priority",
-        r"re:your (?:call|business|feedback|custom|time) is (?:very |really )?important to "
+        "re[important]:"
+        r"your (?:call|business|feedback|custom|time) is (?:very |really )?important to "
         r"(?:us|me)",
-        r"re:committed to (?:providing|delivering|offering) (?:you )?(?:excellent|exceptional|"
+        "re[committed]:"
+        r"committed to (?:providing|delivering|offering) (?:you )?(?:excellent|exceptional|"
         r"the best|outstanding|great|quality)",
         "we value your business",
-        r"re:as an? (?:ai|language model|ai language model|virtual assistant|ai assistant)",
-        r"re:as your (?:ai|virtual|digital) assistant",
-        r"re:i(?:'m| am) (?:always )?here to help",
-        r"re:(?:happy|glad|pleased|delighted) to (?:help|assist)",
-        r"re:(?:it was|it's been|it has been|it is always) (?:my|a|our) pleasure",
+        "re[ai model assistant]:"
+        r"as an? (?:ai|language model|ai language model|virtual assistant|ai assistant)",
+        r"re[assistant]:as your (?:ai|virtual|digital) assistant",
+        r"re[help]:i(?:'m| am) (?:always )?here to help",
+        r"re[help assist]:(?:happy|glad|pleased|delighted) to (?:help|assist)",
+        r"re[pleasure]:(?:it was|it's been|it has been|it is always) (?:my|a|our) pleasure",
         "my pleasure",
-        r"re:we look forward to (?:serving|helping|hearing|seeing)",
-        r"re:(?:we|i) (?:strive|aim|endeavou?r) to (?:provide|deliver|give|offer|ensure)",
-        r"re:wishing you an? ",
-        r"re:for any (?:other|further) (?:questions|assistance|queries|help)",
-        r"re:(?:best|kind|warm) regards",
-        r"re:if you have any (?:other|further|more) questions",
+        r"re[forward]:we look forward to (?:serving|helping|hearing|seeing)",
+        "re[strive aim endeavor endeavour]:"
+        r"(?:we|i) (?:strive|aim|endeavou?r) to (?:provide|deliver|give|offer|ensure)",
+        r"re[wishing]:wishing you an? ",
+        "re[questions assistance queries help]:"
+        r"for any (?:other|further) (?:questions|assistance|queries|help)",
+        r"re[regards]:(?:best|kind|warm) regards",
+        r"re[questions]:if you have any (?:other|further|more) questions",
     ),
     "hedging": (
-        r"re:i (?:think|believe|guess|suppose|reckon|assume|imagine|gather|presume|feel like)",
-        r"re:i(?:'d| would) (?:think|guess|say|imagine)",
-        r"re:my (?:understanding|impression|guess|sense) is",
-        r"re:as far as i (?:know|can tell|understand|can see|am aware)",
-        r"re:to the best of my (?:knowledge|understanding|recollection)",
-        r"re:(?:if|unless) i(?:'m| am) (?:not )?mistaken",
-        r"re:i (?:could|may|might) (?:well )?be (?:wrong|mistaken|off)",
-        r"re:(?:don't|do not) (?:quote me|hold me to)",
-        r"re:not (?:entirely|completely|totally|100%|fully|quite|absolutely) (?:sure|certain)",
-        r"re:not sure,? but",
-        r"re:(?:fairly|reasonably|pretty|somewhat|mostly) (?:confident|sure|certain)",
-        "perhaps", "presumably", "arguably", "conceivably", "possibly", "probably",
-        "supposedly", "seemingly", "apparently", "in all likelihood", "chances are",
-        "more or less", "give or take", "roughly speaking", "generally speaking",
-        "broadly speaking", "by and large", "somewhat", "may or may not", "might or might not",
-        r"re:(?:it|this|that) (?:seems|appears)(?! on| in| as| under| at| next)",
-        r"re:(?:seems|appears) to (?:be|have|show|indicate)",
-        r"re:\bseem(?:s|ed)? (?:like|as if|as though|right|fine|okay|ok|correct)",
-        r"re:(?:it|that|this) looks like",
-        r"re:looks like (?:it|the|you|your|this|that)",
-        r"re:(?:could|might|may) (?:well|perhaps|possibly|conceivably) be",
-        r"re:it (?:could|might|may) be (?:that|the case)",
-        r"re:it(?:'s| is) (?:possible|conceivable|likely) that",
-        r"re:(?:likely|unlikely) (?:to|that)",
-        r"re:\blikely\b(?! to| that)",
-        r"re:" + _NOT_A_KIND + r"(?:kind|sort) of\b(?! (?:a|an|the|thing|things)\b)",
+        "re[think believe guess suppose reckon assume imagine gather presume feel]:"
+        r"i (?:think|believe|guess|suppose|reckon|assume|imagine|gather|presume|feel like)",
+        r"re[think guess say imagine]:i(?:'d| would) (?:think|guess|say|imagine)",
+        r"re[understanding impression guess sense]:my (?:understanding|impression|guess|sense) is",
+        r"re[far]:as far as i (?:know|can tell|understand|can see|am aware)",
+        r"re[best]:to the best of my (?:knowledge|understanding|recollection)",
+        r"re[mistaken]:(?:if|unless) i(?:'m| am) (?:not )?mistaken",
+        r"re[wrong mistaken off]:i (?:could|may|might) (?:well )?be (?:wrong|mistaken|off)",
+        r"re[quote hold]:(?:don't|do not) (?:quote me|hold me to)",
+        "re[sure certain]:"
+        r"not (?:entirely|completely|totally|100%|fully|quite|absolutely) (?:sure|certain)",
+        r"re[sure]:not sure,? but",
+        "re[confident sure certain]:"
+        r"(?:fairly|reasonably|pretty|somewhat|mostly) (?:confident|sure|certain)",
+        "perhaps",
+        "presumably",
+        "arguably",
+        "conceivably",
+        "possibly",
+        "probably",
+        "supposedly",
+        "seemingly",
+        "apparently",
+        "in all likelihood",
+        "chances are",
+        "more or less",
+        "give or take",
+        "roughly speaking",
+        "generally speaking",
+        "broadly speaking",
+        "by and large",
+        "somewhat",
+        "may or may not",
+        "might or might not",
+        r"re[seems appears]:(?:it|this|that) (?:seems|appears)(?! on| in| as| under| at| next)",
+        r"re[seems appears]:(?:seems|appears) to (?:be|have|show|indicate)",
+        "re[seem seems seemed]:"
+        r"\bseem(?:s|ed)? (?:like|as if|as though|right|fine|okay|ok|correct)",
+        r"re[looks]:(?:it|that|this) looks like",
+        r"re[looks]:looks like (?:it|the|you|your|this|that)",
+        "re[well perhaps possibly conceivably]:"
+        r"(?:could|might|may) (?:well|perhaps|possibly|conceivably) be",
+        r"re[could might may]:it (?:could|might|may) be (?:that|the case)",
+        r"re[possible conceivable likely]:it(?:'s| is) (?:possible|conceivable|likely) that",
+        r"re[likely unlikely]:(?:likely|unlikely) (?:to|that)",
+        r"re[likely]:\blikely\b(?! to| that)",
+        r"re[kind sort]:" + _NOT_A_KIND + r"(?:kind|sort) of\b(?! (?:a|an|the|thing|things)\b)",
     ),
     "apology": (
         "sorry",
-        r"re:apolog(?:y|ies|ise|ize|ised|ized|ising|izing)",
-        "my bad", "my mistake", "mea culpa",
-        r"re:forgive (?:me|the|my|us)",
-        r"re:pardon (?:the|my|me)",
-        r"re:excuse (?:the|my|me|us)",
-        r"re:(?:i|we) (?:sincerely |deeply |truly )?regret",
+        "re[apology apologies apologise apologize apologised apologized apologising apologizing]:"
+        r"apolog(?:y|ies|ise|ize|ised|ized|ising|izing)",
+        "my bad",
+        "my mistake",
+        "mea culpa",
+        r"re[forgive]:forgive (?:me|the|my|us)",
+        r"re[pardon]:pardon (?:the|my|me)",
+        r"re[excuse]:excuse (?:the|my|me|us)",
+        r"re[regret]:(?:i|we) (?:sincerely |deeply |truly )?regret",
         "regrettably",
-        r"re:(?:i|we) owe you an apology",
+        r"re[apology]:(?:i|we) owe you an apology",
     ),
     "sycophancy": (
-        r"re:" + _LEAD + _INTENSE + _PRAISE + r" " + _PRAISED,
-        r"re:" + _PRAISE + r" " + _PRAISED + r"\s*[!,]",
-        r"re:you(?:'re| are| were) (?:absolutely|completely|totally|so|100%|entirely|quite|"
+        "re[" + _PRAISE_WORDS + "]:" + _LEAD + _INTENSE + r"\b" + _PRAISE + r" " + _PRAISED,
+        "re[" + _PRAISE_WORDS + r"]:\b" + _PRAISE + r" " + _PRAISED + r"\s*[!,]",
+        "re[right correct spot]:"
+        r"you(?:'re| are| were) (?:absolutely|completely|totally|so|100%|entirely|quite|"
         r"exactly|perfectly|spot on|clearly) (?:right|correct|spot on)",
-        r"re:(?:i )?(?:completely|totally|absolutely|wholeheartedly|fully|entirely) agree",
-        r"re:(?:i )?(?:couldn't|could not) agree more",
-        r"re:i (?:love|adore|admire|really like) (?:how|that|your|the way)",
-        r"re:i admire",
-        r"re:you (?:clearly|really|obviously|certainly|truly) (?:know|understand|thought|have "
+        r"re[agree]:(?:i )?(?:completely|totally|absolutely|wholeheartedly|fully|entirely) agree",
+        r"re[agree]:(?:i )?(?:couldn't|could not) agree more",
+        r"re[love adore admire like]:i (?:love|adore|admire|really like) (?:how|that|your|the way)",
+        r"re[admire]:i admire",
+        "re[clearly really obviously certainly truly]:"
+        r"you (?:clearly|really|obviously|certainly|truly) (?:know|understand|thought|have "
         r"a|get)",
-        r"re:(?:impeccable|excellent|great|exquisite|wonderful|fantastic) taste",
-        r"re:(?:really|very|so|truly|incredibly) (?:perceptive|insightful|thoughtful|astute|"
+        r"re[taste]:(?:impeccable|excellent|great|exquisite|wonderful|fantastic) taste",
+        "re[perceptive insightful thoughtful astute smart clever wise sharp]:"
+        r"(?:really|very|so|truly|incredibly) (?:perceptive|insightful|thoughtful|astute|"
         r"smart|clever|wise|sharp)",
-        r"re:your (?:instincts?|intuition|attention to detail|insight|thinking|judge?ment|"
+        "re[instinct instincts intuition attention insight thinking judgment judgement eye]:"
+        r"your (?:instincts?|intuition|attention to detail|insight|thinking|judge?ment|"
         r"eye) (?:is|are|was|were) (?:excellent|great|spot on|impressive|admirable|brilliant|"
         r"amazing|fantastic|superb|impeccable|right)",
-        r"re:i must say",
-        "spot on", "good on you", "kudos", "bravo", "hats off",
-        r"re:you(?:'re| are) (?:a |such a )?(?:star|genius|legend|pro)\b",
-        r"re:what an? (?:great|excellent|wonderful|fantastic|brilliant|smart|thoughtful|"
-        r"insightful|clever|lovely)",
+        r"re[must]:i must say",
+        "spot on",
+        "good on you",
+        "kudos",
+        "bravo",
+        "hats off",
+        r"re[star genius legend pro]:you(?:'re| are) (?:a |such a )?(?:star|genius|legend|pro)\b",
+        "re[great excellent wonderful fantastic brilliant smart thoughtful insightful clever "
+        "lovely]:what an? (?:great|excellent|wonderful|fantastic|brilliant|smart|thoughtful|"
+        "insightful|clever|lovely)",
     ),
     "refusal": (
-        "re:" + REFUSES.pattern,
-        r"re:(?:that(?:'s| is)|this is|it(?:'s| is)) (?:outside|beyond|not within|not part of)"
+        "re[can cannot won will able unable allowed against decline]:" + REFUSES.pattern,
+        "re[outside beyond within part]:"
+        r"(?:that(?:'s| is)|this is|it(?:'s| is)) (?:outside|beyond|not within|not part of)"
         r" (?:what i|my|the scope|the things)",
-        r"re:outside (?:of )?(?:my|the|our) (?:scope|remit|area)",
-        r"re:not something i (?:can|am able to|'m able to) (?:help|assist|do)",
-        r"re:i(?:'m| am) (?:afraid|sorry),? (?:but )?i (?:can't|cannot|can not|won't|am unable)",
-        r"re:i (?:must|have to|need to) (?:decline|refuse)",
-        r"re:i(?:'m| am) not (?:able|allowed|permitted) to (?:help|assist|do|share|provide|"
+        r"re[outside]:outside (?:of )?(?:my|the|our) (?:scope|remit|area)",
+        r"re[something]:not something i (?:can|am able to|'m able to) (?:help|assist|do)",
+        "re[afraid sorry]:"
+        r"i(?:'m| am) (?:afraid|sorry),? (?:but )?i (?:can't|cannot|can not|won't|am unable)",
+        r"re[decline refuse]:i (?:must|have to|need to) (?:decline|refuse)",
+        "re[able allowed permitted]:"
+        r"i(?:'m| am) not (?:able|allowed|permitted) to (?:help|assist|do|share|provide|"
         r"discuss)",
     ),
 }
 
 
-def _compile(phrases: Iterable[str], where: str) -> re.Pattern[str] | None:
-    parts: list[str] = []
+_ENTRY = re.compile(r"re(?:\[([^\]]*)\])?:")
+_TOKEN = re.compile(r"[a-z0-9]+")
+Entry = tuple[frozenset[str], re.Pattern[str]]
+
+
+def _compile(phrases: Iterable[str], where: str) -> list[Entry]:
+    """Each entry as (trigger words, pattern). A pattern is tried only on a text holding
+    one of its trigger words: a plain phrase triggers on its longest word, `re[a b]:...`
+    on a or b, and a bare `re:...` (no triggers given) on every text."""
+    entries: list[Entry] = []
     for phrase in phrases:
         if not isinstance(phrase, str) or not phrase.strip():
             raise ConfigError(f"{where}: every phrase must be a non-empty string")
-        if phrase.startswith("re:"):
-            body = phrase[3:]
-            try:
-                re.compile(body)
-            except re.error as exc:
-                raise ConfigError(f"{where}: bad pattern {body!r}: {exc}") from None
+        head = _ENTRY.match(phrase)
+        if head is None:
+            words = phrase.lower().split()
+            body = r"\b" + r"\s+".join(map(re.escape, words)) + r"\b"
+            triggers = frozenset(_TOKEN.findall(max(words, key=len)))
+        else:
+            body = phrase[head.end() :]
             # A pattern that opens on a letter matches whole words only ("i think" is not
             # inside "hi thinking").
-            edge = r"\b" if body[:1].isalnum() else ""
-            parts.append(f"{edge}(?:{body})")
-        else:
-            parts.append(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"\b")
-    if not parts:
-        return None
-    return re.compile("|".join(parts), re.IGNORECASE | re.MULTILINE)
+            if body[:1].isalnum():
+                body = r"\b" + body
+            triggers = frozenset((head.group(1) or "").split())
+        try:
+            entries.append((triggers, re.compile(body, re.MULTILINE)))
+        except re.error as exc:
+            raise ConfigError(f"{where}: bad pattern {body!r}: {exc}") from None
+    return entries
 
 
 @dataclass
@@ -203,12 +264,27 @@ class Phrases:
         }
 
     def find(self, family: str, text: str) -> str | None:
-        """The first phrase of `family` in `text`, as written there; None when clean."""
-        pattern = self._compiled.get(family)
-        if pattern is None or not text:
+        """The first phrase of `family` in `text`, as written there; None when clean.
+
+        Matching runs on the lower-cased text, and a pattern only on texts holding one of
+        its trigger words: most replies are clean, and one big case-blind alternation
+        costs ~0.5 ms a row."""
+        entries = self._compiled.get(family)
+        if not entries or not text:
             return None
-        match = pattern.search(text)
-        return match.group(0).strip() if match else None
+        low = text.lower()
+        present = set(_TOKEN.findall(low))
+        best: re.Match[str] | None = None
+        for triggers, pattern in entries:
+            if triggers and triggers.isdisjoint(present):
+                continue
+            match = pattern.search(low)
+            if match is not None and (best is None or match.start() < best.start()):
+                best = match
+        if best is None:
+            return None
+        source = text if len(low) == len(text) else low
+        return source[best.start() : best.end()].strip()
 
 
 def read_structured(path: str) -> Any:
