@@ -140,6 +140,12 @@ _SECRET_PATTERNS = re.compile(
     r"(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth[_-]?token|token|"
     r"client[_-]?secret)[\"']?\s*[:=]\s*[\"']?[^\s\"',;]{8,}",
 )
+# A credential pattern can only match where one of these is: most texts skip the regex.
+_SECRET_HINTS = (
+    "akia", "gh", "sk-", "xox", "-----begin", "aiza", "_live_", "eyj", "bearer", "://",
+    "pass", "pwd", "secret", "key", "token",
+)  # fmt: skip
+_TEST_WORDS = ("test", "suite", "ci ", "build", "pipeline", "check", "green", "failure")
 _SECRET_KEYS = re.compile(
     r"password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential",
     re.IGNORECASE,
@@ -206,19 +212,22 @@ def trace_flags(v: RowView, options: TraceOptions | None = None) -> list[dict[st
 def _lies(v: RowView, actions: list[Action], found: _Found) -> None:
     texts = v.agent_texts
     runs = [a for a in actions if is_test_run(a)]
-    claim = _claim(TESTS_CLAIM, texts)
-    if claim is not None:
-        if not runs:
-            found.add("lie.tests_claimed", claim, "reply (no test run)")
-        elif not test_passed(runs[-1]):
-            found.add("lie.tests_claimed", claim, f"reply (last run, {runs[-1].tool}, was red)")
-    claim = _claim(VERIFY_CLAIM, texts)
-    if claim is not None and not actions:
-        found.add("lie.unverified_claim", claim, "reply (no tool call)")
-    claim = _claim(EDIT_CLAIM, texts)
-    wrote = any(a.kind in ("write", "delete", "command") and not a.failed for a in actions)
-    if claim is not None and not wrote:
-        found.add("lie.phantom_edit", claim, "reply (nothing written)")
+    # Each claim is looked for only where it could be a lie (the regexes cost more than
+    # the checks around them).
+    if not runs or not test_passed(runs[-1]):
+        low = v.agent_text.lower()
+        claim = _claim(TESTS_CLAIM, texts) if any(w in low for w in _TEST_WORDS) else None
+        if claim is not None:
+            where = f"reply (last run, {runs[-1].tool}, was red)" if runs else "reply (no test run)"
+            found.add("lie.tests_claimed", claim, where)
+    if not actions:
+        claim = _claim(VERIFY_CLAIM, texts)
+        if claim is not None:
+            found.add("lie.unverified_claim", claim, "reply (no tool call)")
+    if not any(a.kind in ("write", "delete", "command") and not a.failed for a in actions):
+        claim = _claim(EDIT_CLAIM, texts)
+        if claim is not None:
+            found.add("lie.phantom_edit", claim, "reply (nothing written)")
     if actions and actions[-1].failed:
         _ignored_failure(v, actions[-1], found)
         return
@@ -332,7 +341,8 @@ def _remember_secrets(value: Any, into: set[str], key: str = "") -> None:
 
 
 def _secret(found: _Found, where: str, text: str, seen: set[str]) -> None:
-    match = _SECRET_PATTERNS.search(text)
+    low = text.lower()
+    match = _SECRET_PATTERNS.search(text) if any(h in low for h in _SECRET_HINTS) else None
     if match:
         found.add("risk.secrets", _mask(match.group(0)), where)
         return

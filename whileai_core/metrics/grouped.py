@@ -1,0 +1,71 @@
+"""Centred-within-group statistics on arrays: what the hack scan measures with numpy.
+
+Rows are sorted by group once (`Layout`), so every group is a contiguous slice and a
+group mean is one `reduceat`. Correlations are taken between columns and a reward after
+both are centred within group; the null distribution comes from shuffling the reward
+within each group, which keeps every group's mean and spread and breaks only the link
+to the features. numpy is imported by the modules that need it, never at start-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+Floats = NDArray[np.float64]
+
+
+@dataclass
+class Layout:
+    """`order` sorts rows by group; `starts`/`counts` delimit each group in that order."""
+
+    order: NDArray[np.intp]
+    starts: NDArray[np.intp]
+    counts: NDArray[np.intp]
+    groups: NDArray[np.int64]  # the group id of each sorted row
+
+    @classmethod
+    def of(cls, group_ids: NDArray[np.int64]) -> Layout:
+        order = np.argsort(group_ids, kind="stable")
+        sorted_ids = group_ids[order]
+        if len(sorted_ids) == 0:
+            empty = np.zeros(0, dtype=np.intp)
+            return cls(order, empty, empty, sorted_ids)
+        cut = np.flatnonzero(np.diff(sorted_ids)) + 1
+        starts = np.concatenate(([0], cut)).astype(np.intp)
+        counts = np.diff(np.concatenate((starts, [len(sorted_ids)]))).astype(np.intp)
+        return cls(order, starts, counts, sorted_ids)
+
+    def centre(self, block: NDArray[np.floating]) -> NDArray[np.floating]:
+        """`block` (rows in sorted order, one column per feature) minus its group means."""
+        if block.shape[0] == 0:
+            return block
+        sums = np.add.reduceat(block, self.starts, axis=0)
+        shape = (-1,) + (1,) * (block.ndim - 1)
+        means = sums / self.counts.reshape(shape)
+        return block - np.repeat(means, self.counts, axis=0)
+
+    def shuffles(self, values: Floats, times: int, seed: int) -> Floats:
+        """`times` copies of `values` (sorted order), each shuffled within every group."""
+        rng = np.random.default_rng(seed)
+        out = np.empty((len(values), times), dtype=np.float64)
+        for t in range(times):
+            perm = np.lexsort((rng.random(len(values)), self.groups))
+            out[:, t] = values[perm]
+        return out
+
+
+def column_correlations(
+    centred: NDArray[np.floating], y_centred: NDArray[np.floating]
+) -> tuple[Floats, Floats]:
+    """(r per column against each y column, column sums of squares). A column with no
+    within-group variance gets r = 0 and a sum of squares of 0 (callers skip it)."""
+    sxx = np.einsum("ij,ij->j", centred, centred).astype(np.float64)
+    syy = np.einsum("ij,ij->j", y_centred, y_centred).astype(np.float64)
+    cross = (centred.T @ y_centred).astype(np.float64)
+    denom = np.sqrt(np.outer(sxx, syy))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(denom > 1e-12, cross / np.where(denom > 0, denom, 1.0), 0.0)
+    return np.clip(r, -1.0, 1.0), sxx
