@@ -31,6 +31,7 @@ class Command(NamedTuple):
 
 
 _MAKE, _ROWS, _PLATFORM, _ACCOUNT = "Make data", "Rows and specs", "Platform", "Account and server"
+_LEARN = "What the policy will learn"
 COMMANDS: dict[str, Command] = {
     "simulate": Command("simulate", "simulate", _MAKE,
         "Play the agent against a mock world across the coverage grid; rows to stdout or -o."),
@@ -46,6 +47,16 @@ COMMANDS: dict[str, Command] = {
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export", _MAKE,
         "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+    "mark": Command("mark", "mark", _LEARN,
+        "Stamp behaviour markers: style, trajectory flags, argument grounding, spec traits."),
+    "scan": Command("scan", "scan", _LEARN,
+        "Hack scan: reward vs every candidate feature within ask, against a shuffled noise floor."),
+    "audit": Command("audit", "audit", _LEARN,
+        "Report: style tics, over-refusal, trajectory flags, grounding, leaks, stages, repeats."),
+    "curriculum": Command("curate", "curriculum", _LEARN,
+        "Order graded tasks easy to hard in tiers; --retire-solved drops the solved ones."),
+    "decontaminate": Command("curate", "decontaminate", _LEARN,
+        "Drop rows that copy an eval text (verbatim, or 8-gram coverage >= 80%); write the rest."),
     "validate": Command("inspect", "validate", _ROWS,
         "Check rows against the row model; print file:line: problem for each bad row."),
     "schema": Command("inspect", "schema", _ROWS,

@@ -84,3 +84,63 @@ def resolve_inputs(inputs: list[str] | None) -> list[str]:
     if sys.stdin.isatty():
         raise ConfigError("no input: give JSONL files or pipe rows on stdin ('-')")
     return ["-"]
+
+
+# -- what the policy will learn: options mark, audit, scan, optimize and push share ------
+PhrasesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--phrases",
+        envvar="WHILEAI_PHRASES",
+        help="JSON/YAML file overriding style phrase families ('hedging': [...] replaces, "
+        "'hedging+': [...] adds).",
+    ),
+]
+KindsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kinds",
+        envvar="WHILEAI_TOOL_KINDS",
+        help="Tool kinds for trajectory flags: TOOL=read|write|delete|command, comma-separated.",
+    ),
+]
+IgnoreKeysOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ignore-keys",
+        envvar="WHILEAI_GROUNDING_IGNORE_KEYS",
+        help="Argument keys (KEY or TOOL.KEY, comma-separated) that are free text: not checked "
+        "for grounding.",
+    ),
+]
+AllowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--allow",
+        envvar="WHILEAI_GROUNDING_ALLOW",
+        help="Argument values always grounded (enums, defaults), comma-separated.",
+    ),
+]
+SpecsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--spec",
+        envvar="WHILEAI_SPEC",
+        help="An agent spec (tool kinds, enums, defaults) and/or a model spec file "
+        "({source, traits}); repeatable.",
+    ),
+]
+EndorsedOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--endorsed",
+        envvar="WHILEAI_ENDORSED",
+        help="What the reward should track, as substrings of scan feature names "
+        "(tool:lookup_order, marker:grounded); repeatable or comma-separated.",
+    ),
+]
+
+
+def split_endorsed(values: list[str] | None) -> tuple[str, ...]:
+    """`--endorsed a,b --endorsed c` -> ('a', 'b', 'c')."""
+    return tuple(p.strip() for v in values or () for p in v.split(",") if p.strip())

@@ -184,9 +184,7 @@ def _grams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
 
 
-def _first_run(
-    tokens: list[str], spoken: set[tuple[str, ...]], told: set[tuple[str, ...]]
-) -> str:
+def _first_run(tokens: list[str], spoken: set[tuple[str, ...]], told: set[tuple[str, ...]]) -> str:
     """The first stretch of `tokens` whose LEAK_WINDOW-grams were all spoken and not
     all heard, as words ("" when there is none)."""
     n = LEAK_WINDOW
@@ -203,10 +201,18 @@ def _first_run(
     return " ".join(tokens[start : end + n])
 
 
+def _as_written(text: str, run: str) -> str:
+    """The stretch of `text` whose words are `run`, as written there (case, punctuation)."""
+    pattern = r"\W+".join(map(re.escape, run.split()))
+    match = re.search(pattern, text, re.IGNORECASE)
+    return match.group(0) if match else run
+
+
 def leaked_fragments(
     row: dict[str, Any], said: Sequence[str], heard: Sequence[str] = ()
 ) -> list[tuple[str, str]]:
-    """(field, fragment) for each privileged field the agent's texts (`said`) quote.
+    """(field, fragment) for each privileged field the agent's texts (`said`) quote, the
+    longest quote first.
 
     A quote is a privileged string of up to LEAK_WINDOW words said whole (at least 12
     characters, or an identifier such as a code with letters and digits), or any run of
@@ -240,6 +246,6 @@ def leaked_fragments(
                 continue
             run = _first_run(tokens, spoken_grams, told_grams)
             if run:
-                found.append((name, run))
+                found.append((name, _as_written(candidate, run)))
                 break
-    return found
+    return sorted(found, key=lambda item: -len(item[1]))

@@ -54,6 +54,20 @@ class FeatureOptions:
     auto_size: int = AUTO_SIZE
 
 
+def user_features(specs: list[str]) -> dict[str, UserFeature]:
+    """`--feature NAME=module:function` values as named callables (row -> number)."""
+    from ..errors import ConfigError
+    from ..plugins import load_callable
+
+    out: dict[str, UserFeature] = {}
+    for spec in specs:
+        name, eq, ref = spec.partition("=")
+        if not eq or not name.strip() or not ref.strip():
+            raise ConfigError(f"--feature {spec!r}: expected NAME=module:function")
+        out[name.strip()] = load_callable(ref.strip(), what="feature")
+    return out
+
+
 def _logprob_mean(row: Row) -> float | None:
     total, count = row.get("logprob"), row.get("n_tokens")
     if isinstance(total, (int, float)) and isinstance(count, int) and count > 0:

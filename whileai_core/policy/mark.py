@@ -85,6 +85,38 @@ def load_specs(targets: Sequence[str]) -> tuple[Spec | None, Constitution | None
     return agent, constitution
 
 
+@dataclass
+class PolicyFlags:
+    """What `--spec`, `--phrases`, `--kinds`, `--ignore-keys` and `--allow` resolve to."""
+
+    agent: Spec | None
+    constitution: Constitution | None
+    phrases: Phrases
+    trace: TraceOptions
+    grounding: GroundingOptions
+
+
+def resolve_flags(
+    specs: Sequence[str] = (),
+    phrases: str | None = None,
+    kinds: str | None = None,
+    ignore_keys: str | None = None,
+    allow: str | None = None,
+) -> PolicyFlags:
+    from .actions import parse_kinds
+    from .grounding import split_list
+    from .style import load_phrases
+
+    agent, constitution = load_specs(specs)
+    return PolicyFlags(
+        agent,
+        constitution,
+        load_phrases(phrases),
+        TraceOptions(kinds=parse_kinds(kinds), spec=agent),
+        GroundingOptions(split_list(ignore_keys), split_list(allow), agent),
+    )
+
+
 def with_markers(row: Row, markers: dict[str, float], source: str) -> Row:
     """`row` with `markers` merged in and `marker_sources` naming `source` for each, kept in
     the order `markers` lists them (what the row model reads back)."""

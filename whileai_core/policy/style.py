@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..judges.trajectory import FAULT_STATUSES, REFUSES
+from ..judges.trajectory import REFUSES
+from .actions import call_failed
 from .view import RowView
 
 FAMILIES = ("boilerplate", "hedging", "apology", "sycophancy", "refusal")
@@ -323,12 +324,15 @@ def load_phrases(path: str | None) -> Phrases:
 
 
 def refused(v: RowView, phrases: Phrases) -> str | None:
-    """The declining phrase in the reply, unless a failed call explains it: then the world
-    said no (denied, rejected, down) and the agent only reported it."""
+    """The declining phrase in the reply, when the agent declined instead of helping.
+
+    A failed call explains a "can't" (the world said no: denied, rejected, down; the
+    agent only reported it), and a decline beside work done (a lookup reported, a change
+    made) is a partial answer, not a refusal: both return None."""
     hit = phrases.find("refusal", v.reply)
     if hit is None:
         return None
-    if any(c.status in FAULT_STATUSES for c in v.calls):
+    if any(call_failed(c.result) or c.ok for c in v.calls):
         return None
     return hit
 

@@ -1,0 +1,112 @@
+"""`whileai mark`: rows in, the same rows with behaviour markers stamped out."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+from ..options import (
+    AllowOpt,
+    IgnoreKeysOpt,
+    Inputs,
+    JsonOpt,
+    KindsOpt,
+    OnErrorOpt,
+    Output,
+    PhrasesOpt,
+    ReportFile,
+    SpecsOpt,
+)
+
+StageName = Literal["sft", "rm", "rl", "eval", "mid"]
+
+
+def mark(
+    inputs: Inputs = None,
+    style: Annotated[bool, typer.Option("--style", help="Style markers.")] = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Trajectory flags and their seven markers.")
+    ] = False,
+    grounding: Annotated[
+        bool, typer.Option("--grounding", help="The argument_grounding marker.")
+    ] = False,
+    stage: Annotated[
+        StageName | None,
+        typer.Option("--stage", envvar="WHILEAI_MARK_STAGE", help="Stamp the stage rows feed."),
+    ] = None,
+    spec: SpecsOpt = None,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            envvar="WHILEAI_MARK_JUDGE",
+            help="Scores a model spec's traits: openai:MODEL, vllm:MODEL@URL, a URL, or "
+            "module:function called as fn(row, trait).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", envvar="WHILEAI_JUDGE_MODEL", help="Model name for a judge given as a URL."
+        ),
+    ] = None,
+    phrases: PhrasesOpt = None,
+    kinds: KindsOpt = None,
+    ignore_keys: IgnoreKeysOpt = None,
+    allow: AllowOpt = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency", "-c", min=1, envvar="WHILEAI_CONCURRENCY", help="Rows judged at once."
+        ),
+    ] = 8,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0,
+            envvar="WHILEAI_JUDGE_TIMEOUT",
+            help="Seconds per trait judgment (0: none).",
+        ),
+    ] = 60.0,
+    output: Output = None,
+    on_error: OnErrorOpt = "fail",
+    json: JsonOpt = False,
+    report_file: ReportFile = None,
+) -> None:
+    """Stamp behaviour markers: style, trajectory flags, argument grounding, spec traits.
+
+    With none of --style/--trace/--grounding, all three run. Every marker is 1.0 for the
+    good outcome, and its source (mark:style, mark:trace, mark:grounding, mark:spec) is
+    kept in marker_sources, so a later `whileai grade` keeps it."""
+    from whileai_core.models.options import ModelOptions
+    from whileai_core.policy.mark import FAMILIES, MarkOptions, mark_files, resolve_flags
+
+    from ..console import check_report_path, emit_report, say, warn
+    from ..options import resolve_inputs
+
+    check_report_path(report_file)
+    flags = resolve_flags(spec or (), phrases, kinds, ignore_keys, allow)
+    chosen = tuple(f for f, on in zip(FAMILIES, (style, trace, grounding), strict=True) if on)
+    options = MarkOptions(
+        families=chosen or FAMILIES,
+        stage=stage,
+        phrases=flags.phrases,
+        trace=flags.trace,
+        grounding=flags.grounding,
+        constitution=flags.constitution,
+        trait_judge=judge,
+        models=ModelOptions(model=model, concurrency=concurrency, timeout=timeout or 60.0),
+        concurrency=concurrency,
+        timeout=timeout or None,
+    )
+    options.check()
+    report = mark_files(resolve_inputs(inputs), options, output=output, on_error=on_error)
+    if not emit_report(
+        report.as_dict(), json=json, report_file=report_file, data_on_stdout=output is None
+    ):
+        for line in report.lines():
+            say(line)
+    for message in report.warnings():
+        warn(message)
