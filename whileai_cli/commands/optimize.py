@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import BandOpt, EndorsedOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
 
 
 def optimize(
@@ -73,16 +73,20 @@ def optimize(
     seed: Annotated[
         int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seed for the random_* rules.")
     ] = 0,
+    endorsed: EndorsedOpt = None,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Select training rows: RL groups in the difficulty band, or SFT rejection sampling."""
+    """Select training rows: RL groups in the difficulty band, or SFT rejection sampling.
+
+    With --endorsed the hack scan runs over the kept rows (its own pass over the input)
+    and rides in the report as hack_scan, its warnings among the hygiene warnings."""
     from whileai_core.select.optimize import OptimizeOptions, optimize_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say, warn
-    from ..options import bad_flag, parse_band, resolve_inputs
+    from ..options import bad_flag, parse_band, resolve_inputs, split_endorsed
 
     lo, hi = parse_band(band)
     if mode == "sft" and select.endswith("_overall") and k is None:
@@ -98,6 +102,7 @@ def optimize(
         min_reward=min_reward,
         k=k,
         seed=seed,
+        endorsed=split_endorsed(endorsed),
     )
     options.check()
     report = optimize_files(resolve_inputs(inputs), options, output=output, on_error=on_error)

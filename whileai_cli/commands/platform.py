@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt
+from ..options import EndorsedOpt, JsonOpt
 
 if TYPE_CHECKING:
     from whileai_core.store import Store
@@ -82,6 +82,16 @@ def push(
         ),
     ] = 0.0,
     no_gate: Annotated[bool, typer.Option("--no-gate", help="Skip the publish gate.")] = False,
+    endorsed: EndorsedOpt = None,
+    strict_hacks: Annotated[
+        bool,
+        typer.Option(
+            "--strict-hacks",
+            envvar="WHILEAI_STRICT_HACKS",
+            help="Refuse the push when the hack scan calls the reward a reward hack "
+            "(needs --endorsed).",
+        ),
+    ] = False,
     description: Annotated[
         str | None, typer.Option("--description", help="Free-text description.")
     ] = None,
@@ -91,12 +101,17 @@ def push(
     """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
     from whileai_core.errors import ConfigError
     from whileai_core.select.gate import PublishGateError
-    from whileai_core.store.push import push_rows
+    from whileai_core.store.push import HackScanRefusal, push_rows
 
     from ..console import print_json, say, warn
+    from ..options import split_endorsed
 
     if not name.strip():
         raise ConfigError("push needs --name (or WHILEAI_NAME)")
+    if strict_hacks and not split_endorsed(endorsed):
+        from ..options import bad_flag
+
+        bad_flag("--strict-hacks", "needs --endorsed (what the reward should track)")
     with opened(api_key) as store:
         try:
             result = push_rows(
@@ -110,9 +125,14 @@ def push(
                 description=description,
                 holdout=holdout,
                 gate=not no_gate,
+                endorsed=split_endorsed(endorsed),
+                strict_hacks=strict_hacks,
             )
         except PublishGateError as exc:
             raise ConfigError(f"{exc} (nothing stored; --no-gate pushes it anyway)") from None
+        except HackScanRefusal as exc:
+            hint = "nothing stored; drop --strict-hacks to push anyway"
+            raise ConfigError(f"{exc} ({hint})") from None
     gate = result["gate"]
     if gate:
         for message in gate.get("warnings", []):

@@ -15,7 +15,10 @@ API (used by `whileai optimize` and by `whileai push`)::
     report.as_dict()                       # JSON-ready, for `--report` and the store
 
 `rows` may be any iterable of row dicts; it is read once and only per-ask counts are kept,
-so a large file can be gated as a stream.
+so a large file can be gated as a stream. The gate also reports near-duplicate asks
+(two tasks whose prompts are near copies: they inflate the task count and can straddle a
+holdout split) and the spread of reply lengths; a row may carry `reply_chars` instead of
+its text (what optimize's compact records hand the gate).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
-from ..metrics.tally import TaskTally
+from ..metrics.tally import TaskTally, task_key
 
 
 @dataclass
@@ -45,6 +48,9 @@ class GateReport:
     too_hard: int = 0
     calibrated_rows: int = 0
     band: Band = DEFAULT_BAND
+    near_duplicate_asks: int | None = None
+    near_duplicate_examples: list[dict[str, Any]] = field(default_factory=list)
+    length: dict[str, Any] | None = None
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -57,6 +63,9 @@ class GateReport:
         data["band"] = list(self.band)
         data["ok"] = self.ok
         return data
+
+
+LENGTH_SPREAD_WARN = 10.0
 
 
 class PublishGateError(WhileaiError):
@@ -80,13 +89,25 @@ def publish_gate(
     or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
+    from ..policy.decontaminate import prompt_of
+    from ..policy.duplicates import NearDuplicatePrompts
+    from ..policy.lengths import LengthReport
+
     tally = TaskTally()
     report = GateReport(band=band)
+    near, lengths = NearDuplicatePrompts(), LengthReport()
     for row in rows:
         report.rows += 1
         count = tally.add_row(row)
         if isinstance(row.get("calibration"), dict):
             report.calibrated_rows += 1
+        if count.rows == 1:
+            near.add(task_key(row), prompt_of(row))
+        chars = row.get("reply_chars")
+        if isinstance(chars, (int, float)) and not isinstance(chars, bool):
+            lengths.add(row, int(chars))
+        elif any(k in row for k in ("final_text", "messages")):
+            lengths.add(row)
     report.tasks = len(tally)
     report.rl_shaped = any(c.rows > 1 for _, c in tally)
     for _, count in tally:
@@ -103,6 +124,12 @@ def publish_gate(
             if side != "in_band":
                 setattr(report, side, getattr(report, side) + 1)
     report.ungraded_rows = report.rows - report.graded_rows
+    if near.asks:
+        found = near.as_dict()
+        report.near_duplicate_asks = found["asks_involved"]
+        report.near_duplicate_examples = found["examples"][:5]
+    if len(lengths.lengths):
+        report.length = {k: v for k, v in lengths.as_dict().items() if k != "reward_corr"}
     _judge(report)
     if strict and report.refused is not None:
         raise PublishGateError(report)
@@ -138,6 +165,17 @@ def _judge(report: GateReport) -> None:
             f"{unanimous} unanimous asks still present ({report.unanimous_pass} all pass, "
             f"{report.unanimous_fail} all fail): zero advantage; "
             "`whileai optimize --mode rl` drops them"
+        )
+    if report.near_duplicate_asks:
+        report.warnings.append(
+            f"{report.near_duplicate_asks} asks are near copies of another ask's prompt: two "
+            "tasks that are one inflate the task count and can straddle a holdout split"
+        )
+    spread = (report.length or {}).get("spread_p90_p10")
+    if spread is not None and spread >= LENGTH_SPREAD_WARN:
+        report.warnings.append(
+            f"reply length spreads {spread:.0f}x from p10 to p90: check that the reward does "
+            "not track it (whileai audit lengths)"
         )
     out_of_band = report.too_easy + report.too_hard
     if report.rl_shaped and out_of_band:

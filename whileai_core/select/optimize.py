@@ -18,7 +18,7 @@ with the records, not the rows (stdin is spooled to a temporary file first).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -109,7 +109,11 @@ def optimize(
 ) -> tuple[list[Row], OptimizeReport]:
     """Select training rows from graded rows. Returns (kept rows, report); input untouched."""
     selection = select(rows, options)
-    return list(selection.rows()), selection.report
+    kept = list(selection.rows())
+    opts = options or OptimizeOptions()
+    if opts.endorsed:
+        attach_scan(selection.report, lambda: kept, opts)
+    return kept, selection.report
 
 
 def select(
@@ -148,11 +152,39 @@ def optimize_files(
             selection = _select(records, options, files)
             with RowWriter(output) as writer:
                 writer.write_many(selection.encoded())
+            report = selection.report
+            opts = options or OptimizeOptions()
+            if opts.endorsed:
+                # The scan gets its own pass over the kept rows, read back from the input by
+                # span; the selection's records are let go first, so the scan's memory
+                # replaces optimize's instead of adding to it.
+                spans = [rec.span for rec, _, _ in selection._kept]
+                del selection, records, located
+                gc.enable()
+                gc.collect()
+                attach_scan(report, lambda: (files.load(span) for span in spans), opts)
         finally:
             gc.enable()
             files.close()
-    selection.report.skipped_lines = stats.skipped
-    return selection.report
+    report.skipped_lines = stats.skipped
+    return report
+
+
+def attach_scan(
+    report: OptimizeReport, rows: Callable[[], Iterable[Row]], opts: OptimizeOptions
+) -> None:
+    """Run the hack scan over the kept rows and carry it (and its warnings) in the report.
+
+    A reward that tracks a shortcut is a judge problem, so it is flagged, never pruned."""
+    from ..policy.scan import ScanOptions, hack_scan
+
+    scan = hack_scan(rows, ScanOptions(endorsed=opts.endorsed, seed=opts.seed))
+    report.hack_scan = scan
+    report.hygiene_warnings.extend(scan["warnings"])
+    if scan["regime"] != "reward_hack" and scan["regime"] not in ("train", "unknown"):
+        report.hygiene_warnings.append(
+            f"hack scan: {scan['regime']} ({scan.get('cause') or 'see report.hack_scan'})"
+        )
 
 
 def _select(
@@ -262,6 +294,14 @@ def _finish_report(kept: Kept, opts: OptimizeOptions, report: OptimizeReport) ->
         report.hygiene_warnings.extend(
             survival_warnings(report.pass_at_before, report.pass_at_after)
         )
-    # The gate reads only task, reward and whether a stamp is present: project onto those.
-    projected = ({"scenario_id": r.task, "reward": r.effective, "calibration": {}} for r in recs)
+    # The gate reads task, reward, whether a stamp is present and reply length: project.
+    projected = (
+        {
+            "scenario_id": r.task,
+            "reward": r.effective,
+            "calibration": {},
+            "reply_chars": r.features[0],
+        }
+        for r in recs
+    )
     report.gate = publish_gate(projected, band=opts.band, strict=False).as_dict()

@@ -32,6 +32,9 @@ class OptimizeOptions:
     min_reward: float = 1.0
     k: int | None = None
     seed: int = 0
+    # What the reward should track (hack-scan feature substrings); when set, the hack
+    # scan runs over the kept rows and rides in the report.
+    endorsed: tuple[str, ...] = ()
 
     def check(self) -> None:
         lo, hi = self.band
@@ -75,6 +78,7 @@ class OptimizeReport:
     pass_at_before: dict[str, Any] = field(default_factory=dict)
     pass_at_after: dict[str, Any] = field(default_factory=dict)
     gate: dict[str, Any] = field(default_factory=dict)
+    hack_scan: dict[str, Any] | None = None
     hygiene_warnings: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped_lines: int = 0
@@ -108,6 +112,10 @@ class OptimizeReport:
             if self.fault_kinds:
                 kinds = ", ".join(f"{kind} {n}" for kind, n in self.fault_kinds.items())
                 out.append(f"  groups by fault kind: {kinds}")
+        if self.hack_scan is not None:
+            scan = self.hack_scan
+            top = f", top feature {scan['top_feature']}" if scan.get("top_feature") else ""
+            out.append(f"  hack scan: {scan['regime']}{top}")
         return out
 
     def warnings_all(self) -> list[str]:

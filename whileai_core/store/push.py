@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import ConfigError
+from ..errors import ConfigError, WhileaiError
 from ..jsonl import ReadStats, RowWriter, dumps, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
@@ -134,14 +134,24 @@ def push_rows(
     description: str | None = None,
     holdout: float = 0.0,
     gate: bool = True,
+    endorsed: tuple[str, ...] = (),
+    strict_hacks: bool = False,
 ) -> dict[str, Any]:
     """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
+
+    With `endorsed`, the gate also carries the hack scan of the rows to be stored (RL-shaped
+    sets); `strict_hacks` refuses a set the scan calls `reward_hack`, storing nothing.
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
     "stripped": rows that carried privileged data}`; `existing` on a record says a retry
     found it already stored.
     """
     check_purpose(purpose)
+    if strict_hacks and not endorsed:
+        raise ConfigError(
+            "--strict-hacks needs --endorsed: without knowing what the reward should track "
+            "the scan cannot call anything a reward hack"
+        )
     if not 0 <= holdout < 1:
         raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
     with tempfile.TemporaryDirectory(prefix="whileai-push-") as tmp:
@@ -180,6 +190,8 @@ def push_rows(
 
             spooled = read_rows([str(main_path), str(hold_path)])
             gate_report = publish_gate(spooled).as_dict()
+            if endorsed and gate_report["rl_shaped"]:
+                _scan_into(gate_report, [str(main_path), str(hold_path)], endorsed, strict_hacks)
         base = NewDataset(
             name=name,
             purpose=purpose,
@@ -209,6 +221,29 @@ def push_rows(
         "stripped": stripped,
         "left_out_leaks": leaked,
     }
+
+
+class HackScanRefusal(WhileaiError):
+    """`--strict-hacks` and a set whose reward the hack scan calls a reward hack."""
+
+    def __init__(self, scan: dict[str, Any]) -> None:
+        self.scan = scan
+        super().__init__(
+            f"hack scan: reward_hack (top feature {scan['top_feature']}, r={scan['top_r']:+.2f}, "
+            f"not endorsed: {', '.join(scan['endorsed'])})"
+        )
+
+
+def _scan_into(
+    gate_report: dict[str, Any], paths: list[str], endorsed: tuple[str, ...], strict: bool
+) -> None:
+    from ..policy.scan import ScanOptions, hack_scan
+
+    scan = hack_scan(lambda: read_rows(paths), ScanOptions(endorsed=endorsed))
+    gate_report["hack_scan"] = scan
+    gate_report["warnings"].extend(scan["warnings"])
+    if strict and scan["regime"] == "reward_hack":
+        raise HackScanRefusal(scan)
 
 
 def _repeats_answer_key(row: dict[str, Any]) -> bool:
