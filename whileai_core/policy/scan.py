@@ -61,7 +61,7 @@ def is_endorsed(name: str, endorsed: Sequence[str]) -> bool:
     return any(e.lower() in low for e in endorsed if e)
 
 
-def _specificity(name: str) -> int:
+def specificity(name: str) -> int:
     """How much a feature name says: a pair of words over one word, an AND over a pair."""
     if name.startswith("and:"):
         return 4
@@ -350,7 +350,7 @@ def _rank(cols: _Columns) -> list[int]:
     valid = [i for i, r in enumerate(cols.r) if not math.isnan(r)]
     return sorted(
         valid,
-        key=lambda i: (-round(abs(cols.r[i]), 9), -_specificity(cols.names[i]), cols.names[i]),
+        key=lambda i: (-round(abs(cols.r[i]), 9), -specificity(cols.names[i]), cols.names[i]),
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..jsonl import OnError, ReadStats, read_rows, spooled
-from .scan import ScanOptions, analyse, format_scan
+from .scan import ScanOptions, analyse, format_scan, specificity
 from .scancollect import Row, RowSource, ScanData, choose_vocabulary, collect
 
 
@@ -130,7 +130,7 @@ def scan_diff(
         if shift is not None:
             toward = shift["d"] * (1 if f["r"] > 0 else -1)
             moves.append((toward, f, shift))
-    moves.sort(key=lambda m: (-m[0], m[1]["name"]))
+    moves.sort(key=lambda m: (-round(m[0], 9), -specificity(m[1]["name"]), m[1]["name"]))
     if moves and moves[0][0] > 0:
         toward, feature, shift = moves[0]
         report["moved_toward"] = {
