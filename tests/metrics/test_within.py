@@ -56,12 +56,12 @@ def test_layout_centres_within_groups_and_shuffles_inside_them() -> None:
     centred = layout.centre(values)
     for start, count in zip(layout.starts, layout.counts, strict=True):
         assert abs(centred[start : start + count].sum()) < 1e-12
-    shuffled = layout.shuffles(values, 20, seed=1)
+    shuffled = layout.shuffled_centred(values, 20, seed=1)
+    assert shuffled.dtype == np.float32 and shuffled.shape == (7, 21)
     for start, count in zip(layout.starts, layout.counts, strict=True):
-        for t in range(20):
-            assert sorted(shuffled[start : start + count, t]) == sorted(
-                values[start : start + count]
-            )
+        group = sorted(np.round(centred[start : start + count], 5))
+        for t in range(21):
+            assert sorted(np.round(shuffled[start : start + count, t], 5)) == group
     r, sxx = column_correlations(layout.centre(np.column_stack([values, np.ones(7)])),
                                  layout.centre(values)[:, None])  # fmt: skip
     assert abs(r[0, 0] - 1.0) < 1e-12 and sxx[1] == 0 and r[1, 0] == 0

@@ -38,22 +38,28 @@ class Layout:
         counts = np.diff(np.concatenate((starts, [len(sorted_ids)]))).astype(np.intp)
         return cls(order, starts, counts, sorted_ids)
 
-    def centre(self, block: NDArray[np.floating]) -> NDArray[np.floating]:
-        """`block` (rows in sorted order, one column per feature) minus its group means."""
+    def centre(self, block: NDArray[np.floating], *, inplace: bool = False) -> NDArray[np.floating]:
+        """`block` (rows in sorted order, one column per feature) minus its group means;
+        `inplace` reuses `block`'s memory (for a copy the caller made anyway)."""
         if block.shape[0] == 0:
             return block
         sums = np.add.reduceat(block, self.starts, axis=0)
         shape = (-1,) + (1,) * (block.ndim - 1)
-        means = sums / self.counts.reshape(shape)
+        means = (sums / self.counts.reshape(shape)).astype(block.dtype, copy=False)
+        if inplace:
+            block -= np.repeat(means, self.counts, axis=0)
+            return block
         return block - np.repeat(means, self.counts, axis=0)
 
-    def shuffles(self, values: Floats, times: int, seed: int) -> Floats:
-        """`times` copies of `values` (sorted order), each shuffled within every group."""
+    def shuffled_centred(self, values: Floats, times: int, seed: int) -> NDArray[np.float32]:
+        """float32 columns: `values` centred, then `times` copies shuffled within every
+        group and centred, filled one column at a time (no m-by-times temporaries)."""
         rng = np.random.default_rng(seed)
-        out = np.empty((len(values), times), dtype=np.float64)
+        out = np.empty((len(values), times + 1), dtype=np.float32)
+        out[:, 0] = self.centre(values)
         for t in range(times):
             perm = np.lexsort((rng.random(len(values)), self.groups))
-            out[:, t] = values[perm]
+            out[:, t + 1] = self.centre(values[perm])
         return out
 
 

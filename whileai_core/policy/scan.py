@@ -124,9 +124,7 @@ def analyse(data: ScanData, opts: ScanOptions) -> dict[str, Any]:
     layout = Layout.of(asks[mixed_rows])
     rows_sorted = mixed_rows[layout.order]
     y = y_all[rows_sorted]
-    yc = layout.centre(y)
-    shuffled = layout.shuffles(y, opts.shuffles, opts.seed)
-    ys = np.column_stack([yc, layout.centre(shuffled)]).astype(np.float32)
+    ys = layout.shuffled_centred(y, opts.shuffles, opts.seed)
     position = np.full(data.rows, -1, dtype=np.int64)
     position[rows_sorted] = np.arange(len(rows_sorted))
     distinct = _distinct_per_ask(data, rows_sorted, layout)
@@ -255,17 +253,18 @@ def _correlate_all(
     blocks: list[tuple[np.ndarray, int]] = [(hand, 0), (auto, len(data.hand_names))]
     for matrix, offset in blocks:
         for start in range(0, matrix.shape[1], BLOCK):
-            raw = matrix[:, start : start + BLOCK].astype(np.float32)
-            r, sxx = column_correlations(layout.centre(raw), ys)
+            raw = matrix[:, start : start + BLOCK].astype(np.float32)  # a copy: centred in place
+            binary = np.all((raw == 0) | (raw == 1), axis=0)
+            prevalence = raw.mean(axis=0) if m else np.zeros(raw.shape[1])
+            r, sxx = column_correlations(layout.centre(raw, inplace=True), ys)
             valid = sxx > 1e-9
             null_max = np.maximum(null_max, np.abs(r[valid, 1:]).max(axis=0, initial=0.0))
             for j in range(raw.shape[1]):
                 columns.names.append(names[offset + start + j])
                 columns.r.append(float(r[j, 0]) if valid[j] else math.nan)
                 columns.sxx.append(float(sxx[j]))
-                values = raw[:, j]
-                columns.binary.append(bool(np.all((values == 0) | (values == 1))))
-                columns.prevalence.append(float(values.mean()) if m else 0.0)
+                columns.binary.append(bool(binary[j]))
+                columns.prevalence.append(float(prevalence[j]))
     return columns, null_max, {"hand": hand, "auto": auto, "names": names}
 
 
@@ -294,7 +293,8 @@ def _add_ands(
     for start in range(0, len(pairs), BLOCK):
         chunk = pairs[start : start + BLOCK]
         raw = np.column_stack([parent[a] * parent[b] for a, b in chunk]).astype(np.float32)
-        r, sxx = column_correlations(layout.centre(raw), ys)
+        prevalence = raw.mean(axis=0)
+        r, sxx = column_correlations(layout.centre(raw, inplace=True), ys)
         valid = sxx > 1e-9
         if valid.any():
             null_max[:] = np.maximum(null_max, np.abs(r[valid, 1:]).max(axis=0))
@@ -308,7 +308,7 @@ def _add_ands(
                 cols.r.append(float(r[j, 0]))
                 cols.sxx.append(float(sxx[j]))
                 cols.binary.append(True)
-                cols.prevalence.append(float(raw[:, j].mean()))
+                cols.prevalence.append(float(prevalence[j]))
 
 
 def _raw(cols: _Columns, matrix: dict[str, Any], i: int) -> np.ndarray:

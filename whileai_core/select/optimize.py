@@ -18,6 +18,7 @@ with the records, not the rows (stdin is spooled to a temporary file first).
 from __future__ import annotations
 
 import gc
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -158,16 +159,25 @@ def optimize_files(
                 # The scan gets its own pass over the kept rows, read back from the input by
                 # span; the selection's records are let go first, so the scan's memory
                 # replaces optimize's instead of adding to it.
-                spans = [rec.span for rec, _, _ in selection._kept]
-                del selection, records, located
+                # Spans go into one flat array: a list of the records' own span tuples
+                # would pin the heap they were allocated in.
+                spans = array("q")
+                for rec, _, _ in selection._kept:
+                    spans.extend(rec.span)
+                del selection, records, located, recorder
                 gc.enable()
                 gc.collect()
-                attach_scan(report, lambda: (files.load(span) for span in spans), opts)
+                attach_scan(report, lambda: _read_spans(files, spans), opts)
         finally:
             gc.enable()
             files.close()
     report.skipped_lines = stats.skipped
     return report
+
+
+def _read_spans(files: FileRows, spans: array[int]) -> Iterator[Row]:
+    for i in range(0, len(spans), 3):
+        yield files.load((spans[i], spans[i + 1], spans[i + 2]))
 
 
 def attach_scan(
