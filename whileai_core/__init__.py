@@ -40,6 +40,23 @@ _NAMES = {
     "optimize_files": ".select.optimize",
     "OptimizeOptions": ".select.optimize",
     "publish_gate": ".select.gate",
+    # what the policy will learn
+    "mark": ".policy.mark",
+    "MarkOptions": ".policy.mark",
+    "hack_scan": ".policy.scan",
+    "ScanOptions": ".policy.scan",
+    "format_scan": ".policy.scan",
+    "scan_diff": ".policy.scanrun",
+    "audit_rows": ".policy.audit",
+    "curriculum": ".policy.curriculum",
+    "retire_solved": ".policy.curriculum",
+    "decontaminate": ".policy.decontaminate",
+    "EvalIndex": ".policy.decontaminate",
+    "load_constitution": ".policy.modelspec",
+    "stamp_spec": ".policy.modelspec",
+    "stamp_stage": ".policy.stages",
+    "stage_of": ".policy.stages",
+    "STAGES": ".policy.stages",
     # export
     "training_samples": ".export.training",
     "preference_pairs": ".export.pairs",
@@ -57,19 +74,30 @@ _NAMES = {
     "WhileaiError": ".errors",
 }
 __all__ = [
+    "STAGES",
+    "EvalIndex",
     "Judge",
     "JudgeOptions",
+    "MarkOptions",
     "OptimizeOptions",
     "RowWriter",
+    "ScanOptions",
     "SimulateConfig",
     "Spec",
     "WhileaiError",
     "__version__",
+    "audit_rows",
+    "curriculum",
+    "decontaminate",
     "export_environment",
+    "format_scan",
     "from_row",
     "grade",
     "grade_files",
+    "hack_scan",
+    "load_constitution",
     "load_spec",
+    "mark",
     "open_store",
     "optimize",
     "optimize_files",
@@ -80,7 +108,12 @@ __all__ = [
     "push_rows",
     "read_rows",
     "report",
+    "retire_solved",
+    "scan_diff",
     "simulate_rows",
+    "stage_of",
+    "stamp_spec",
+    "stamp_stage",
     "strip_privileged",
     "to_row",
     "training_samples",
@@ -97,6 +130,14 @@ if TYPE_CHECKING:
     from .judges.contract import Judge
     from .judges.registry import JudgeOptions, parse_judge
     from .judges.run import grade_files
+    from .policy.audit import audit_rows
+    from .policy.curriculum import curriculum, retire_solved
+    from .policy.decontaminate import EvalIndex, decontaminate
+    from .policy.mark import MarkOptions, mark
+    from .policy.modelspec import load_constitution, stamp_spec
+    from .policy.scan import ScanOptions, format_scan, hack_scan
+    from .policy.scanrun import scan_diff
+    from .policy.stages import STAGES, stage_of, stamp_stage
     from .privileged import strip_privileged
     from .row import from_row, to_row
     from .select.gate import publish_gate

@@ -1,8 +1,13 @@
 """What the policy will learn: the checks a trainer runs on rows before spending GPU time.
 
-view.py          one row read once: the agent's texts, its calls, what it was told
-style.py         style markers (boilerplate, hedging, apology, sycophancy, answered)
-actions.py       what each call did: read, write, delete, command; test runs
-flags.py         trajectory flags (lie.*, hack.*, risk.*) and their seven markers
-grounding.py     argument grounding: every tool argument came from the conversation
+Every marker here is 1.0 for the good outcome. The modules, by what they hold:
+
+- view: one row read once (the agent's texts, its calls, what it was told)
+- style: style markers and the over-refusal test
+- actions, flags: what each call did; trajectory flags and their seven markers
+- grounding, leaks: invented arguments; quoted privileged context
+- stages, modelspec: stage lineage; constitutions and trait scoring
+- mark, audit, presence, reports, lengths, duplicates: `whileai mark` and `whileai audit`
+- features, scancollect, scan, scanrun: the hack scan and `scan --diff`
+- curriculum, decontaminate: tasks easy to hard; rows that copy an eval
 """

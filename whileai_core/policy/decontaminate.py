@@ -136,6 +136,14 @@ class EvalIndex:
         for text in answers_of(row):
             self.answers.add(text, label)
 
+    @classmethod
+    def of(cls, rows: Iterable[dict[str, Any]], n: int = 8, name: str = "eval") -> EvalIndex:
+        """An index over eval rows you already hold."""
+        index = cls(n)
+        for i, row in enumerate(rows, start=1):
+            index.add_row(row, f"{name}:{i}")
+        return index
+
     def side(self, field_name: str) -> _Side:
         return self.prompts if field_name == "prompt" else self.answers
 

@@ -247,6 +247,11 @@ def _with_traits(rows: Iterable[Row], opts: MarkOptions, report: MarkReport) -> 
         yield with_markers(row, markers, "mark:spec")
 
 
+def mark(rows: Iterable[Row], options: MarkOptions | None = None) -> list[Row]:
+    """The rows with markers stamped (all three deterministic families by default)."""
+    return list(mark_rows(rows, options or MarkOptions(), MarkReport()))
+
+
 def mark_files(
     inputs: Sequence[str],
     opts: MarkOptions,

@@ -96,9 +96,14 @@ def _shifts(before: ScanData, after: ScanData) -> list[dict[str, Any]]:
 
 
 def scan_diff(
-    before: RowSource, after: RowSource, opts: ScanOptions | None = None
+    before: RowSource | Iterable[Row],
+    after: RowSource | Iterable[Row],
+    opts: ScanOptions | None = None,
 ) -> dict[str, Any]:
+    """Before and after an update (row lists, or callables returning a fresh iterable)."""
     opts = opts or ScanOptions()
+    before = before if callable(before) else rows_source(before)
+    after = after if callable(after) else rows_source(after)
     vocab = choose_vocabulary([before, after], opts.auto_size)
     data_b = collect(before, vocab, opts.features)
     data_a = collect(after, vocab, opts.features)
