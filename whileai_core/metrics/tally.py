@@ -23,6 +23,11 @@ def task_key(row: dict[str, Any]) -> str:
     sid = row.get("scenario_id")
     if isinstance(sid, str) and sid:
         return sid
+    return ask_text(row)
+
+
+def ask_text(row: dict[str, Any]) -> str:
+    """What was asked: `prompt`, else the first user message ("" when neither)."""
     prompt = row.get("prompt")
     if isinstance(prompt, str) and prompt:
         return prompt

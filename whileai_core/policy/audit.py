@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..jsonl import OnError, ReadStats, read_rows
-from ..metrics.tally import task_key
+from ..metrics.tally import ask_text, task_key
 from .duplicates import DuplicateGroups, NearDuplicatePrompts
 from .flags import TraceOptions
 from .grounding import GroundingOptions, GroundingReport, invented
@@ -80,9 +80,7 @@ class _NearDuplicates:
         self.report = NearDuplicatePrompts(threshold=threshold)
 
     def add(self, row: Row) -> None:
-        from .decontaminate import prompt_of
-
-        self.report.add(task_key(row), prompt_of(row))
+        self.report.add(task_key(row), ask_text(row))
 
     def as_dict(self) -> dict[str, Any]:
         return self.report.as_dict()

@@ -25,6 +25,7 @@ import orjson
 
 from ..errors import ConfigError
 from ..jsonl import OnError, ReadStats, RowWriter, iter_lines, read_rows
+from ..metrics.tally import ask_text
 from ..row import reply_text
 from .view import words
 
@@ -32,21 +33,9 @@ ANSWER_KEYS = ("final_text", "answer", "reference", "expected", "gold")
 COMMON = 1000  # an n-gram in more eval texts than this is template, not evidence
 
 
-def prompt_of(row: dict[str, Any]) -> str:
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    for message in row.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-    return ""
-
-
 def field_text(row: dict[str, Any], name: str) -> str:
     if name == "prompt":
-        return prompt_of(row)
+        return ask_text(row)
     if name == "final_text":
         return reply_text(row)
     value = row.get(name)
@@ -130,7 +119,7 @@ class EvalIndex:
 
     def add_row(self, row: dict[str, Any], label: str) -> None:
         self.rows += 1
-        prompt = prompt_of(row)
+        prompt = ask_text(row)
         if prompt.strip():
             self.prompts.add(prompt, label)
         for text in answers_of(row):

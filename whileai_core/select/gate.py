@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
-from ..metrics.tally import TaskTally, task_key
+from ..metrics.tally import TaskTally, ask_text, task_key
 
 
 @dataclass
@@ -89,7 +89,6 @@ def publish_gate(
     or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
-    from ..policy.decontaminate import prompt_of
     from ..policy.duplicates import NearDuplicatePrompts
     from ..policy.lengths import LengthReport
 
@@ -102,7 +101,7 @@ def publish_gate(
         if isinstance(row.get("calibration"), dict):
             report.calibrated_rows += 1
         if count.rows == 1:
-            near.add(task_key(row), prompt_of(row))
+            near.add(task_key(row), ask_text(row))
         chars = row.get("reply_chars")
         if isinstance(chars, (int, float)) and not isinstance(chars, bool):
             lengths.add(row, int(chars))
