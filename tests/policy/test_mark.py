@@ -180,3 +180,21 @@ def test_a_model_spec_without_a_judge_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 1 and b"need a judge" in done.stderr
     both = run_cli("mark", str(_rows(tmp_path, 5)), "--spec", str(REPO / "specs" / "repo-maint"))
     assert both.returncode == 0, both.stderr.decode()
+
+
+def test_a_row_no_detector_can_read_passes_on_unmarked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai_core.policy import mark as marking
+
+    real = marking.mark_row
+
+    def fussy(row: dict[str, Any], opts: Any, report: Any = None) -> dict[str, Any]:
+        if row.get("prompt") == "odd":
+            raise ValueError("cannot read this one")
+        return real(row, opts, report)
+
+    monkeypatch.setattr(marking, "mark_row", fussy)
+    report = marking.MarkReport()
+    rows = [{"prompt": "odd"}, {"prompt": "fine", "final_text": "Done."}]
+    out = list(marking.mark_rows(rows, marking.MarkOptions(), report))
+    assert out[0] == {"prompt": "odd"} and "markers" in out[1]
+    assert report.failed == 1 and "cannot read this one" in report.warnings()[0]

@@ -95,8 +95,11 @@ class Action:
 
     @property
     def command_lines(self) -> list[tuple[str, str]]:
-        """(where, command line) this call runs."""
+        """(where, command line) this call runs; an argv list reads as one line."""
         found = [(k, s) for k, s in self.strings() if k.lower() in COMMAND_KEYS]
+        for key, value in self.arguments.items():
+            if key.lower() in COMMAND_KEYS and isinstance(value, list):
+                found.append((key, " ".join(str(v) for v in value)))
         if self.kind == "command" and not found:
             found = [(k, s) for k, s in self.strings() if k.lower() not in PATH_KEYS]
         return [(f"{self.tool}.{k}" if k else self.tool, s) for k, s in found]

@@ -108,11 +108,21 @@ AUDITS: dict[str, Callable[[AuditOptions], Auditor]] = {
 
 
 def audit_rows(
-    kind: str, rows: Sequence[Row] | Any, options: AuditOptions | None = None
+    kind: str,
+    rows: Sequence[Row] | Any,
+    options: AuditOptions | None = None,
+    errors: list[str] | None = None,
 ) -> Auditor:
+    """Feed every row to the report. A row the report cannot read is left out and noted
+    in `errors` (when given), never allowed to stop the audit."""
     auditor = AUDITS[kind](options or AuditOptions())
     for row in rows:
-        auditor.add(row)
+        try:
+            auditor.add(row)
+        except Exception as exc:
+            if errors is None:
+                raise
+            errors.append(f"{type(exc).__name__}: {exc}")
     return auditor
 
 
@@ -125,10 +135,12 @@ def audit_files(
 ) -> tuple[dict[str, Any], list[str]]:
     """(report dict, lines for a person) over JSONL files or stdin."""
     stats = ReadStats()
-    auditor = audit_rows(kind, read_rows(inputs, on_error=on_error, stats=stats), options)
+    errors: list[str] = []
+    auditor = audit_rows(kind, read_rows(inputs, on_error=on_error, stats=stats), options, errors)
     data = auditor.as_dict()
     data["kind"] = kind
     data["skipped_lines"] = stats.skipped
+    data["unread_rows"] = len(errors)
     lines = auditor.lines()
     warn = getattr(auditor, "warnings", None)
     if callable(warn):
@@ -137,4 +149,8 @@ def audit_files(
         inner = getattr(auditor.report, "warnings", None)
         if callable(inner):
             data.setdefault("warnings", inner())
+    if errors:
+        data.setdefault("warnings", []).append(
+            f"{len(errors)} rows could not be read by this report; first: {errors[0]}"
+        )
     return data, lines

@@ -144,6 +144,8 @@ class MarkReport:
     flags: dict[str, int] = field(default_factory=dict)
     traits: TraitTally = field(default_factory=TraitTally)
     skipped_lines: int = 0
+    failed: int = 0  # rows a detector could not read: passed on unmarked
+    first_failure: str | None = None
 
     def count(self, markers: dict[str, float]) -> None:
         for name, value in markers.items():
@@ -165,6 +167,8 @@ class MarkReport:
             "trait_failures": self.traits.failed,
             "first_trait_failure": self.traits.first_failure,
             "skipped_lines": self.skipped_lines,
+            "unmarked_rows": self.failed,
+            "first_unmarked": self.first_failure,
         }
 
     def lines(self) -> list[str]:
@@ -185,6 +189,8 @@ class MarkReport:
         found = []
         if self.skipped_lines:
             found.append(f"{self.skipped_lines} bad lines skipped")
+        if self.failed:
+            found.append(f"{self.failed} rows passed on unmarked; first: {self.first_failure}")
         for trait, n in self.traits.failed.items():
             found.append(f"trait {trait}: judge failed on {n} rows (left unmarked, not 0)")
         if self.traits.first_failure:
@@ -233,8 +239,20 @@ def mark_rows(rows: Iterable[Row], opts: MarkOptions, report: MarkReport) -> Ite
         yield row
 
 
+def _guarded(rows: Iterable[Row], opts: MarkOptions, report: MarkReport) -> Iterator[Row]:
+    """Each row marked, or passed on unmarked and counted when a detector fails on it:
+    one odd row never stops a run, and a row it could not read gets no marker, not a 0."""
+    for row in rows:
+        try:
+            yield mark_row(row, opts, report)
+        except Exception as exc:
+            report.failed += 1
+            report.first_failure = report.first_failure or f"{type(exc).__name__}: {exc}"
+            yield row
+
+
 def _with_traits(rows: Iterable[Row], opts: MarkOptions, report: MarkReport) -> Iterator[Row]:
-    marked = (mark_row(row, opts, report) for row in rows)
+    marked = _guarded(rows, opts, report)
     if opts.constitution is None or not opts.trait_judge:
         yield from marked
         return
