@@ -6,7 +6,17 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
+from ..options import (
+    BandOpt,
+    Inputs,
+    JsonOpt,
+    OnErrorOpt,
+    Output,
+    ReportFile,
+    SpecOpt,
+    scoped_env,
+    warn_renamed_env,
+)
 
 
 def export(
@@ -59,7 +69,7 @@ def export(
             "--holdout",
             min=0.0,
             max=1.0,
-            envvar="WHILEAI_HOLDOUT",
+            envvar=scoped_env("WHILEAI_HOLDOUT", "export"),
             help="--env: fraction of asks held out.",
         ),
     ] = 0.2,
@@ -89,6 +99,7 @@ def export(
     report_file: ReportFile = None,
 ) -> None:
     """Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."""
+    warn_renamed_env("export")
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
 
     from ..console import check_report_path, exit_if_nothing

@@ -10,14 +10,28 @@ import typer
 if TYPE_CHECKING:
     from rich.table import Table
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
+from ..options import (
+    Inputs,
+    JsonOpt,
+    OnErrorOpt,
+    Output,
+    ReportFile,
+    SpecOpt,
+    scoped_env,
+    warn_renamed_env,
+)
 
 KOpt = Annotated[
     int | None,
     typer.Option("--k", min=1, help="k for pass^k / pass@k (default: the smallest group)."),
 ]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Bootstrap seed (reproducible).")
+    int,
+    typer.Option(
+        "--seed",
+        envvar=scoped_env("WHILEAI_SEED", "report"),
+        help="Bootstrap seed (reproducible).",
+    ),
 ]
 
 
@@ -66,7 +80,7 @@ def grade(
             "--concurrency",
             "-c",
             min=1,
-            envvar="WHILEAI_CONCURRENCY",
+            envvar=scoped_env("WHILEAI_CONCURRENCY", "grade"),
             help="Rows judged at once (judges that block or call out).",
         ),
     ] = 8,
@@ -98,6 +112,7 @@ def grade(
 
     Exits 1 when rows came in and the judge could judge none of them (it raised, timed out
     or answered no verdict on every row): the graded rows are still written, reward null."""
+    warn_renamed_env("grade")
     from whileai_core.errors import WhileaiError
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
@@ -185,6 +200,7 @@ def report(
 
     Also the per-task pass-rate histogram, judge status counts and every marker's mean
     with its interval."""
+    warn_renamed_env("report")
     from whileai_core.jsonl import ReadStats, read_rows
     from whileai_core.metrics.passat import pass_report
 

@@ -6,7 +6,16 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import (
+    BandOpt,
+    Inputs,
+    JsonOpt,
+    OnErrorOpt,
+    Output,
+    ReportFile,
+    scoped_env,
+    warn_renamed_env,
+)
 
 
 def optimize(
@@ -71,7 +80,11 @@ def optimize(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seed for the random_* rules.")
+        int, typer.Option(
+            "--seed",
+            envvar=scoped_env("WHILEAI_SEED", "optimize"),
+            help="Seed for the random_* rules.",
+        )
     ] = 0,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
@@ -79,6 +92,7 @@ def optimize(
     report_file: ReportFile = None,
 ) -> None:
     """Select training rows: RL groups in the difficulty band, or SFT rejection sampling."""
+    warn_renamed_env("optimize")
     from whileai_core.select.optimize import OptimizeOptions, optimize_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say, warn

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt
+from ..options import JsonOpt, scoped_env, warn_renamed_env
 
 if TYPE_CHECKING:
     from whileai_core.store import Store
@@ -77,7 +77,7 @@ def push(
         float,
         typer.Option(
             "--holdout",
-            envvar="WHILEAI_HOLDOUT",
+            envvar=scoped_env("WHILEAI_HOLDOUT", "push"),
             help="Fraction of tasks to push as a linked holdout set, split by scenario_id.",
         ),
     ] = 0.0,
@@ -89,6 +89,7 @@ def push(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
+    warn_renamed_env("push")
     from whileai_core.errors import ConfigError
     from whileai_core.select.gate import PublishGateError
     from whileai_core.store.push import push_rows

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt, ReportFile
+from ..options import JsonOpt, ReportFile, scoped_env, warn_renamed_env
 
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
@@ -79,11 +79,16 @@ def simulate(
     concurrency: Annotated[
         int,
         typer.Option(
-            "--concurrency", min=1, envvar="WHILEAI_CONCURRENCY", help="Rollouts in flight."
+            "--concurrency",
+            min=1,
+            envvar=scoped_env("WHILEAI_CONCURRENCY", "simulate"),
+            help="Rollouts in flight.",
         ),
     ] = 32,
     seed: Annotated[
-        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seeds every draw of the run.")
+        int, typer.Option(
+            "--seed", envvar=scoped_env("WHILEAI_SEED", "simulate"), help="Seeds every draw."
+        )
     ] = 0,
     reproducible: Annotated[
         bool,
@@ -157,6 +162,7 @@ def simulate(
     ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
+    warn_renamed_env("simulate")
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.errors import WhileaiError
     from whileai_core.judges.registry import JudgeOptions, parse_judge

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt
+from ..options import JsonOpt, scoped_env, warn_renamed_env
 from .platform import ApiKeyOpt, check_source, opened
 
 traces_app = typer.Typer(
@@ -133,7 +133,11 @@ def cut(
     ] = "0.2,0.8",
     holdout: Annotated[
         float,
-        typer.Option("--holdout", envvar="WHILEAI_HOLDOUT", help="Share of prompts held out."),
+        typer.Option(
+            "--holdout",
+            envvar=scoped_env("WHILEAI_HOLDOUT", "cut"),
+            help="Share of prompts held out.",
+        ),
     ] = 0.2,
     since: Annotated[
         str | None, typer.Option("--since", envvar="WHILEAI_SINCE", help="Only traces this recent.")
@@ -146,6 +150,7 @@ def cut(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Make training data from scored traces: a train set and a holdout set; prints their ids."""
+    warn_renamed_env("cut")
     from whileai_core.store.cut import cut as run_cut
     from whileai_core.store.cut import parse_since
 
