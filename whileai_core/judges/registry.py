@@ -11,7 +11,8 @@
     module:function | path/judge.py:function        your own callable
 
 Options that apply to many judges (`--field`, `--schema`, `--tolerance`, `--timeout`,
-`--spec`) come in through JudgeOptions; a value written in the judge string wins.
+`--spec`, `--sandbox`) come in through JudgeOptions; a value written in the judge string
+wins.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class JudgeOptions:
     use_privileged: bool = False
     model: str | None = None
     concurrency: int = 8
+    sandbox: str | None = None  # code-exec: bubblewrap (the default) or none
 
 
 Factory = Callable[[JudgeOptions, list[Any], dict[str, Any]], Judge]
@@ -74,8 +76,8 @@ def _json_schema(o: JudgeOptions, a: list[Any], k: dict[str, Any]) -> Judge:
 
 
 def _code_exec(o: JudgeOptions, a: list[Any], k: dict[str, Any]) -> Judge:
-    k.setdefault("timeout", min(o.timeout, 30.0))
-    return code_exec(**_kw(o, k, "field"))
+    k.setdefault("timeout", min(o.timeout, 30.0) if o.timeout > 0 else 30.0)  # 0: no limit
+    return code_exec(**_kw(o, k, "field", "tolerance", "sandbox"))
 
 
 JUDGES: dict[str, Factory] = {
@@ -98,7 +100,9 @@ JUDGES: dict[str, Factory] = {
 }
 DEFAULT_JUDGE = "checklist"
 # Options whose value is a number: caught when the judge is named, not on every row.
-_NUMBER_OPTIONS = frozenset({"tolerance", "relative", "timeout", "memory_mb", "file_mb"})
+_NUMBER_OPTIONS = frozenset(
+    {"tolerance", "relative", "timeout", "memory_mb", "file_mb", "max_procs"}
+)
 _LLM_PREFIXES = ("openai:", "vllm:", "http://", "https://")
 
 

@@ -1,0 +1,136 @@
+"""The hidden tests a row carries, in either form, and how the grader judges a case.
+
+Assert source runs in the tests' sandbox (`codeexec_runner`). A case is judged here, in the
+grader's own process, from the answer the candidate's process sent: decoded into builtin
+types, compared by type and then by value with this module's code, never the candidate's
+`__eq__`. A reason says what kind of thing was wrong, never the expected value or the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .codeexec_wire import WireError, decode
+from .verifiers import NoGold, gold_of
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call and what it must give: a value (`expected`) or an exception (`raises`)."""
+
+    call: str
+    expected: Any = None
+    raises: str | None = None
+
+
+def hidden_tests(row: dict[str, Any], field: str | None = None) -> str | list[Case]:
+    """The row's tests: assert source, or a list of cases. NoGold when there are none or
+    they cannot be run (an error for the row, not a 0 for the candidate)."""
+    tests: Any = None
+    privileged = row.get("privileged")
+    if field is None and isinstance(privileged, dict) and privileged.get("tests"):
+        tests = privileged["tests"]
+    if tests is None:
+        tests = gold_of(row, field)
+    if isinstance(tests, list) and tests and all(isinstance(t, dict) for t in tests):
+        return [_case(t, i) for i, t in enumerate(tests, 1)]
+    if isinstance(tests, list) and all(isinstance(t, str) for t in tests):
+        tests = "\n".join(tests)
+    if not isinstance(tests, str):
+        raise NoGold("the row's tests are neither assert source nor a list of cases")
+    if not tests.strip():
+        raise NoGold("the row's hidden tests are empty")
+    return tests
+
+
+def _case(item: dict[str, Any], i: int) -> Case:
+    call = item.get("call")
+    if not isinstance(call, str) or not call.strip():
+        raise NoGold(f"case {i} has no 'call' (a Python expression such as add(1, 2))")
+    try:
+        compile(call, f"<case {i}>", "eval")  # compiling runs nothing
+    except (SyntaxError, ValueError) as exc:
+        raise NoGold(f"case {i}'s call is not a Python expression ({exc})") from None
+    raises = item.get("raises")
+    if "expected" not in item and not isinstance(raises, str):
+        raise NoGold(f"case {i} has neither 'expected' nor 'raises'")
+    return Case(call=call, expected=item.get("expected"), raises=raises or None)
+
+
+def exception_text(item: list[Any]) -> str:
+    """`Kind: text` of an exception as the wire carries it."""
+    text = " ".join(str(item[3]).split())[:200]
+    return f"{str(item[1])[:60]}: {text}" if text else str(item[1])[:60]
+
+
+class _Handle:
+    """One of the candidate's objects that is not plain data: equal to nothing."""
+
+    def __init__(self, item: list[Any]) -> None:
+        self.label = str(item[2])[:60] if item[0] == "ref" and len(item) > 2 else "?"
+
+
+def judge_case(case: Case, reply: list[Any] | None, tolerance: float | None) -> str | None:
+    """None when the answer is right, else what was wrong (never the expected value)."""
+    if reply is None:
+        return "the candidate's process ended"
+    if reply[0] == "raise":
+        item = reply[1] if len(reply) == 2 else None
+        if not isinstance(item, list) or len(item) != 5 or not isinstance(item[2], list):
+            return "raised something unreadable"
+        if case.raises and case.raises in [str(item[1]), *map(str, item[2])]:
+            return None
+        return f"raised {exception_text(item)}"
+    if reply[0] != "ok" or len(reply) != 2:
+        return "answered out of turn"
+    if case.raises:
+        return f"returned instead of raising {case.raises}"
+    try:
+        got = decode(reply[1], _Handle)
+    except WireError as exc:
+        return f"answered something that is not a value ({exc})"
+    return _mismatch(got, case.expected, tolerance)
+
+
+_JSON_KINDS = ((bool, "a bool"), (int, "an int"), (float, "a float"), (str, "a str"),
+               (list, "a list"), (dict, "a dict"), (type(None), "None"))  # fmt: skip
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, _Handle):
+        return f"the candidate's own {value.label} object"
+    for t, name in _JSON_KINDS:
+        if type(value) is t:
+            return name
+    return f"a {type(value).__name__}"
+
+
+def _mismatch(got: Any, want: Any, tolerance: float | None) -> str | None:
+    """Compare by type, then value; the grader's own code, never the candidate's `__eq__`."""
+    wrong_type = f"returned {_kind(got)} where {_kind(want)} is expected"
+    if isinstance(want, list):
+        if type(got) not in (list, tuple):
+            return wrong_type
+        if len(got) != len(want):
+            return "returned a wrong value"
+        for g, w in zip(got, want, strict=True):
+            inner = _mismatch(g, w, tolerance)
+            if inner is not None:
+                return inner if inner == "returned a wrong value" else inner + " (inside)"
+        return None
+    if isinstance(want, dict):
+        if type(got) is not dict:
+            return wrong_type
+        if len(got) != len(want) or not all(type(k) is str and k in want for k in got):
+            return "returned a wrong value"
+        for key, w in want.items():
+            inner = _mismatch(got[key], w, tolerance)
+            if inner is not None:
+                return inner if inner == "returned a wrong value" else inner + " (inside)"
+        return None
+    if type(got) is not type(want):
+        return wrong_type
+    if type(want) is float and tolerance is not None:
+        return None if abs(got - want) <= tolerance else "returned a wrong value"
+    return None if got == want else "returned a wrong value"
