@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -64,7 +64,19 @@ def grade(
         str | None, typer.Option("--schema", help="JSON Schema file for json-schema.")
     ] = None,
     tolerance: Annotated[
-        float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
+        float | None,
+        typer.Option(
+            "--tolerance", help="Absolute tolerance for numeric and for code-exec's float cases."
+        ),
+    ] = None,
+    sandbox: Annotated[
+        Literal["bubblewrap", "none"] | None,
+        typer.Option(
+            "--sandbox",
+            envvar="WHILEAI_SANDBOX",
+            help="Isolation for code-exec: bubblewrap (the default; refuses to run without "
+            "it) or none (only for code you trust: it runs unisolated). [default: bubblewrap]",
+        ),
     ] = None,
     concurrency: Annotated[
         int,
@@ -131,6 +143,7 @@ def grade(
         use_privileged=use_privileged,
         model=model,
         concurrency=concurrency,
+        sandbox=sandbox,
     )
     chosen = parse_judge(judge, opts)
     with progress_bar("grading") as update:
