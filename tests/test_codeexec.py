@@ -35,6 +35,9 @@ ADD = "def add(a, b):\n    return a + b\n"
 GOOD = f"```python\n{ADD}```"
 WRONG_ADD = "def add(a, b):\n    return a * b\n"  # add(2, 3) == 6: only cheating passes it
 SECRET = "whileai-secret-" + uuid.uuid4().hex
+# Plain asserts (`assert f(2, 3) == 5`) are judged in the grader as calls; any other
+# statement sends the whole file to the tests' sandbox. Attacks are tried on both.
+FORMS = {"plain": "", "sandboxed": "\n_ = 0\n"}
 
 
 def _grade(*codes: str, tests: Any = TESTS, timeout: float = 5.0, **opts: Any) -> list[dict]:
@@ -71,6 +74,53 @@ def test_correct_code_passes_and_wrong_code_fails_at_the_line() -> None:
     assert meta["sandbox"] == "bubblewrap" and meta["version"] == "code-exec@2"
     if pids_base()[0] is not None:
         assert meta["pids_limit"] == "cgroup"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        ADD,
+        "def add(a, b):\n    return a - b\n",
+        "def add(a, b):\n    return a / 0\n",
+        "def add(a, b):\n    return float(a + b)\n",  # 5.0 == 5 in an assert, as in Python
+        "def add(a, b):\n    return [a + b]\n",
+        "class N:\n    def __bool__(self):\n        return False\n"
+        "def add(a, b):\n    return N() if a == -1 else a + b\n",
+        "raise ValueError('no')\n",
+    ],
+    ids=["right", "wrong", "raises", "float", "list", "falsy-object", "import-error"],
+)
+def test_plain_asserts_get_the_verdict_the_tests_sandbox_gives(code: str) -> None:
+    tests = "assert add(2, 3) == 5\nassert not add(-1, 1)\nassert add(1, 1) != 3\n"
+    (plain,) = _grade(code, tests=tests)
+    (boxed,) = _grade(code, tests=tests + FORMS["sandboxed"])
+    assert plain["judge_meta"]["asserts"] == "judged as calls"
+    assert boxed["judge_meta"]["asserts"] == "run in the tests' sandbox"
+    assert (plain["reward"], plain["reason"].split(" in ")[0]) == (
+        boxed["reward"],
+        boxed["reason"].split(" in ")[0],
+    )
+
+
+@pytest.mark.parametrize(
+    ("tests", "plain"),
+    [
+        ("assert f(1, 'a', x=[2]) == {'k': (1, 2)}", True),
+        ("assert 3 == f()\nassert f(1) is None\nassert not f(2)\nassert f(3)", True),
+        ("assert f(1) != 2, 'message'", True),
+        ("assert len(f()) == 3", False),  # a builtin is the tests' own, not the candidate's
+        ("assert f(x) == 3", False),
+        ("assert f(1) == g(2)", False),
+        ("assert f(*[1]) == 1", False),
+        ("assert f(1) is 5", False),
+        ("x = 1\nassert f(1) == 1", False),
+        ("assert obj.f(1) == 1", False),
+    ],
+)
+def test_which_asserts_are_judged_as_calls(tests: str, plain: bool) -> None:
+    from whileai_core.judges.codeexec_tests import plain_asserts
+
+    assert (plain_asserts(tests) is not None) is plain
 
 
 def test_cases_compare_by_type_in_the_grader() -> None:
@@ -250,7 +300,8 @@ def test_a_subinterpreter_is_inside_the_same_sandbox(secret_env: str, tmp_path: 
     assert after["reward"] == 1.0
 
 
-def test_reading_frames_printing_a_token_and_exiting_zero_is_no_pass() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_reading_frames_printing_a_token_and_exiting_zero_is_no_pass(form: str) -> None:
     forge = (
         "import os, sys\nf, seen = sys._getframe(), []\n"
         "while f is not None:\n    seen.append(dict(f.f_locals))\n    f = f.f_back\n"
@@ -263,14 +314,19 @@ def test_reading_frames_printing_a_token_and_exiting_zero_is_no_pass() -> None:
         "        except OSError:\n            pass\n"
         "os._exit(0)\n"
     )
-    at_import = _grade(WRONG_ADD + forge)
-    in_call = _grade("def add(a, b):\n" + "".join("    " + ln + "\n" for ln in forge.splitlines()))
+    tests = TESTS + FORMS[form]
+    at_import = _grade(WRONG_ADD + forge, tests=tests)
+    in_call = _grade(
+        "def add(a, b):\n" + "".join("    " + ln + "\n" for ln in forge.splitlines()),
+        tests=tests,
+    )
     cases = _grade(WRONG_ADD + forge, tests=[{"call": "add(2, 3)", "expected": 5}])
     for (row,) in (at_import, in_call, cases):
         _closed(row)
 
 
-def test_the_hidden_tests_are_not_in_the_candidates_process() -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_the_hidden_tests_are_not_in_the_candidates_process(form: str) -> None:
     # The candidate searches every frame and every object for the tests and, if it finds
     # `== N`, answers N. The control plants the text itself, proving the search works.
     search = (
@@ -290,7 +346,7 @@ def test_the_hidden_tests_are_not_in_the_candidates_process() -> None:
         "def add(a, b):\n    found = _find()\n    return found if found is not None else a * b\n"
     )
     control = "PLANTED = 'assert add(2, 3) == 5'\n" + search
-    planted, attacked = _grade(control, search, tests="assert add(2, 3) == 5")
+    planted, attacked = _grade(control, search, tests="assert add(2, 3) == 5" + FORMS[form])
     assert planted["reward"] == 1.0, planted["reason"]
     _closed(attacked)
     (cases,) = _grade(search, tests=[{"call": "add(2, 3)", "expected": 5}])
@@ -311,9 +367,10 @@ def test_the_hidden_tests_are_not_in_the_candidates_process() -> None:
 )
 def test_an_eq_that_is_always_true_passes_nothing(liar: str) -> None:
     code = liar + "def add(a, b):\n    return L()\n"
-    asserts = "assert add(2, 3) == 5\nassert 5 == add(2, 3)\nassert not add(2, 3) != 5\n"
-    (row,) = _grade(code, tests=asserts)
-    _closed(row)
+    for asserts in ("assert add(2, 3) == 5\n", "assert 5 == add(2, 3)\n",
+                    "assert not add(2, 3) != 5\n", "assert add(2, 3) == 5\n_ = 0\n"):  # fmt: skip
+        (row,) = _grade(code, tests=asserts)
+        _closed(row)
     (cases,) = _grade(code, tests=[{"call": "add(2, 3)", "expected": 5}])
     _closed(cases)
 
@@ -362,7 +419,8 @@ def test_dir_fd_and_symlink_swaps_read_nothing_of_the_host(secret_env: str) -> N
     assert after["reward"] == 1.0
 
 
-def test_the_graders_environment_is_out_of_reach(secret_env: str) -> None:
+@pytest.mark.parametrize("form", FORMS)
+def test_the_graders_environment_is_out_of_reach(secret_env: str, form: str) -> None:
     code = (
         "import os\nfound = [repr(dict(os.environ))]\n"
         "for pid in ['self', '1', str(os.getppid())] + (os.listdir('/proc') if "
@@ -371,7 +429,7 @@ def test_the_graders_environment_is_out_of_reach(secret_env: str) -> None:
         "    except OSError as e:\n        found.append(repr(e))\n"
         "def add(a, b):\n    raise Exception(' '.join(found)[:3000])\n"
     )
-    (row,) = _grade(code)
+    (row,) = _grade(code, tests=TESTS + FORMS[form])
     _closed(row, secret=secret_env)
     assert "the candidate raised Exception" in row["reason"]
     (cases,) = _grade(code, tests=[{"call": "add(1, 2)", "expected": 3}])

@@ -43,7 +43,7 @@ import os
 import re
 import select
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +51,17 @@ from ..errors import ConfigError
 from ..row import reply_text
 from . import sandbox as sb
 from .cgroup import pids_base
-from .codeexec_tests import Case, exception_text, hidden_tests, judge_case
-from .codeexec_wire import MAX_LINE, WireError
+from .codeexec_tests import (
+    Case,
+    Check,
+    Handle,
+    check_holds,
+    exception_text,
+    hidden_tests,
+    judge_case,
+    plain_asserts,
+)
+from .codeexec_wire import MAX_LINE, WireError, decode
 from .contract import Judge, JudgeFailed
 
 _FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
@@ -223,6 +232,9 @@ def _wall(settings: Settings) -> Outcome:
     return Outcome(False, f"stopped at the {limit:g}s wall limit (hung, busy or forking)")
 
 
+_SANDBOXED = {"asserts": "run in the tests' sandbox"}
+
+
 def run_asserts(code: str, tests: str, settings: Settings) -> Outcome:
     """The candidate in one sandbox, the asserts in another; the verdict from the second."""
     run = _Run(settings)
@@ -250,63 +262,152 @@ def run_asserts(code: str, tests: str, settings: Settings) -> Outcome:
         kind, reason = said[0], str(said[1]) if len(said) > 1 else ""
         if kind == "pass":
             took = time.monotonic() - run.started
-            return Outcome(True, f"tests passed in {took:.2f}s", run.meta())
+            return Outcome(True, f"tests passed in {took:.2f}s", {**run.meta(), **_SANDBOXED})
         if kind == "error":
             raise JudgeFailed("error", f"code-exec: {reason}")
         if "candidate's process" in reason:
             note = run.note(candidate)
             reason += f" ({note})" if note else ""
-        return Outcome(False, f"tests failed: {reason}", run.meta())
+        return Outcome(False, f"tests failed: {reason}", {**run.meta(), **_SANDBOXED})
     finally:
         if verdict is not None:
             verdict.close()
         run.close()
 
 
+class _Session:
+    """The candidate's sandbox, asked one call at a time by the grader itself."""
+
+    def __init__(self, run: _Run, code: str) -> None:
+        self.run = run
+        with _pipes(2) as ((req_r, req_w), (rep_r, rep_w)):
+            self.jail = run.start("candidate", [req_r, rep_w], code)
+            self.pipe = _Pipe(os.dup(rep_r), os.dup(req_w))
+        if self.pipe.recv(run.deadline) is None:
+            raise JudgeFailed("error", f"code-exec: the candidate's sandbox did not start: "
+                              f"{self.jail.stderr_tail(300)}")  # fmt: skip
+        hello = self.pipe.recv(run.deadline)
+        self.broken: str | None = None
+        if hello is None or hello[0] != "ready":
+            self.broken = _import_failure(hello) or self.ended(
+                "the candidate's process ended while its code was imported"
+            )
+
+    def ask(self, message: list[Any]) -> list[Any] | None:
+        """The reply, or None when the candidate's process is gone."""
+        if not self.pipe.send(message, self.run.deadline):
+            return None
+        return self.pipe.recv(self.run.deadline)
+
+    def ended(self, what: str) -> str:
+        note = self.run.note(self.jail)
+        return f"{what} ({note})" if note else what
+
+    def close(self) -> None:
+        self.pipe.close()
+
+
+def _session(code: str, settings: Settings, judge: Callable[[_Session], Outcome]) -> Outcome:
+    run = _Run(settings)
+    session: _Session | None = None
+    try:
+        session = _Session(run, code)
+        return judge(session)
+    except _WallClock:
+        return _wall(settings)
+    except WireError as exc:
+        return Outcome(False, f"the candidate broke the wire ({exc})", run.meta())
+    finally:
+        if session is not None:
+            session.close()
+        run.close()
+
+
 def run_cases(code: str, cases: list[Case], settings: Settings) -> Outcome:
     """Each call evaluated in the candidate's sandbox; each answer compared here."""
-    run = _Run(settings)
-    pipe: _Pipe | None = None
-    passed, first = 0, ""
-    try:
-        with _pipes(2) as ((req_r, req_w), (rep_r, rep_w)):
-            candidate = run.start("candidate", [req_r, rep_w], code)
-            pipe = _Pipe(os.dup(rep_r), os.dup(req_w))
-        try:
-            if pipe.recv(run.deadline) is None:
-                raise JudgeFailed("error", f"code-exec: the candidate's sandbox did not "
-                                  f"start: {candidate.stderr_tail(300)}")  # fmt: skip
-            hello = pipe.recv(run.deadline)
-            if hello is None or hello[0] != "ready":
-                why = _import_failure(hello) or "its process ended while its code was imported"
-                note = run.note(candidate) if hello is None else ""
-                return Outcome(False, why + (f" ({note})" if note else ""), run.meta())
-            for i, case in enumerate(cases, 1):
-                sent = pipe.send(["eval", case.call], run.deadline)
-                reply = pipe.recv(run.deadline) if sent else None
-                wrong = judge_case(case, reply, settings.tolerance)
-                if wrong is None:
-                    passed += 1
-                    continue
-                if reply is None:
-                    note = run.note(candidate)
-                    wrong += f" ({note})" if note else ""
-                first = first or f"case {i}: {wrong}"
-                if reply is None:
-                    break
-        except _WallClock:
-            return _wall(settings)
-        except WireError as exc:
-            first = first or f"the candidate broke the wire ({exc})"
+
+    def judge(session: _Session) -> Outcome:
+        if session.broken:
+            return Outcome(False, session.broken, session.run.meta())
+        passed, first = 0, ""
+        for i, case in enumerate(cases, 1):
+            reply = session.ask(["eval", case.call])
+            wrong = judge_case(case, reply, settings.tolerance)
+            if wrong is None:
+                passed += 1
+                continue
+            first = first or f"case {i}: {session.ended(wrong) if reply is None else wrong}"
+            if reply is None:
+                break
         n = len(cases)
-        extra = {**run.meta(), "cases": n, "cases_passed": passed}
+        extra = {**session.run.meta(), "cases": n, "cases_passed": passed}
         if passed == n:
             return Outcome(True, f"all {n} case{'s' if n != 1 else ''} passed", extra)
         return Outcome(False, f"{passed} of {n} cases passed; {first}", extra)
-    finally:
-        if pipe is not None:
-            pipe.close()
-        run.close()
+
+    return _session(code, settings, judge)
+
+
+def run_plain_asserts(code: str, checks: list[Check], settings: Settings) -> Outcome:
+    """`assert f(2, 3) == 5` and its kin, judged here as calls (see codeexec_tests)."""
+
+    def judge(session: _Session) -> Outcome:
+        meta = {**session.run.meta(), "asserts": "judged as calls"}
+        if session.broken:
+            return Outcome(False, f"tests failed: {session.broken}", meta)
+        try:
+            for check in checks:
+                why = _failed_check(session, check)
+                if why is not None:
+                    return Outcome(False, f"tests failed: line {check.line} of the tests: {why}",
+                                   meta)  # fmt: skip
+        except _Broken as exc:
+            return Outcome(False, f"tests failed: {exc}", meta)
+        took = time.monotonic() - session.run.started
+        return Outcome(True, f"tests passed in {took:.2f}s", meta)
+
+    return _session(code, settings, judge)
+
+
+class _Broken(Exception):
+    """The exchange with the candidate's process broke (it ended, or answered garbage)."""
+
+
+def _failed_check(session: _Session, check: Check) -> str | None:
+    """What failed at the check's line, or None."""
+    got = _answer(session, ["eval", check.call])
+    if isinstance(got, str):
+        return got
+    value = got[0]
+    if check.op in ("truth", "not") and isinstance(value, Handle):
+        # bool() of a candidate's object is its own __bool__, as in the tests' sandbox
+        got = _answer(session, ["op", ["ref", value.ref], "bool", ["list", []]])
+        if isinstance(got, str):
+            return got
+        value = got[0]
+        if type(value) is not bool:
+            return "TypeError: __bool__ should return bool"
+    return None if check_holds(check, value) else "AssertionError"
+
+
+def _answer(session: _Session, request: list[Any]) -> tuple[Any] | str:
+    """(the value the candidate answered,) or what it raised; _Broken when it broke."""
+    reply = session.ask(request)
+    if reply is None:
+        raise _Broken(session.ended("the candidate's process ended or stopped answering"))
+    if (
+        reply[0] == "raise"
+        and len(reply) == 2
+        and isinstance(reply[1], list)
+        and len(reply[1]) == 5
+    ):
+        return f"the candidate raised {exception_text(reply[1])}"
+    if reply[0] != "ok" or len(reply) != 2:
+        raise _Broken("the candidate answered out of turn")
+    try:
+        return (decode(reply[1], Handle),)
+    except WireError as exc:
+        raise _Broken(f"the candidate's answer is not a value ({exc})") from None
 
 
 def _import_failure(hello: list[Any] | None) -> str | None:
@@ -337,6 +438,9 @@ def run_sandboxed(
 def _run(code: str, tests: str | list[Case], settings: Settings) -> Outcome:
     if isinstance(tests, list):
         return run_cases(code, tests, settings)
+    checks = plain_asserts(tests)
+    if checks is not None:
+        return run_plain_asserts(code, checks, settings)
     return run_asserts(code, tests, settings)
 
 
