@@ -190,6 +190,19 @@ def test_objects_classes_generators_and_exceptions_work_through_handles() -> Non
     assert row["reward"] == 1.0, row["reason"]
 
 
+def test_the_standard_library_crosses_by_name() -> None:
+    # The tests' `len` or `math` is never sent; the candidate's process uses its own copy.
+    # A name the candidate took from the standard library is one too, even passed back.
+    code = "from operator import add\ndef apply(f, *args):\n    return f(*args)\n"
+    tests = (
+        "import math\nassert apply(len, [1, 2]) == 2\nassert apply(str.upper, 'a') == 'A'\n"
+        "assert apply(math.floor, 2.5) == 2\nassert apply(add, 2, 3) == 5\n"
+        "assert apply(apply, add, 1, 1) == 2\n"
+    )
+    (row,) = _grade(code, tests=tests)
+    assert row["reward"] == 1.0, row["reason"]
+
+
 def test_hidden_tests_on_privileged_tests_or_reference_and_a_list_of_asserts() -> None:
     rows = [
         {"final_text": GOOD, "privileged": {"tests": TESTS, "reference": "ignored"}},

@@ -21,6 +21,9 @@ cgroup, rlimits, seccomp), and no answer the candidate's process gives can be a 
   process alone holds the verdict pipe; it is in other namespaces than the candidate, which
   cannot see, signal or trace it. A candidate that breaks the exchange (dies, hangs,
   answers garbage) fails, even where a test's bare `except` swallowed the error.
+- Plain asserts (`assert f(2, 3) == 5`: a candidate's name called on literals, against a
+  literal) skip the second sandbox: the grader sends the call and applies the operator
+  itself, as the tests' sandbox would, to the same rebuilt builtin values.
 
 What the candidate still decides is the values it returns, which is what is being graded.
 Tests should import what they use: a name they take from the candidate's module is the

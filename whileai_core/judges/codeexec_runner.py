@@ -43,6 +43,46 @@ if __package__:  # imported by the grader; in a sandbox the wire's code already 
     )
 
 
+# -- the standard library, named rather than sent ------------------------------------------
+
+
+def _stdlib(module: str) -> bool:
+    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ())
+
+
+def stdlib_name(obj: Any) -> list[Any] | None:
+    """`obj` as a standard-library name (`["module", "math"]`, `["stdlib", "builtins",
+    "str.upper"]`) when it is one, so the other side can use its own copy; else None."""
+    if isinstance(obj, types.ModuleType):
+        return ["module", obj.__name__] if _stdlib(obj.__name__) else None
+    qualname = getattr(obj, "__qualname__", None)
+    module = getattr(obj, "__module__", None) or getattr(
+        getattr(obj, "__objclass__", None), "__module__", None
+    )
+    if not isinstance(qualname, str) or not isinstance(module, str) or not _stdlib(module):
+        return None
+    item = ["stdlib", module, qualname]
+    try:
+        return item if stdlib_object(item) is obj else None
+    except Exception:
+        return None
+
+
+def stdlib_object(item: list[Any]) -> Any:
+    """The object a standard-library name stands for, in this process."""
+    import importlib
+
+    if len(item) < 2 or not isinstance(item[1], str) or not _stdlib(item[1]):
+        raise WireError("a name outside the standard library")
+    found: Any = importlib.import_module(item[1])
+    if item[0] == "stdlib":
+        if len(item) != 3 or not isinstance(item[2], str):
+            raise WireError("a standard-library name without its attribute")
+        for part in item[2].split("."):
+            found = getattr(found, part)
+    return found
+
+
 # -- the candidate's process ---------------------------------------------------------------
 
 
@@ -65,6 +105,9 @@ class _Exports:
         return ["ref", self.handle(obj), getattr(type(obj), "__qualname__", "?")[:80], kind]
 
     def resolve(self, item: list[Any]) -> Any:
+        """A handle back to its object; a standard-library name to this process's own."""
+        if item[0] in ("module", "stdlib"):
+            return stdlib_object(item)
         if item[0] != "ref" or len(item) < 2 or type(item[1]) is not int:
             raise WireError("a handle the candidate did not give")
         if not 0 <= item[1] < len(self.objects):
@@ -242,6 +285,9 @@ class TestsSide:
         def ref(obj: Any) -> list[Any]:
             if isinstance(obj, Remote):
                 return ["ref", obj._handle]
+            named = stdlib_name(obj)  # `len`, `str.upper`, `math`: the other side has its own
+            if named is not None:
+                return named
             why = f"the tests pass a {type(obj).__name__} to the candidate"
             self.unsupported = self.unsupported or why
             raise Unsupported(why + " (only data and the candidate's own objects cross)")
@@ -349,26 +395,21 @@ class TestsSide:
 
     def bind(self, name: str, item: Any) -> Any:
         """What `name` is in the tests' namespace (raises LookupError to leave it out)."""
-        import importlib
-
         if not isinstance(item, list) or not item:
             raise LookupError(name)
         if item[0] in ("module", "stdlib"):
             # `import math` (bound as `math`) or `from math import sqrt` (as `sqrt`): the
             # tests get their own, untouched copy from the standard library.
             module = item[1] if len(item) > 1 and isinstance(item[1], str) else ""
-            top = module.split(".")[0]
-            if top not in getattr(sys, "stdlib_module_names", ()):
-                raise LookupError(name)
-            if item[0] == "module" and top != name:
+            if item[0] == "module" and module.split(".")[0] != name:
                 raise LookupError(name)
             if item[0] == "stdlib" and (len(item) != 3 or item[2] != name):
                 raise LookupError(name)
             try:
-                found = importlib.import_module(top if item[0] == "module" else module)
-                return found if item[0] == "module" else getattr(found, name)
+                found = stdlib_object(["module", name] if item[0] == "module" else item)
             except Exception:
                 raise LookupError(name) from None
+            return found
         if item[0] == "excclass" and len(item) == 4 and type(item[1]) is int:
             cls = self._exc_class(name, item[3] if isinstance(item[3], list) else [])
             if cls.__module__ != "solution":  # its name is a builtin's: give it its own class
