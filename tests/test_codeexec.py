@@ -273,6 +273,21 @@ def test_limits_and_early_exits_score_zero_with_the_reason(attack: str, reason: 
     assert after["reward"] == 1.0
 
 
+@pytest.mark.parametrize("form", [*FORMS, "cases"])
+def test_text_the_candidate_raises_cannot_break_the_row(form: str) -> None:
+    code = "def add(a, b):\n    raise Exception('bad \\udcff text ' + 'x' * 10000)\n"
+    tests = [{"call": "add(2, 3)", "expected": 5}] if form == "cases" else TESTS + FORMS[form]
+    (row,) = _grade(code, tests=tests)
+    _closed(row)  # orjson refuses a lone surrogate: the row must still serialise
+    assert len(row["reason"]) < 500
+
+
+def test_a_huge_program_is_not_run() -> None:
+    (row,) = _grade("x = 1\n" * (1 << 20))
+    _closed(row)
+    assert "not run" in row["reason"]
+
+
 # -- the attacks on the old sandbox ---------------------------------------------------------
 
 

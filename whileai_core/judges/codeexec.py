@@ -67,6 +67,7 @@ from .codeexec_tests import (
 from .codeexec_wire import MAX_LINE, WireError, decode
 from .contract import Judge, JudgeFailed
 
+MAX_SOURCE = 4 << 20  # a program this big is no model's answer, and would not fit the sandbox
 _FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
 
 
@@ -244,21 +245,16 @@ def run_asserts(code: str, tests: str, settings: Settings) -> Outcome:
     verdict: _Pipe | None = None
     try:
         with _pipes(3) as ((req_r, req_w), (rep_r, rep_w), (ver_r, ver_w)):
-            candidate = run.start("candidate", [req_r, rep_w], code)
             judge = run.start("tests", [req_w, rep_r, ver_w], tests)
             verdict = _Pipe(os.dup(ver_r))
+            # The candidate starts once the tests' process has: whatever it then does to
+            # the machine, the tests' sandbox not starting is never its doing.
+            if _recv(verdict, run.deadline) is None:
+                raise JudgeFailed("error", f"code-exec: the tests' sandbox did not start: "
+                                  f"{judge.stderr_tail(300)}")  # fmt: skip
+            candidate = run.start("candidate", [req_r, rep_w], code)
         # Only the sandboxes hold the pipe ends now: each sees the other's death as EOF.
-        try:
-            started = verdict.recv(run.deadline)
-            said = verdict.recv(run.deadline) if started is not None else None
-        except _WallClock:
-            return _wall(settings)
-        except WireError as exc:  # the tests' process runs no candidate code: a bug of ours
-            why = f"code-exec: the tests' verdict is unreadable ({exc})"
-            raise JudgeFailed("error", why) from None
-        if started is None:
-            raise JudgeFailed("error", f"code-exec: the tests' sandbox did not start: "
-                              f"{judge.stderr_tail(300)}")  # fmt: skip
+        said = _recv(verdict, run.deadline)
         if said is None:
             said = ["fail", f"the tests' process ended without a verdict "
                     f"({run.note(judge) or 'no exit status'})"]  # fmt: skip
@@ -272,10 +268,20 @@ def run_asserts(code: str, tests: str, settings: Settings) -> Outcome:
             note = run.note(candidate)
             reason += f" ({note})" if note else ""
         return Outcome(False, f"tests failed: {reason}", {**run.meta(), **_SANDBOXED})
+    except _WallClock:
+        return _wall(settings)
     finally:
         if verdict is not None:
             verdict.close()
         run.close()
+
+
+def _recv(verdict: _Pipe, deadline: float) -> list[Any] | None:
+    try:
+        return verdict.recv(deadline)
+    except WireError as exc:  # the tests' process runs no candidate code: a bug of ours
+        why = f"code-exec: the tests' verdict is unreadable ({exc})"
+        raise JudgeFailed("error", why) from None
 
 
 class _Session:
@@ -439,12 +445,17 @@ def run_sandboxed(
 
 
 def _run(code: str, tests: str | list[Case], settings: Settings) -> Outcome:
+    if len(code) > MAX_SOURCE:
+        return Outcome(False, f"the program is over {MAX_SOURCE >> 20} MB; not run")
     if isinstance(tests, list):
-        return run_cases(code, tests, settings)
-    checks = plain_asserts(tests)
-    if checks is not None:
-        return run_plain_asserts(code, checks, settings)
-    return run_asserts(code, tests, settings)
+        outcome = run_cases(code, tests, settings)
+    elif (checks := plain_asserts(tests)) is not None:
+        outcome = run_plain_asserts(code, checks, settings)
+    else:
+        outcome = run_asserts(code, tests, settings)
+    # The reason may carry the candidate's own text: never a lone surrogate into a row.
+    outcome.reason = outcome.reason.encode("utf-8", "replace").decode("utf-8")
+    return outcome
 
 
 def _sandbox(value: str | None) -> str:
@@ -468,7 +479,8 @@ def code_exec(
     settings = Settings(timeout, memory_mb, file_mb, max_procs, tolerance, _sandbox(sandbox))
 
     def judge(row: dict[str, Any]) -> dict[str, Any]:
-        outcome = _run(extract_code(reply_text(row)), hidden_tests(row, field), settings)
+        tests = hidden_tests(row, field)
+        outcome = _run(extract_code(reply_text(row)), tests, settings)
         return {"reward": 1.0 if outcome.passed else 0.0, "reason": outcome.reason,
                 **outcome.extra}  # fmt: skip
 
