@@ -46,6 +46,12 @@ def _grade(*codes: str, tests: Any = TESTS, timeout: float = 5.0, **opts: Any) -
     return list(grade_rows(rows, judge, concurrency=2, timeout=60))
 
 
+def _passes(code: str, **kwargs: Any) -> dict:
+    (row,) = _grade(code, **kwargs)
+    assert row["reward"] == 1.0 and row["judge_status"] == "ok", row["reason"]
+    return row
+
+
 def _closed(row: dict, *, secret: str = SECRET) -> None:
     """Failed closed: a real 0 (not an error), and nothing of the host in the row."""
     assert row["judge_status"] == "ok", row["reason"]
@@ -186,8 +192,7 @@ def test_objects_classes_generators_and_exceptions_work_through_handles() -> Non
         "def check(candidate):\n    assert candidate(0) == 0\n"
         "check(lambda n: list(squares(n + 1))[n])\n"
     )
-    (row,) = _grade(code, tests=tests)
-    assert row["reward"] == 1.0, row["reason"]
+    _passes(code, tests=tests)
 
 
 def test_the_standard_library_crosses_by_name() -> None:
@@ -199,8 +204,7 @@ def test_the_standard_library_crosses_by_name() -> None:
         "assert apply(math.floor, 2.5) == 2\nassert apply(add, 2, 3) == 5\n"
         "assert apply(apply, add, 1, 1) == 2\n"
     )
-    (row,) = _grade(code, tests=tests)
-    assert row["reward"] == 1.0, row["reason"]
+    _passes(code, tests=tests)
 
 
 def test_hidden_tests_on_privileged_tests_or_reference_and_a_list_of_asserts() -> None:
@@ -251,8 +255,7 @@ def test_the_tmpfs_is_writable_through_every_file_call() -> None:
         "fd = os.open('x', os.O_RDONLY)\nos.unlink('l', dir_fd=fd)\nos.unlink('g', dir_fd=fd)\n"
         "os.rmdir('y', dir_fd=fd)\nopen('/tmp/abs', 'w').write('ok')\n" + ADD
     )
-    (row,) = _grade(code)
-    assert row["reward"] == 1.0, row["reason"]
+    _passes(code)
 
 
 @pytest.mark.parametrize(
@@ -518,8 +521,7 @@ def test_the_process_limit_binds_root() -> None:
         "        if pid == 0:\n            time.sleep(30)\n            os._exit(0)\n"
         "        n += 1\n    return n\n"
     )
-    (row,) = _grade(code, tests="assert spawned() < 40\n", max_procs=16)
-    assert row["reward"] == 1.0, row["reason"]
+    _passes(code, tests="assert spawned() < 40\n", max_procs=16)
 
 
 def test_no_network_not_even_the_hosts_loopback() -> None:
@@ -565,8 +567,7 @@ def test_nothing_outside_the_tmpfs_is_writable(tmp_path: Path) -> None:
         "try:\n    os.chmod(os.__file__, 0o777)\n    WROTE.append('chmod')\n"
         "except OSError:\n    pass\n" + ADD
     )
-    (row,) = _grade(code, tests="assert WROTE == []\n" + TESTS)
-    assert row["reward"] == 1.0, row["reason"]
+    _passes(code, tests="assert WROTE == []\n" + TESTS)
     assert not (tmp_path / "out").exists() and not prefix_file.exists()
 
 
