@@ -40,47 +40,9 @@ if __package__:  # imported by the grader; in a sandbox the wire's code already 
         encode,
         encode_exception,
         set_limits,
+        stdlib_name,
+        stdlib_object,
     )
-
-
-# -- the standard library, named rather than sent ------------------------------------------
-
-
-def _stdlib(module: str) -> bool:
-    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ())
-
-
-def stdlib_name(obj: Any) -> list[Any] | None:
-    """`obj` as a standard-library name (`["module", "math"]`, `["stdlib", "builtins",
-    "str.upper"]`) when it is one, so the other side can use its own copy; else None."""
-    if isinstance(obj, types.ModuleType):
-        return ["module", obj.__name__] if _stdlib(obj.__name__) else None
-    qualname = getattr(obj, "__qualname__", None)
-    module = getattr(obj, "__module__", None) or getattr(
-        getattr(obj, "__objclass__", None), "__module__", None
-    )
-    if not isinstance(qualname, str) or not isinstance(module, str) or not _stdlib(module):
-        return None
-    item = ["stdlib", module, qualname]
-    try:
-        return item if stdlib_object(item) is obj else None
-    except Exception:
-        return None
-
-
-def stdlib_object(item: list[Any]) -> Any:
-    """The object a standard-library name stands for, in this process."""
-    import importlib
-
-    if len(item) < 2 or not isinstance(item[1], str) or not _stdlib(item[1]):
-        raise WireError("a name outside the standard library")
-    found: Any = importlib.import_module(item[1])
-    if item[0] == "stdlib":
-        if len(item) != 3 or not isinstance(item[2], str):
-            raise WireError("a standard-library name without its attribute")
-        for part in item[2].split("."):
-            found = getattr(found, part)
-    return found
 
 
 # -- the candidate's process ---------------------------------------------------------------

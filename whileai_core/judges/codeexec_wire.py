@@ -3,7 +3,8 @@
 Every value crosses as a JSON list whose first item names its type, and is rebuilt on the
 other side from builtin types only: whatever the sender was, the receiver holds a genuine
 `int`, `str` or `list`, never an object whose `__eq__` someone else wrote. What is not
-plain data crosses as a handle. A message is one line of JSON.
+plain data crosses as a handle, and a standard-library object (`len`, `math`) by its name,
+each side using its own copy. A message is one line of JSON.
 
 This file runs inside the sandboxes too (see `sandbox.runner_code`), where nothing of
 whileai is importable: it imports only the standard library, and not `json` or `typing`,
@@ -15,6 +16,8 @@ from __future__ import annotations
 import builtins
 import operator
 import os
+import sys
+import types
 
 TYPE_CHECKING = False  # not typing's own: see above
 if TYPE_CHECKING:
@@ -269,3 +272,43 @@ def describe(exc: BaseException) -> str:
     except Exception:
         text = ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# -- the standard library, named rather than sent ------------------------------------------
+
+
+def _stdlib(module: str) -> bool:
+    return module.split(".")[0] in getattr(sys, "stdlib_module_names", ())
+
+
+def stdlib_name(obj: Any) -> list[Any] | None:
+    """`obj` as a standard-library name (`["module", "math"]`, `["stdlib", "builtins",
+    "str.upper"]`) when it is one, so the other side can use its own copy; else None."""
+    if isinstance(obj, types.ModuleType):
+        return ["module", obj.__name__] if _stdlib(obj.__name__) else None
+    qualname = getattr(obj, "__qualname__", None)
+    module = getattr(obj, "__module__", None) or getattr(
+        getattr(obj, "__objclass__", None), "__module__", None
+    )
+    if not isinstance(qualname, str) or not isinstance(module, str) or not _stdlib(module):
+        return None
+    item = ["stdlib", module, qualname]
+    try:
+        return item if stdlib_object(item) is obj else None
+    except Exception:
+        return None
+
+
+def stdlib_object(item: list[Any]) -> Any:
+    """The object a standard-library name stands for, in this process."""
+    import importlib
+
+    if len(item) < 2 or not isinstance(item[1], str) or not _stdlib(item[1]):
+        raise WireError("a name outside the standard library")
+    found: Any = importlib.import_module(item[1])
+    if item[0] == "stdlib":
+        if len(item) != 3 or not isinstance(item[2], str):
+            raise WireError("a standard-library name without its attribute")
+        for part in item[2].split("."):
+            found = getattr(found, part)
+    return found

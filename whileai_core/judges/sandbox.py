@@ -49,7 +49,6 @@ from pathlib import Path
 
 from .cgroup import PidsGroup, pids_base
 
-SANDBOXES = ("bubblewrap", "none")
 INSTALL_HINT = (
     "code-exec needs bubblewrap to contain untrusted code: install the 'bubblewrap' package "
     "(apt-get install -y bubblewrap), or pass --sandbox none for code you trust"
