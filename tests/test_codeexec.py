@@ -524,6 +524,19 @@ def test_the_process_limit_binds_root() -> None:
     _passes(code, tests="assert spawned() < 40\n", max_procs=16)
 
 
+def test_without_a_writable_cgroup_the_run_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai_core.judges import codeexec_grader, sandbox
+
+    def unwritable() -> tuple[None, str]:
+        return None, "cannot make a pids cgroup under /sys/fs/cgroup/pids (Read-only file system)"
+
+    monkeypatch.setattr(sandbox, "pids_base", unwritable)
+    monkeypatch.setattr(codeexec_grader, "pids_base", unwritable)
+    row = _passes(GOOD)
+    assert row["judge_meta"]["pids_limit"].startswith("RLIMIT_NPROC only")
+    assert "Read-only file system" in row["judge_meta"]["pids_limit"]
+
+
 def test_no_network_not_even_the_hosts_loopback() -> None:
     port = free_port()
     connected: list[object] = []

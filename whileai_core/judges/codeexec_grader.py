@@ -159,7 +159,10 @@ class _Run:
     def meta(self) -> dict[str, Any]:
         group = all(j.group is not None for j in self.jails)
         notes = [j.group_note for j in self.jails if j.group_note]
-        pids = "cgroup" if group and not notes else "; ".join(notes) or pids_base()[1]
+        pids = "cgroup"
+        if not group or notes:
+            why = "; ".join(notes) or pids_base()[1]
+            pids = f"RLIMIT_NPROC only, which binds no root process ({why})"
         out: dict[str, Any] = {"pids_limit": pids}
         if self.bwrap is not None:
             out["seccomp"] = self.seccomp
