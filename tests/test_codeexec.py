@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from whileai_core.judges import JudgeOptions, code_exec, grade_rows, parse_judge
-from whileai_core.judges.cgroup import pids_base
+from whileai_core.judges.cgroup import controller_base
 from whileai_core.testing import free_port
 
 from .helpers import run_cli
@@ -78,8 +78,9 @@ def test_correct_code_passes_and_wrong_code_fails_at_the_line() -> None:
     assert bad["reason"] == "tests failed: line 1 of the tests: AssertionError"
     meta = good["judge_meta"]
     assert meta["sandbox"] == "bubblewrap" and meta["version"] == "code-exec@2"
-    if pids_base()[0] is not None:
-        assert meta["pids_limit"] == "cgroup"
+    for controller in ("pids", "memory"):
+        if controller_base(controller)[0] is not None:
+            assert meta[f"{controller}_limit"] == "cgroup"
 
 
 @pytest.mark.parametrize(
@@ -480,7 +481,7 @@ def _alive_with(marker: str) -> list[int]:
 
 @pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
 def test_a_setsid_child_does_not_outlive_the_run(sandbox: str) -> None:
-    if sandbox == "none" and pids_base()[0] is None:
+    if sandbox == "none" and controller_base("pids")[0] is None:
         pytest.skip("without a pids cgroup, --sandbox none only kills its session")
     marker = "whileai-orphan-" + uuid.uuid4().hex
     code = (
@@ -511,7 +512,7 @@ def test_a_fork_bomb_is_capped_and_grading_goes_on() -> None:
     assert after["reward"] == 1.0
 
 
-@pytest.mark.skipif(pids_base()[0] is None, reason="no writable pids cgroup here")
+@pytest.mark.skipif(controller_base("pids")[0] is None, reason="no writable pids cgroup")
 def test_the_process_limit_binds_root() -> None:
     code = (
         "import os, time\n"
@@ -525,16 +526,31 @@ def test_the_process_limit_binds_root() -> None:
 
 
 def test_without_a_writable_cgroup_the_run_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from whileai_core.judges import codeexec_grader, sandbox
+    from whileai_core.judges import cgroup
 
-    def unwritable() -> tuple[None, str]:
-        return None, "cannot make a pids cgroup under /sys/fs/cgroup/pids (Read-only file system)"
+    def unwritable(controller: str) -> tuple[None, bool, str]:
+        return None, False, f"cannot make a {controller} cgroup under /x (Read-only file system)"
 
-    monkeypatch.setattr(sandbox, "pids_base", unwritable)
-    monkeypatch.setattr(codeexec_grader, "pids_base", unwritable)
-    row = _passes(GOOD)
-    assert row["judge_meta"]["pids_limit"].startswith("RLIMIT_NPROC only")
-    assert "Read-only file system" in row["judge_meta"]["pids_limit"]
+    monkeypatch.setattr(cgroup, "controller_base", unwritable)
+    meta = _passes(GOOD)["judge_meta"]
+    assert meta["pids_limit"].startswith("RLIMIT_NPROC only")
+    assert meta["memory_limit"].startswith("RLIMIT_AS only")
+    assert "Read-only file system" in meta["pids_limit"]
+
+
+@pytest.mark.skipif(controller_base("memory")[0] is None, reason="no writable memory cgroup")
+def test_memory_is_bounded_for_the_whole_sandbox_not_per_process() -> None:
+    # Each child stays under RLIMIT_AS; together they would hold 3.6 GB without the group,
+    # which kills inside the sandbox once it holds memory_mb + its tmpfs + 64 MB.
+    code = (
+        "import os, time\nKILLED = 0\nfor _ in range(8):\n    if os.fork() == 0:\n"
+        "        x = bytearray(450 << 20)\n        time.sleep(2)\n        os._exit(0)\n"
+        "for _ in range(8):\n    KILLED += os.WIFSIGNALED(os.wait()[1])\n" + ADD
+    )
+    start = time.monotonic()
+    row = _passes(code, tests="assert KILLED >= 6\n" + TESTS, timeout=8.0)
+    assert time.monotonic() - start < 20
+    assert row["judge_meta"]["memory_limit"] == "cgroup"
 
 
 def test_no_network_not_even_the_hosts_loopback() -> None:

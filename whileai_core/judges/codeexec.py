@@ -4,8 +4,9 @@ The candidate (the reply's last ```python block, else the whole reply) is untrus
 model wrote, run on millions of rollouts: assume it does its worst. An audit hook inside
 its interpreter could not hold it (a subinterpreter has no hook; the pass token was a
 local one frame up; a relative `dir_fd` open resolved elsewhere than it was checked). So
-containment is the kernel's (see `sandbox`: namespaces, no capabilities, a tmpfs, a pids
-cgroup, rlimits, seccomp), and no answer the candidate's process gives can be a pass:
+containment is the kernel's (see `sandbox`: namespaces, no capabilities, a tmpfs, pids
+and memory cgroups, rlimits, seccomp), and no answer the candidate's process gives can be
+a pass:
 
 - The candidate's process only exports values. It imports the candidate's module and
   answers "evaluate this call" with the result in a type-tagged wire format. It never

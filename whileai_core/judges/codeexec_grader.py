@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import sandbox as sb
-from .cgroup import pids_base
 from .codeexec_tests import (
     Case,
     Check,
@@ -157,13 +156,13 @@ class _Run:
         return jail.exit_note(code) or ""
 
     def meta(self) -> dict[str, Any]:
-        group = all(j.group is not None for j in self.jails)
-        notes = [j.group_note for j in self.jails if j.group_note]
-        pids = "cgroup"
-        if not group or notes:
-            why = "; ".join(notes) or pids_base()[1]
-            pids = f"RLIMIT_NPROC only, which binds no root process ({why})"
-        out: dict[str, Any] = {"pids_limit": pids}
+        out: dict[str, Any] = {}
+        fallbacks = {"pids": "RLIMIT_NPROC only, which binds no root process",
+                     "memory": "RLIMIT_AS only, per process"}  # fmt: skip
+        for controller, fallback in fallbacks.items():
+            notes = sorted({j.groups.notes[controller] for j in self.jails
+                            if controller in j.groups.notes})  # fmt: skip
+            out[f"{controller}_limit"] = f"{fallback} ({'; '.join(notes)})" if notes else "cgroup"
         if self.bwrap is not None:
             out["seccomp"] = self.seccomp
         return out

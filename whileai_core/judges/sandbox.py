@@ -1,5 +1,5 @@
-"""Start one untrusted Python process inside bubblewrap, in a pids cgroup of its own, and
-end it whole.
+"""Start one untrusted Python process inside bubblewrap, in cgroups of its own, and end
+it whole.
 
 Each wall is here because code that shares the grader's interpreter, or only its
 filesystem view, got out:
@@ -15,8 +15,9 @@ filesystem view, got out:
   it can write. No `/etc`, no `/proc`, no home, no site-packages.
 - `--die-with-parent` and the PID namespace: killing the launcher kills the namespace's
   pid 1, and the kernel then kills everything in it, `setsid()` children included.
-- A pids cgroup: RLIMIT_NPROC counts per user and does not bind root; the pids controller
-  does. Where no cgroup is writable the run says so instead of pretending.
+- A pids and a memory cgroup (see `cgroup`): RLIMIT_NPROC does not bind root, and
+  RLIMIT_AS bounds one process, not all it forks nor the tmpfs it fills. Where no cgroup
+  is writable the run says so instead of pretending.
 - A seccomp filter (bubblewrap's `--seccomp`) refuses signals, tracing, sockets, io_uring
   and namespace calls: a second wall that stands if the first has a hole.
 - rlimits (CPU, address space, file size, open files) are set by the runner itself before
@@ -47,7 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cgroup import PidsGroup, pids_base
+from .cgroup import RunGroups
 
 INSTALL_HINT = (
     "code-exec needs bubblewrap to contain untrusted code: install the 'bubblewrap' package "
@@ -70,6 +71,12 @@ class Limits:
     memory_mb: int
     file_mb: int
     max_procs: int
+
+    def cgroup_limits(self) -> dict[str, int]:
+        """The whole sandbox's: its processes (and pid 1, and the runner), and its memory
+        (the runner's address space, its tmpfs, and room for what it forks)."""
+        tmpfs = 4 * self.file_mb
+        return {"pids": self.max_procs + 2, "memory": (self.memory_mb + tmpfs + 64) << 20}
 
     def rlimits(self, *, nproc: bool) -> dict[str, int]:
         out = {"cpu": self.cpu_s, "as": self.memory_mb << 20, "fsize": self.file_mb << 20,
@@ -232,15 +239,9 @@ class Jail:
         seccomp: bool,
     ) -> None:
         self.bwrap, self.limits = bwrap, limits
-        base, _ = pids_base()
-        self.group: PidsGroup | None = None
-        self.group_note = ""
-        if base is not None:
-            try:
-                self.group = PidsGroup(base, limits.max_procs + 2)  # + pid 1 and the runner
-            except OSError as exc:
-                self.group_note = f"pids cgroup failed: {exc.strerror}"
-        command = runner_command(role, fds, limits.rlimits(nproc=self.group is None))
+        self.groups = RunGroups(limits.cgroup_limits())
+        nproc = "pids" not in self.groups.paths
+        command = runner_command(role, fds, limits.rlimits(nproc=nproc))
         self._stderr = os.memfd_create("whileai-sandbox", os.MFD_CLOEXEC)
         self._workdir: str | None = None
         try:
@@ -253,8 +254,7 @@ class Jail:
                     "TMPDIR": self._workdir}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                     stderr=self._stderr, pass_fds=fds, start_new_session=True,
                 )  # fmt: skip
-                if self.group is not None:
-                    self.group.add(self.proc.pid)  # the runner is still reading its stdin
+                self.groups.add(self.proc.pid)  # the runner is still reading its stdin
         except BaseException:
             self.close()
             raise
@@ -299,8 +299,7 @@ class Jail:
             if not isinstance(child, int):
                 proc.wait(timeout=10)
                 raise SandboxUnavailable(f"bubblewrap did not start: {self.stderr_tail(300)}")
-            if self.group is not None:
-                self.group.add(child)
+            self.groups.add(child)
             os.write(block_w, b"1")
         finally:
             os.close(info_r)
@@ -315,10 +314,7 @@ class Jail:
                     os.killpg(proc.pid, signal.SIGKILL)
                 else:
                     proc.kill()  # pid 1 of the namespace dies with it, and all it holds
-        if self.group is not None:
-            for pid in self.group.pids():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+        self.groups.kill()
 
     def wait(self, timeout: float) -> int | None:
         try:
@@ -334,8 +330,7 @@ class Jail:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = proc.wait(timeout=10)
-        if self.group is not None and not self.group.remove():
-            self.group_note = f"pids cgroup {self.group.path} would not empty"
+        self.groups.remove()
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
         return code
