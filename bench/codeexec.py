@@ -11,7 +11,7 @@ included.
 
 Reference, 2 shared cores, -c 8, 400 rows (the machine's other load moves these by ±15%):
 the in-process audit-hook sandbox it replaced (fd52dae, assert forms only) 54-75 rows/s;
-bubblewrap: plain 69-85, sandboxed 36-38 (two sandboxes a row), cases 68-73 rows/s.
+bubblewrap: plain 69-85, sandboxed 36-40 (two sandboxes a row), cases 68-78 rows/s.
 Target: plain asserts and cases at least as fast as the audit hook was.
 """
 
