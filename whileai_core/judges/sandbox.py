@@ -248,15 +248,21 @@ class Jail:
             if bwrap is not None:
                 self.proc = self._start_bwrap(bwrap, command, fds, seccomp)
             else:
-                self._workdir = tempfile.mkdtemp(prefix="whileai-exec-")
+                self._workdir = work = tempfile.mkdtemp(prefix="whileai-exec-")
                 self.proc = subprocess.Popen(
-                    command, cwd=self._workdir, env=_ENV | {"HOME": self._workdir,
-                    "TMPDIR": self._workdir}, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                    stderr=self._stderr, pass_fds=fds, start_new_session=True,
-                )  # fmt: skip
+                    command,
+                    cwd=work,
+                    env={**_ENV, "HOME": work, "TMPDIR": work},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=self._stderr,
+                    pass_fds=fds,
+                    start_new_session=True,
+                )
                 self.groups.add(self.proc.pid)  # the runner is still reading its stdin
         except BaseException:
             self.close()
+            self.release()
             raise
         assert self.proc.stdin is not None
         with contextlib.suppress(OSError):
