@@ -139,9 +139,8 @@ def _mismatch(got: Any, want: Any, tolerance: float | None) -> str | None:
         return None
     if type(got) is not type(want):
         return wrong_type
-    if type(want) is float and tolerance is not None:
-        return None if abs(got - want) <= tolerance else "returned a wrong value"
-    return None if got == want else "returned a wrong value"
+    close = type(want) is float and tolerance is not None and abs(got - want) <= tolerance
+    return None if got == want or close else "returned a wrong value"
 
 
 # -- plain asserts, judged as calls ---------------------------------------------------------
