@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -72,7 +72,19 @@ def grade(
         str | None, typer.Option("--schema", help="JSON Schema file for json-schema.")
     ] = None,
     tolerance: Annotated[
-        float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
+        float | None,
+        typer.Option(
+            "--tolerance", help="Absolute tolerance for numeric and for code-exec's float cases."
+        ),
+    ] = None,
+    sandbox: Annotated[
+        Literal["bubblewrap", "none"] | None,
+        typer.Option(
+            "--sandbox",
+            envvar="WHILEAI_SANDBOX",
+            help="Isolation for code-exec: bubblewrap (the default; refuses to run without "
+            "it) or none (only for code you trust: it runs unisolated). [default: bubblewrap]",
+        ),
     ] = None,
     concurrency: Annotated[
         int,
@@ -147,6 +159,7 @@ def grade(
         spec=loaded,
         rubric=rubric_text,
         use_privileged=use_privileged,
+        sandbox=sandbox,
         models=ModelOptions(
             model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
         ),
