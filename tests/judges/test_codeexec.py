@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from whileai_core.judges import JudgeOptions, code_exec, grade_rows, parse_judge
-from whileai_core.judges.cgroup import controller_base
+from whileai_core.judges.codeexec.cgroup import controller_base
 from whileai_core.testing import free_port
 
 from ..helpers import run_cli
@@ -125,7 +125,7 @@ def test_plain_asserts_get_the_verdict_the_tests_sandbox_gives(code: str) -> Non
     ],
 )
 def test_which_asserts_are_judged_as_calls(tests: str, plain: bool) -> None:
-    from whileai_core.judges.codeexec_tests import plain_asserts
+    from whileai_core.judges.codeexec.cases import plain_asserts
 
     assert (plain_asserts(tests) is not None) is plain
 
@@ -526,7 +526,7 @@ def test_the_process_limit_binds_root() -> None:
 
 
 def test_without_a_writable_cgroup_the_run_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    from whileai_core.judges import cgroup
+    from whileai_core.judges.codeexec import cgroup
 
     def unwritable(controller: str) -> tuple[None, bool, str]:
         return None, False, f"cannot make a {controller} cgroup under /x (Read-only file system)"

@@ -12,7 +12,7 @@ subclass with the candidate's `__eq__`). An object that is not plain data stays 
 compared by identity, so no comparison a test makes is ever decided by candidate code. The
 verdict is written to a pipe that only this process holds.
 
-Like `codeexec_wire`, whose code runs into this namespace first inside a sandbox, it
+Like `wire.py`, whose code runs into this namespace first inside a sandbox, it
 imports only the standard library.
 """
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 if __package__:  # imported by the grader; in a sandbox the wire's code already ran here
-    from .codeexec_wire import (
+    from .wire import (
         BINARY,
         OPS,
         Link,

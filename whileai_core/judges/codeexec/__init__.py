@@ -43,12 +43,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
-from ..row import reply_text
-from .contract import Judge
+from ...errors import ConfigError
+from ...row import reply_text
+from ..contract import Judge
 
 if TYPE_CHECKING:
-    from .codeexec_tests import Case
+    from .cases import Case
 
 SANDBOXES = ("bubblewrap", "none")
 _FENCE = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.DOTALL)
@@ -72,7 +72,7 @@ def run_sandboxed(
     sandbox: str = "bubblewrap",
 ) -> tuple[bool, str]:
     """(passed, reason) for `code` against assert source or cases."""
-    from .codeexec_grader import Settings, run
+    from .grader import Settings, run
 
     settings = Settings(timeout, memory_mb, file_mb, max_procs, tolerance, _sandbox(sandbox))
     outcome = run(code, tests, settings)
@@ -98,8 +98,8 @@ def code_exec(
 ) -> Judge:
     """A judge that runs the reply's code against the row's hidden tests."""
     # The sandbox machinery loads when a code-exec judge is made, not with the registry.
-    from .codeexec_grader import Settings, run
-    from .codeexec_tests import hidden_tests
+    from .cases import hidden_tests
+    from .grader import Settings, run
 
     settings = Settings(timeout, memory_mb, file_mb, max_procs, tolerance, _sandbox(sandbox))
 

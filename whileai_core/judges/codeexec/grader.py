@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..contract import JudgeFailed
 from . import sandbox as sb
-from .codeexec_tests import (
+from .cases import (
     Case,
     Check,
     Handle,
@@ -27,8 +28,7 @@ from .codeexec_tests import (
     judge_case,
     plain_asserts,
 )
-from .codeexec_wire import MAX_LINE, WireError, decode
-from .contract import JudgeFailed
+from .wire import MAX_LINE, WireError, decode
 
 MAX_SOURCE = 4 << 20  # a program this big is no model's answer, and would not fit the sandbox
 
@@ -314,7 +314,7 @@ def run_cases(code: str, cases: list[Case], settings: Settings) -> Outcome:
 
 
 def run_plain_asserts(code: str, checks: list[Check], settings: Settings) -> Outcome:
-    """`assert f(2, 3) == 5` and its kin, judged here as calls (see codeexec_tests)."""
+    """`assert f(2, 3) == 5` and its kin, judged here as calls (see cases.py)."""
 
     def judge(session: _Session) -> Outcome:
         meta = {**session.run.meta(), "asserts": "judged as calls"}

@@ -167,10 +167,10 @@ def runner_command(role: str, fds: list[int], limits: dict[str, int]) -> list[st
 @functools.lru_cache(maxsize=1)
 def runner_code() -> bytes:
     """The wire's code, then the runner's, marshalled: run in order in one namespace."""
-    from . import codeexec_runner, codeexec_wire
+    from . import runner, wire
 
     codes = []
-    for module in (codeexec_wire, codeexec_runner):
+    for module in (wire, runner):
         path = module.__file__
         assert path is not None
         codes.append(compile(Path(path).read_text(encoding="utf-8"), path, "exec"))

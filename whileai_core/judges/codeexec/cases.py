@@ -1,6 +1,6 @@
 """The hidden tests a row carries, in either form, and how the grader judges a case.
 
-Assert source runs in the tests' sandbox (`codeexec_runner`). A case is judged here, in the
+Assert source runs in the tests' sandbox (`runner.py`). A case is judged here, in the
 grader's own process, from the answer the candidate's process sent: decoded into builtin
 types, compared by type and then by value with this module's code, never the candidate's
 `__eq__`. A reason says what kind of thing was wrong, never the expected value or the call.
@@ -18,8 +18,8 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
-from .codeexec_wire import WireError, decode
-from .verifiers import NoGold, gold_of
+from ..verifiers import NoGold, gold_of
+from .wire import WireError, decode
 
 
 @dataclass(frozen=True)
