@@ -24,26 +24,10 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import WhileaiError
+from ..errors import Failure, InvalidVerdict, JudgeFailed, JudgeTimeout, WhileaiError
 
 # Verdict keys that land on the row itself; everything else a judge returns is metadata.
 _ROW_KEYS = ("reward", "reason", "markers", "failure_class")
-
-
-class JudgeTimeout(Exception):
-    """Raised by a judge that enforces its own deadline (a co-process, a sandbox)."""
-
-
-class InvalidVerdict(Exception):
-    """Raised by a judge whose wire reply could not be read as a verdict at all."""
-
-
-class JudgeFailed(Exception):
-    """Raised to pass on a status another judge earned (a part of a composite judge)."""
-
-    def __init__(self, status: str, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
 
 
 @dataclass
@@ -218,6 +202,8 @@ def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
     """Run a sync judge on one row and return its verdict fields; never raises."""
     try:
         verdict = judge.fn(row)
+    except Failure as exc:  # this row's verdict is lost; the run goes on
+        return error_fields(exc)
     except WhileaiError:
         raise
     except Exception as exc:
@@ -240,6 +226,8 @@ async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
             verdict = await asyncio.to_thread(judge.fn, row)
         if inspect.isawaitable(verdict):
             verdict = await verdict
+    except Failure as exc:  # this row's verdict is lost; the run goes on
+        return error_fields(exc)
     except WhileaiError:
         raise
     except Exception as exc:

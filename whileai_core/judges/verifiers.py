@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoGold
 from ..registry import JUDGES
 from ..row import reply_text
 from .contract import Judge, JudgeFailed, judge_once
@@ -28,10 +28,6 @@ from .jsonschema_lite import check_schema, validate
 
 Verdict = dict[str, Any]
 GOLD_FIELDS = ("answer", "target", "expected", "gold")
-
-
-class NoGold(Exception):
-    """The row carries nothing to compare against; grading it would invent a 0."""
 
 
 def _dig(row: dict[str, Any], path: str) -> Any:

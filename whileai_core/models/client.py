@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import orjson
 
-from ..errors import WhileaiError
+from ..errors import AllowanceExhausted, EndpointRefused, ModelCallError, WhileaiError
 from .spec import OPENAI_DEFAULT_URL, ModelSpec
 
 if TYPE_CHECKING:
@@ -49,34 +49,6 @@ _SHARD = 8  # connections per httpx pool; see ModelClient._open
 _QUOTA_CODES = frozenset(
     {"insufficient_quota", "quota_exceeded", "allowance_exhausted", "billing_hard_limit_reached"}
 )
-
-
-class ModelCallError(Exception):
-    """One model call failed for good (after retries). `kind` names how, for counting."""
-
-    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
-        self.kind = kind
-        self.status = status
-        super().__init__(message)
-
-
-class AllowanceExhausted(WhileaiError):
-    """The endpoint keeps refusing with 429: the run stops and says why."""
-
-    def __init__(self, endpoint: str, reason: str) -> None:
-        self.endpoint = endpoint
-        self.reason = reason
-        super().__init__(f"model endpoint {endpoint} refused: {reason}")
-
-
-class EndpointRefused(WhileaiError):
-    """401/403/404: the key, the permission or the model name is wrong for every call."""
-
-    def __init__(self, endpoint: str, status: int, reason: str) -> None:
-        self.endpoint = endpoint
-        self.status = status
-        self.reason = reason
-        super().__init__(f"model endpoint {endpoint} refused with HTTP {status}: {reason}")
 
 
 @dataclass

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..agents.base import UserSimulator
-from ..errors import WhileaiError
+from ..errors import WriterError
 from ..spec import Spec
 from .client import ModelCallError, ModelClient
 
@@ -127,11 +127,6 @@ def _clean(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
     return text
-
-
-class WriterError(WhileaiError):
-    """The writer could not produce an opener even after the client's retries: without
-    openers there are no rollouts, so the run stops and says why."""
 
 
 class ModelUser:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
-from ..errors import WhileaiError
+from ..errors import Failure, WhileaiError
 from ..metrics.tally import passed
 from ..spec import Spec
 from .allocation import Allocation, distinct
@@ -400,10 +400,12 @@ class Engine:
                 raise AgentError(
                     f"agent {self.agent.name} returned {type(result).__name__}, not a RolloutResult"
                 )
-        except WhileaiError:
-            raise
         except AgentError as exc:
             return _Outcome(unit, None, error=str(exc))
+        except Failure as exc:  # e.g. a model call that failed for good: this rollout only
+            return _Outcome(unit, None, error=f"{type(exc).__name__}: {exc}")
+        except WhileaiError:
+            raise
         except Exception as exc:
             return _Outcome(unit, None, error=f"{type(exc).__name__}: {exc}")
         reason = ask.reasons.get(unit.rollout_index) or (

@@ -14,7 +14,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
-from ..errors import WhileaiError
+from ..errors import (  # noqa: F401  (re-exported: the store's errors live in errors.py)
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    NotFound,
+    StoreError,
+    TooLarge,
+    TooManyRequests,
+    Unauthorized,
+    WhileaiError,
+)
 
 PURPOSES: tuple[str, ...] = ("train", "holdout", "eval")
 Purpose = Literal["train", "holdout", "eval"]
@@ -26,62 +37,6 @@ TRACE_PAGE_SIZE = 100
 # `purge` removes such datasets; the storage sweeps the files a killed upload left.
 STALE_UPLOAD_SECONDS = 3600.0
 DATASET_STATUSES: tuple[str, ...] = ("ready", "pending")
-
-
-class StoreError(WhileaiError):
-    """A store refused a request; `status` is the HTTP status the server answers with."""
-
-    status = 400
-
-
-class BadRequest(StoreError):
-    status = 400
-
-
-class Unauthorized(StoreError):
-    status = 401
-
-
-class NotFound(StoreError):
-    status = 404
-
-
-class Conflict(StoreError):
-    status = 409
-
-
-class Gone(StoreError):
-    """An expired upload/download link or device code."""
-
-    status = 410
-
-
-class Forbidden(StoreError):
-    """A refusal that no key would change: a bad link signature, a form from another site,
-    signups closed."""
-
-    status = 403
-
-
-class TooLarge(StoreError):
-    """A request over one of the server's named limits (`Limits`): refused whole, nothing
-    of it stored. `limit` is the limit's name, as the flag and the error spell it."""
-
-    status = 413
-
-    def __init__(self, message: str, limit: str = "") -> None:
-        super().__init__(message)
-        self.limit = limit
-
-
-class TooManyRequests(StoreError):
-    """A client over a rate limit; `retry_after` is how many seconds until it may try again."""
-
-    status = 429
-
-    def __init__(self, message: str, retry_after: float = 0.0) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 ERRORS_BY_STATUS: dict[int, type[StoreError]] = {

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import SandboxUnavailable
 from .cgroup import RunGroups
 
 INSTALL_HINT = (
@@ -59,10 +60,6 @@ _NO_NAMESPACES = (
     "(package 'bubblewrap'); --sandbox none runs code you trust without one"
 )
 _ENV = {"LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONHASHSEED": "0"}
-
-
-class SandboxUnavailable(Exception):
-    """The sandbox cannot be started here; nothing of the candidate ran."""
 
 
 @dataclass(frozen=True)
