@@ -128,7 +128,6 @@ def grade(
     from whileai_core.errors import WhileaiError
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
-    from whileai_core.metrics.passat import summary_line
     from whileai_core.models.options import ModelOptions
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
@@ -182,21 +181,17 @@ def grade(
             seed=seed,
             on_row=on_row,
         )
-    if judge is None:
-        say(
-            "no --judge: graded only the conduct floor and the task checklist "
-            "(pass --judge for a verifier, a rubric judge or your own)"
-        )
-    for note in result.notes:
-        warn(note)
-    for status, reason in result.report["first_reasons"].items():
-        count = result.report["judge_status"].get(status, 0)
-        warn(f"{count} row(s) not judged ({status}); first: {reason}")
-    if result.read.skipped:
-        warn(f"skipped {result.read.skipped} bad line(s); first: {result.read.first_error}")
+    result.default_judge = judge is None
     data = result.report
-    if not emit_report(data, json=json, report_file=report_file, data_on_stdout=output is None):
-        say(f"{result.judge}: {summary_line(data)}")
+    json_printed = emit_report(
+        data, json=json, report_file=report_file, data_on_stdout=output is None
+    )
+    for line in [] if json_printed else result.lines()[:-1]:
+        say(line)
+    for message in result.warnings():
+        warn(message)
+    if not json_printed:
+        say(result.lines()[-1])
     if data["rows"] and not data["judged"]:
         raise WhileaiError(f"{result.judge}: judged none of {data['rows']} rows (see above)")
 
@@ -236,25 +231,16 @@ def report(
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from whileai_core.metrics.passat import summary_line
+    from whileai_core.metrics.passat import report_text
 
     from ..console import out
 
     console = out()
-    console.print(summary_line(r))
-    if r.get("k_note"):
-        console.print(f"k-way: {r['k_note']}")
-    if r.get("note"):
-        console.print(str(r["note"]))
-    console.print(_table("per-task pass rate", ("pass rate", "tasks"), r["histogram"].items()))
-    console.print(_table("judge status", ("status", "rows"), r["judge_status"].items()))
-    if r["markers"]:
-        rows = (
-            (name, f"{m['mean']:.2f}", f"[{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}]", m["n"])
-            for name, m in r["markers"].items()
-        )
-        header = ("marker", "mean", "95% interval", "rows")
-        console.print(_table("markers (1.0 = good)", header, rows))
+    lines, tables = report_text(r)
+    for line in lines:
+        console.print(line)
+    for title, header, rows in tables:
+        console.print(_table(title, header, rows))
 
 
 def _table(title: str, header: tuple[str, ...], rows: Iterable[Iterable[Any]]) -> Table:

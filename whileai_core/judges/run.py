@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
-from ..metrics.passat import PassReport
+from ..metrics.passat import PassReport, summary_line
 from .contract import Judge, grade_rows
 
 
@@ -20,6 +20,27 @@ class GradeResult:
     read: ReadStats
     judge: str
     notes: list[str] = field(default_factory=list)
+    default_judge: bool = False
+
+    def lines(self) -> list[str]:
+        """The summary a person reads on stderr."""
+        out = []
+        if self.default_judge:
+            out.append(
+                "no --judge: graded only the conduct floor and the task checklist "
+                "(pass --judge for a verifier, a rubric judge or your own)"
+            )
+        out.append(f"{self.judge}: {summary_line(self.report)}")
+        return out
+
+    def warnings(self) -> list[str]:
+        found = list(self.notes)
+        for status, reason in self.report["first_reasons"].items():
+            count = self.report["judge_status"].get(status, 0)
+            found.append(f"{count} row(s) not judged ({status}); first: {reason}")
+        if self.read.skipped:
+            found.append(f"skipped {self.read.skipped} bad line(s); first: {self.read.first_error}")
+        return found
 
 
 def grade_files(
