@@ -84,6 +84,16 @@ class Report:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def count_row(self, row: dict[str, Any]) -> None:
+        """Tally what a finished (or resumed) row shows: faults fired, seeded behaviours."""
+        for fired in row.get("faults_fired") or []:
+            mode = str(fired.get("mode"))
+            self.faults_fired[mode] = self.faults_fired.get(mode, 0) + 1
+        seeded = row.get("seeded")
+        if isinstance(seeded, list):
+            for label in seeded or ["(clean)"]:
+                self.seeded[label] = self.seeded.get(label, 0) + 1
+
     def lines(self) -> list[str]:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
         seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"

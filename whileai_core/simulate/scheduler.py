@@ -328,13 +328,7 @@ class Engine:
 
     def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
         self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
-        for fired in row.get("faults_fired") or []:
-            mode = str(fired.get("mode"))
-            self.report.faults_fired[mode] = self.report.faults_fired.get(mode, 0) + 1
-        seeded = row.get("seeded")
-        if isinstance(seeded, list):
-            for label in seeded or ["(clean)"]:
-                self.report.seeded[label] = self.report.seeded.get(label, 0) + 1
+        self.report.count_row(row)
         sig = row.get("behavior_signature")
         if sig not in self._signatures:
             self._signatures.add(str(sig))
@@ -360,24 +354,9 @@ class Engine:
         prompt, novelty = await ask.opener
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
-        world: ToolWorld
-        if self.execute_world is not None:
-            world = self.execute_world
-        else:
-            acted = next(
-                (situation["phrases"][t][0] for t in situation["tools"]
-                 if situation["tool_kinds"][t] == "write"),
-                None,
-            )  # fmt: skip
-            world = World(
-                self.spec.tools,
-                world_state=situation["world"]["world_state"],
-                targets=situation["targets"],
-                faults=situation["faults"],
-                seed=seed,
-                statuses=self._statuses,
-                acted_verb=acted,
-            )
+        world: ToolWorld = self.execute_world or World.for_situation(
+            self.spec.tools, situation, seed=seed, statuses=self._statuses
+        )
         privileged = {
             "hidden_state": situation["hidden_state"],
             "reference": situation["reference"],

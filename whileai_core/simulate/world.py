@@ -97,6 +97,32 @@ class World:
     def fired(self) -> list[dict[str, Any]]:
         return self.schedule.fired
 
+    @classmethod
+    def for_situation(
+        cls,
+        tools: Iterable[Tool | dict[str, Any]],
+        situation: dict[str, Any],
+        *,
+        seed: int,
+        statuses: list[str] | None = None,
+    ) -> World:
+        """The world one rollout of a situation meets: its world state, targets and fault
+        plan, and the verb the person's own phrasing uses for the action."""
+        acted = next(
+            (situation["phrases"][t][0] for t in situation["tools"]
+             if situation["tool_kinds"][t] == "write"),
+            None,
+        )  # fmt: skip
+        return cls(
+            tools,
+            world_state=situation["world"]["world_state"],
+            targets=situation["targets"],
+            faults=situation["faults"],
+            seed=seed,
+            statuses=statuses,
+            acted_verb=acted,
+        )
+
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         step = self.steps
         self.steps += 1
