@@ -250,7 +250,8 @@ class RowWriter:
 
     def write(self, row: Any) -> None:
         self._fh.write(dumps(row))
-        self._fh.flush()
+        if self._tmp is None:  # a pipe or an appended file: every row out as it is made
+            self._fh.flush()
         self.count += 1
 
     def write_raw(self, chunk: bytes) -> None:

@@ -119,10 +119,12 @@ class Recorder:
         block = row.get("privileged")
         if not isinstance(block, dict):
             return False
-        key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
-        secrets = self._secrets.get(key)
+        # A digest, not the JSON itself: orjson hands back each small dump in a 4 KB buffer,
+        # and one per ask of a 100k-row file held 50 MB.
+        key = hashlib.blake2b(orjson.dumps(block, option=orjson.OPT_SORT_KEYS), digest_size=16)
+        secrets = self._secrets.get(key.digest())
         if secrets is None:
-            secrets = self._secrets[key] = [s.lower() for s in privileged_texts(row)]
+            secrets = self._secrets[key.digest()] = [s.lower() for s in privileged_texts(row)]
         if not secrets:
             return False
         texts = [reply_text(row)]
