@@ -165,7 +165,6 @@ def simulate(
     warn_renamed_env("simulate")
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.errors import WhileaiError
-    from whileai_core.judges.registry import JudgeOptions, parse_judge
     from whileai_core.models.options import ModelOptions
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
@@ -202,7 +201,11 @@ def simulate(
         concurrency=concurrency,
         execute=execute,
     )
-    judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options)) if grader else None
+    judge = None
+    if grader:  # the judges load only for a run that grades as it goes
+        from whileai_core.judges.registry import JudgeOptions, parse_judge
+
+        judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
     with progress_bar("simulate", total=budget) as update:
         result = run_simulation(
             loaded,

@@ -10,6 +10,7 @@ small as the cell count touches every pair.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from dataclasses import dataclass
@@ -165,13 +166,11 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
     """
     names = list(axes)
     rng = random.Random(seed)
-    uncovered: set[tuple[str, str, str, str]] = set()
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            for va in axes[a]:
-                for vb in axes[b]:
-                    if _pair_ok(a, va, b, vb):
-                        uncovered.add((a, va, b, vb))
+    pairs = _coverable_pairs(tuple((name, tuple(values)) for name, values in axes.items()))
+    uncovered: set[tuple[str, str, str, str]] = set(pairs)
+    # The smallest uncovered pair seeds each row; pairs are only ever removed, so the
+    # smallest is the first of the sorted list still uncovered (not a scan of the set).
+    next_seed = 0
     order = {name: i for i, name in enumerate(names)}
 
     def key(a: str, va: str, b: str, vb: str) -> tuple[str, str, str, str]:
@@ -179,7 +178,9 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
 
     rows: list[dict[str, str]] = []
     while uncovered:
-        start = min(uncovered)  # deterministic choice of the seed pair
+        while pairs[next_seed] not in uncovered:
+            next_seed += 1
+        start = pairs[next_seed]  # deterministic choice of the seed pair
         best: dict[str, str] | None = None
         best_gain = -1
         for _attempt in range(4):
@@ -206,6 +207,21 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
                 uncovered.discard((a, best[a], b, best[b]))
         rows.append({n: best[n] for n in names})
     return rows
+
+
+@functools.lru_cache(maxsize=16)
+def _coverable_pairs(
+    axes: tuple[tuple[str, tuple[str, ...]], ...],
+) -> list[tuple[str, str, str, str]]:
+    """Every compatible value pair of two axes, sorted; the same for every rule block."""
+    found = []
+    for i, (a, values_a) in enumerate(axes):
+        for b, values_b in axes[i + 1 :]:
+            for va in values_a:
+                for vb in values_b:
+                    if _pair_ok(a, va, b, vb):
+                        found.append((a, va, b, vb))
+    return sorted(found)
 
 
 def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) -> int:
