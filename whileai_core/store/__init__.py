@@ -82,7 +82,7 @@ def describe(api_key: str | None = None) -> dict[str, Any]:
 def open_store(api_key: str | None = None) -> Store:
     url = api_url()
     if url is None:
-        from .local import LocalStore
+        from .bound import LocalStore
 
         return LocalStore()
     from . import credentials
