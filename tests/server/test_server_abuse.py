@@ -19,8 +19,8 @@ import httpx
 import orjson
 import pytest
 
-from whileai_core.store.http import HttpStore
 from whileai_core.store.bound import BoundStore
+from whileai_core.store.http import HttpStore
 from whileai_core.store.local import Storage
 from whileai_server.config import ServerConfig
 from whileai_server.ratelimit import Rate, RateLimiter, parse_rate

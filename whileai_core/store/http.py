@@ -105,8 +105,11 @@ def _retry_after(response: httpx.Response) -> float:
 class HttpStore:
     kind = "server"
 
-    def __init__(self, base_url: str, api_key: str, key_source: str | None = None) -> None:
+    def __init__(self, base_url: str, api_key: str | None, key_source: str | None = None) -> None:
+        """`api_key` None: a store for what the server gives anyone (the catalog, public
+        datasets); every other call is refused as the server refuses it."""
         self.location = base_url.rstrip("/")
+        self._keyed = bool(api_key)
         self._http = _client(self.location, api_key)
         self._bare = _client(self.location)  # signed links carry no key
         self._upload_urls: dict[str, str] = {}
@@ -167,7 +170,19 @@ class HttpStore:
         return result
 
     def download(self, dataset_id: str) -> Iterator[bytes]:
-        links = self._get(f"/datasets/{_seg(dataset_id)}/download")
+        """Your own dataset, or else a public one of that id (as the original SDK pulls)."""
+        if not self._keyed:
+            return self.download_public(dataset_id)
+        try:
+            links = self._get(f"/datasets/{_seg(dataset_id)}/download")
+        except NotFound:
+            try:
+                self.public_card(dataset_id)
+            except NotFound:
+                raise NotFound(
+                    f"dataset {dataset_id} not found (not yours, and not public)"
+                ) from None
+            return self.download_public(dataset_id)
         parts = links.get("parts") or [links["downloadUrl"]]
         return self._stream_parts(parts)
 

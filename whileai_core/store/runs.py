@@ -36,9 +36,6 @@ FINISH_STATUSES = RUN_STATUSES[1:]
 MAX_METRIC_NAME = 64
 MAX_ERROR_CHARS = 2000
 MAX_RUN_PAGE = 500
-# Point metrics whose name names the curve they belong on in the dashboard.
-REWARD_PREFIXES = ("reward", "score")
-KL_NAMES = ("kl",)
 
 
 @dataclass(frozen=True)
@@ -206,6 +203,8 @@ class RunTable:
     def create(self, account: str, spec: NewRun) -> dict[str, Any]:
         from .local import new_id
 
+        if not spec.name.strip():
+            raise BadRequest("a run needs a name")
         for dataset in (spec.dataset_id, spec.after_dataset_id):
             if dataset is not None:
                 self.storage.get_dataset(account, dataset)  # another account's: 404
