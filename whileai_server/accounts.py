@@ -127,6 +127,12 @@ class Accounts:
         )
         return Account(*found[0]) if found else None
 
+    def by_id(self, account_id: str) -> Account | None:
+        found = self.storage.query(
+            "SELECT id, email, name FROM accounts WHERE id = ?", (account_id,)
+        )
+        return Account(*found[0]) if found else None
+
     def _create(self, email: str, name: str | None, invite: str | None) -> Account:
         """A new account, if the signup mode allows one; an invite is spent in the same
         transaction, so a refused signup never uses it up."""

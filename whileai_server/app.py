@@ -31,6 +31,7 @@ from whileai_core.store.base import StoreError
 
 from .account_routes import AccountRoutes
 from .config import ServerConfig
+from .dashboard.routes import DashboardRoutes
 from .run_routes import RunRoutes
 from .security import SecurityHeaders
 from .server import Server
@@ -83,6 +84,7 @@ def create_app(
         *AccountRoutes(server).table(),
         *StoreRoutes(server).table(),
         *RunRoutes(server).table(),
+        *DashboardRoutes(server).table(),
     ]
 
     @asynccontextmanager

@@ -28,6 +28,18 @@ def _tools_of(row: dict[str, Any]) -> list[str]:
     return names
 
 
+HISTOGRAM_BINS = 10
+
+
+def pass_rate_histogram(rates: list[float], bins: int = HISTOGRAM_BINS) -> dict[str, Any]:
+    """How many tasks pass how often: `bins` equal bins over 0 to 1 (the last one closed,
+    so an always-passing task counts), over every graded task, not a sample."""
+    counts = [0] * bins
+    for rate in rates:
+        counts[min(bins - 1, int(rate * bins))] += 1
+    return {"edges": [round(i / bins, 4) for i in range(bins + 1)], "counts": counts}
+
+
 def profile_rows(rows: Iterable[dict[str, Any]], *, per_task_limit: int = 50) -> dict[str, Any]:
     """Pass rate over graded rows, tasks, mixed tasks (some runs pass, some fail: the only
     tasks a grouped update learns from) and tool use."""
@@ -53,6 +65,9 @@ def profile_rows(rows: Iterable[dict[str, Any]], *, per_task_limit: int = 50) ->
     ]
     return {
         "rows": sum(c.rows for c in counts),
+        "passRateHistogram": pass_rate_histogram(
+            [c.passes / c.graded for c in counts if c.graded]
+        ),
         "graded": graded,
         "passRate": round(passes / graded, 4) if graded else None,
         "tasks": len(tally),
