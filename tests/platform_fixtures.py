@@ -161,7 +161,9 @@ def otlp_attr(key: str, value: object) -> dict:
     return {"key": key, "value": {"stringValue": str(value)}}
 
 
-def otlp_run(agent: str, scenario: str, prompt: str, reward: float | None = None) -> tuple[str, list]:
+def otlp_run(
+    agent: str, scenario: str, prompt: str, reward: float | None = None
+) -> tuple[str, list]:
     """One agent run as OTLP JSON spans: a root span and one tool span."""
     n = next(_ids)
     trace_id = f"{n:032x}"

@@ -73,15 +73,9 @@ def _populate(live: LiveServer, tmp_path: Path) -> dict[str, Any]:
         for step in range(40):
             run.log(step, loss=2.0 * 0.95**step, reward=0.2 + step * 0.01, kl=0.002 * step)
         run.holdout(before=0.42, after=0.58)
-    run.attach_delta(
-        {
-            "headline_verdict": "PASS",
-            "metrics": {
-                "pass_at_1": {"mean_a": 0.42, "mean_b": 0.58, "delta": 0.16,
-                              "ci95": [0.05, 0.27], "p_value": 0.004, "verdict": "b_better"},
-            },  # fmt: skip
-        }
-    )
+    moved = {"mean_a": 0.42, "mean_b": 0.58, "delta": 0.16, "ci95": [0.05, 0.27]}
+    moved |= {"p_value": 0.004, "verdict": "b_better"}
+    run.attach_delta({"headline_verdict": "PASS", "metrics": {"pass_at_1": moved}})
     trace_id, spans = otlp_run("orders-bot", "sc-7", "where is my order?")
     store.ingest_otlp(otlp_export(spans), "application/json")
     store.score_trace(trace_id, 1.0)
@@ -134,7 +128,8 @@ def test_sign_in_see_the_histogram_the_curve_and_the_word_then_sign_out(
         assert "orders-rl-v1" in train.inner_text()
         assert "rl" in train.inner_text()
         held = page.locator("#purpose-holdout")
-        assert "orders-rl-v1-holdout" in held.inner_text() and "from orders-rl-v1" in held.inner_text()
+        assert "orders-rl-v1-holdout" in held.inner_text()
+        assert "from orders-rl-v1" in held.inner_text()
         _shot(page, tmp_path / "datasets.png")
 
         # The dataset page: pass rate, mixed tasks, the per-task histogram, tool use, rows.
@@ -160,9 +155,7 @@ def test_sign_in_see_the_histogram_the_curve_and_the_word_then_sign_out(
         assert "42.0% → 58.0%" in page.locator("section.verdict").inner_text()
         delta = page.locator("#delta")
         assert "PASS" in delta.inner_text() and "pass_at_1" in delta.inner_text()
-        drawn = page.evaluate(
-            "() => Chart.getChart('chart-loss').data.datasets[0].data.length"
-        )
+        drawn = page.evaluate("() => Chart.getChart('chart-loss').data.datasets[0].data.length")
         assert drawn == 40
         _shot(page, tmp_path / "run.png")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import orjson
 import pytest
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
