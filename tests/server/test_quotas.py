@@ -173,9 +173,7 @@ def test_tokens_quota(tmp_path: Path) -> None:
 
 
 def test_tiers_from_invites_and_status_shows_them(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    policy = QuotaPolicy(
-        default=Quotas(max_datasets=1), tiers={"team": Quotas(max_datasets=50)}
-    )
+    policy = QuotaPolicy(default=Quotas(max_datasets=1), tiers={"team": Quotas(max_datasets=50)})
     config = ServerConfig.relaxed(quotas=policy, signup="invite")
     with live_server(tmp_path / "d", config) as live:
         from whileai_core.store.local import Storage

@@ -92,7 +92,10 @@ class Catalog:
             (dataset_id,),
         )
         if not found:
-            raise NotFound(f"no public dataset {dataset_id}")
+            raise NotFound(
+                f"dataset {dataset_id} not found among the public ones (a private one needs"
+                " its account's key)"
+            )
         return found[0]
 
     def card(self, dataset_id: str) -> dict[str, Any]:

@@ -315,7 +315,7 @@ class HttpStore:
         for card in self.catalog().get("datasets", []):
             if card.get("datasetId") == dataset_id:
                 return dict(card)
-        raise NotFound(f"no public dataset {dataset_id}")
+        raise NotFound(f"dataset {dataset_id} not found among the public ones")
 
     def download_public(self, dataset_id: str) -> Iterator[bytes]:
         return public_download(self.location, dataset_id)
