@@ -48,13 +48,11 @@ def catalog(json: JsonOpt = False) -> None:
     """Every public card, grouped by agent: rows, size and the profile's numbers."""
     from whileai_core.store.profile import card_lines
 
-    from ..console import out, print_json
+    from ..console import print_json, print_lines
 
     with opened(None, public=True) as store:
         result = store.catalog()
     if json:
         print_json(result)
         return
-    console = out()
-    for line in card_lines(result):
-        console.print(line, markup=False, highlight=False)
+    print_lines(card_lines(result))

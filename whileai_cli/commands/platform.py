@@ -173,9 +173,7 @@ def datasets(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """List your datasets."""
-    import sys
-
-    from ..console import out, print_json, say
+    from ..console import print_json, print_table, say
 
     with opened(api_key) as store:
         records = store.list_datasets(status="pending" if pending else "ready")
@@ -197,19 +195,7 @@ def datasets(
         ]
         for d in records
     ]
-    if sys.stdout.isatty():
-        from rich.table import Table
-
-        table = Table(title_justify="left")
-        for col in columns:
-            table.add_column(col)
-        for row in cells:
-            table.add_row(*row)
-        out().print(table)
-    else:
-        # Piped: one tab-separated line per set, never truncated to a terminal width.
-        for row in [list(columns), *cells]:
-            print("\t".join(row))
+    print_table(list(columns), cells)
     total = sum(int(d["sizeBytes"]) for d in records)
     say(f"{len(records)} datasets, {total} bytes on {store.kind} store {store.location}")
 
@@ -222,16 +208,14 @@ def profile(
     """Pass rate, tasks, mixed tasks and tool use of a stored dataset."""
     from whileai_core.store.profile import profile_lines
 
-    from ..console import out, print_json
+    from ..console import print_json, print_lines
 
     with opened(api_key) as store:
         report = store.profile(dataset_id)
     if json:
         print_json(report)
         return
-    console = out()
-    for line in profile_lines(report):
-        console.print(line, markup=False, highlight=False)
+    print_lines(profile_lines(report))
 
 
 def delete(

@@ -20,30 +20,16 @@ def runs(ctx: typer.Context, json: JsonOpt = False, api_key: ApiKeyOpt = None) -
     """List training runs; `runs show ID` for one run's curves, holdout and delta."""
     if ctx.invoked_subcommand is not None:
         return
-    import sys
-
     from whileai_core.runs.report import table
 
-    from ..console import out, print_json, say
+    from ..console import print_json, print_table, say
 
     with opened(api_key) as store:
         records = store.list_runs()
     if json:
         print_json({"runs": records})
         return
-    columns, cells = table(records)
-    if sys.stdout.isatty():
-        from rich.table import Table
-
-        grid = Table(title_justify="left")
-        for col in columns:
-            grid.add_column(col)
-        for row in cells:
-            grid.add_row(*row)
-        out().print(grid)
-    else:
-        for row in [columns, *cells]:
-            print("\t".join(row))
+    print_table(*table(records))
     say(f"{len(records)} runs on {store.kind} store {store.location}")
 
 
@@ -56,16 +42,14 @@ def show(
     """One run: progress, the loss (and reward, KL) curves, the holdout word, the delta."""
     from whileai_core.runs.report import run_lines
 
-    from ..console import out, print_json
+    from ..console import print_json, print_lines
 
     with opened(api_key) as store:
         record = store.get_run(run_id)
     if json:
         print_json(record)
         return
-    console = out()
-    for line in run_lines(record):
-        console.print(line, markup=False, highlight=False)
+    print_lines(run_lines(record))
 
 
 @runs_app.command("delete")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from .base import BadRequest, NotFound
+from .base import BadRequest
 
 if TYPE_CHECKING:
     from .local import Storage
@@ -111,12 +111,8 @@ class AgentTable:
         return next(a for a in self.list(account) if a["slug"] == slug)
 
     def delete(self, account: str, slug: str) -> None:
-        with self.storage.tx() as db:
-            gone = db.execute(
-                "DELETE FROM agents WHERE account = ? AND slug = ?", (account, slug)
-            ).rowcount
-        if not gone:
-            raise NotFound(f"agent {slug} not found")
+        sql = "DELETE FROM agents WHERE account = ? AND slug = ?"
+        self.storage.delete_one("agent", sql, account, slug)
 
 
 def iso(ts: float | None) -> str | None:

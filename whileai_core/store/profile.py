@@ -65,9 +65,7 @@ def profile_rows(rows: Iterable[dict[str, Any]], *, per_task_limit: int = 50) ->
     ]
     return {
         "rows": sum(c.rows for c in counts),
-        "passRateHistogram": pass_rate_histogram(
-            [c.passes / c.graded for c in counts if c.graded]
-        ),
+        "passRateHistogram": pass_rate_histogram([c.passes / c.graded for c in counts if c.graded]),
         "graded": graded,
         "passRate": round(passes / graded, 4) if graded else None,
         "tasks": len(tally),

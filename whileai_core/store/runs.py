@@ -95,6 +95,11 @@ def _steps(value: Any, what: str) -> int | None:
     return value or None
 
 
+def _finite(value: Any) -> bool:
+    """A JSON number that is one: not a bool, not NaN or infinity."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def check_points(points: Any, max_points: int) -> list[dict[str, Any]]:
     """A batch of points: each `{"step": int, "ts"?: seconds, <metric>: number, ...}`. A
     metric that is not a finite number is refused with the point's index, not dropped:
@@ -122,11 +127,7 @@ def check_points(points: Any, max_points: int) -> list[dict[str, Any]]:
                 raise BadRequest(f"{where}: a metric name is 1 to {MAX_METRIC_NAME} characters")
             if value is None:
                 continue
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-            ):
+            if not _finite(value):
                 raise BadRequest(f"{where}.{key} must be a finite number, got {value!r}")
             metrics[key] = float(value)
         clean.append({"step": step, "ts": float(ts) if ts is not None else None, **metrics})
@@ -143,11 +144,7 @@ def check_summary(summary: Any) -> dict[str, Any]:
             value = summary.get(key)
             if value is None:
                 continue
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-            ):
+            if not _finite(value):
                 raise BadRequest(f"summary.{key} must be a number, got {value!r}")
             if metric == "pass" and not 0 <= value <= 1:
                 raise BadRequest(f"summary.{key} is a pass rate from 0 to 1 (58% is 0.58)")
@@ -162,6 +159,16 @@ def holdout_from_delta(report: Mapping[str, Any]) -> dict[str, float]:
     if len(numbers) != 2:
         return {}
     return dict(zip(HOLDOUT_KEYS["pass"], numbers, strict=True))
+
+
+def _summary_in(db: Any, account: str, run_id: str) -> dict[str, Any]:
+    """A run's stored summary, read inside the caller's write (so a merge is atomic)."""
+    row = db.execute(
+        "SELECT summary FROM runs WHERE account = ? AND id = ?", (account, run_id)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"run {run_id} not found")
+    return dict(orjson.loads(row["summary"])) if row["summary"] else {}
 
 
 class RunTable:
@@ -280,12 +287,7 @@ class RunTable:
                 raise BadRequest(f"{key} must be a string")
         now = time.time()
         with self.storage.tx() as db:
-            row = db.execute(
-                "SELECT summary FROM runs WHERE account = ? AND id = ?", (account, run_id)
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"run {run_id} not found")
-            merged = {**(orjson.loads(row["summary"]) if row["summary"] else {}), **added}
+            merged = {**_summary_in(db, account, run_id), **added}
             db.execute(
                 "UPDATE runs SET status = ?, summary = ?, adapter = COALESCE(?, adapter),"
                 " error = COALESCE(?, error), updated_at = ?,"
@@ -308,12 +310,7 @@ class RunTable:
         if not isinstance(report, dict) or not isinstance(report.get("metrics"), dict):
             raise BadRequest("a delta report is an object with its `metrics`")
         with self.storage.tx() as db:
-            row = db.execute(
-                "SELECT summary FROM runs WHERE account = ? AND id = ?", (account, run_id)
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"run {run_id} not found")
-            summary = orjson.loads(row["summary"]) if row["summary"] else {}
+            summary = _summary_in(db, account, run_id)
             summary["delta"] = report
             for key, value in holdout_from_delta(report).items():
                 summary.setdefault(key, value)
