@@ -19,7 +19,6 @@ expiry.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import time
@@ -37,6 +36,7 @@ from whileai_core.store.base import (
 from whileai_core.store.local import Storage, new_id
 
 from .delegated import DELEGATED_PREFIX, Delegated
+from .signing import token_hash
 
 KEY_PREFIX = "wai_"
 INVITE_PREFIX = "inv_"
@@ -61,8 +61,7 @@ class DeviceError(BadRequest):
     """An RFC 8628 token-endpoint error; the message is the error code itself."""
 
 
-def key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+key_hash = token_hash
 
 
 def mint_invites(

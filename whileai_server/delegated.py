@@ -9,7 +9,6 @@ is shown once and stored as its sha256, with its expiry.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from typing import Any
@@ -18,12 +17,10 @@ from whileai_core.store.agents import iso
 from whileai_core.store.base import BadRequest, NotFound, Unauthorized
 from whileai_core.store.local import Storage
 
+from .signing import token_hash
+
 DELEGATED_PREFIX = "zp_dc_"
 MIN_TTL = 60
-
-
-def _hash(credential: str) -> str:
-    return hashlib.sha256(credential.encode()).hexdigest()
 
 
 class Delegated:
@@ -48,7 +45,7 @@ class Delegated:
             db.execute(
                 "INSERT INTO delegated_credentials (hash, account, name, created_at, expires_at)"
                 " VALUES (?,?,?,?,?)",
-                (_hash(credential), account, name, now, now + ttl),
+                (token_hash(credential), account, name, now, now + ttl),
             )
         return {
             "credential": credential,
@@ -61,7 +58,7 @@ class Delegated:
         """(account, expiry) of a live credential; refused once expired or revoked."""
         found = self.storage.query(
             "SELECT account, expires_at, revoked_at FROM delegated_credentials WHERE hash = ?",
-            (_hash(credential),),
+            (token_hash(credential),),
         )
         if not found:
             raise Unauthorized("unknown API key")
@@ -79,13 +76,14 @@ class Delegated:
             raise BadRequest(f"credential must be a delegated credential ({DELEGATED_PREFIX}...)")
         with self.storage.tx() as db:
             row = db.execute(
-                "SELECT account FROM delegated_credentials WHERE hash = ?", (_hash(credential),)
+                "SELECT account FROM delegated_credentials WHERE hash = ?",
+                (token_hash(credential),),
             ).fetchone()
             if row is None or row["account"] != account:  # another account's reads the same
                 raise NotFound("no such delegated credential on this account")
             db.execute(
                 "UPDATE delegated_credentials SET revoked_at = COALESCE(revoked_at, ?)"
                 " WHERE hash = ?",
-                (time.time(), _hash(credential)),
+                (time.time(), token_hash(credential)),
             )
         return {"revoked": True}

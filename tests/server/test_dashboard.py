@@ -255,3 +255,22 @@ def test_the_device_approval_page_works_in_a_real_browser(site: LiveServer) -> N
         json={"device_code": code["device_code"], "user_code": code["user_code"]},
     )
     assert token.status_code == 200 and token.json()["api_key"].startswith("wai_")
+
+
+def test_a_session_opened_with_a_delegated_credential_ends_when_it_is_revoked(
+    site: LiveServer,
+) -> None:
+    key = site.signup()
+    with site.client(key) as api:
+        credential = api.post("/auth/issue-credential", json={"ttlSeconds": 600}).json()
+    with httpx.Client(base_url=site.url, timeout=30, follow_redirects=False) as browser:
+        form = browser.get("/ui/signin").text
+        csrf = form.split("name='csrf' value='")[1].split("'")[0]
+        signed = browser.post(
+            "/ui/signin", data={"api_key": credential["credential"], "csrf": csrf}
+        )
+        assert signed.status_code == 303
+        assert browser.get("/ui/runs").status_code == 200
+        with site.client(key) as api:
+            api.post("/auth/revoke-credential", json={"credential": credential["credential"]})
+        assert browser.get("/ui/runs").status_code == 303  # back to the sign-in form

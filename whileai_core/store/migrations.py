@@ -189,9 +189,12 @@ _CREDENTIALS_AND_SESSIONS = (
         revoked_at $FLOAT
     )""",
     "CREATE INDEX delegated_credentials_account ON delegated_credentials(account)",
+    # `credential`: the hash of the delegated credential a session was opened with, if
+    # one was, so revoking the credential ends the session too.
     """CREATE TABLE web_sessions (
         hash TEXT PRIMARY KEY,
         account TEXT NOT NULL,
+        credential TEXT,
         created_at $FLOAT NOT NULL,
         expires_at $FLOAT NOT NULL
     )""",

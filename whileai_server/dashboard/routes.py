@@ -105,7 +105,10 @@ class DashboardRoutes:
         except (Forbidden, TooManyRequests) as exc:
             return self._form(request, str(exc), exc.status)
         ttl = self.s.config.session_ttl
-        token = await self.s.thread(self.sessions.open, account.id, ttl, account.expires_at)
+        delegated = form.get("api_key") if account.expires_at is not None else None
+        token = await self.s.thread(
+            self.sessions.open, account.id, ttl, account.expires_at, delegated
+        )
         response = RedirectResponse("/ui/datasets", status_code=303)
         set_session_cookie(request, response, token, ttl)
         return response

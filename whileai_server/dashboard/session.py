@@ -21,12 +21,10 @@ from starlette.responses import Response
 from whileai_core.store.base import Forbidden
 from whileai_core.store.local import Storage
 
+from ..signing import token_hash
+
 SESSION_COOKIE = "whileai_session"
 COOKIE_PATH = "/ui"
-
-
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Sessions:
@@ -34,17 +32,31 @@ class Sessions:
         self.storage = storage
         self.secret = secret
 
-    def open(self, account: str, ttl: float, ends_by: float | None = None) -> str:
+    def open(
+        self,
+        account: str,
+        ttl: float,
+        ends_by: float | None = None,
+        credential: str | None = None,
+    ) -> str:
         """A new session for `account`; it ends after `ttl` seconds, or at `ends_by` (the
-        expiry of the delegated credential it was opened with) if that is sooner."""
+        expiry of the delegated credential it was opened with, `credential`) if that is
+        sooner, or when that credential is revoked."""
         token = secrets.token_urlsafe(32)
         now = time.time()
         expires = min(now + ttl, ends_by) if ends_by is not None else now + ttl
         with self.storage.tx() as db:
             db.execute("DELETE FROM web_sessions WHERE expires_at < ?", (now,))
             db.execute(
-                "INSERT INTO web_sessions (hash, account, created_at, expires_at) VALUES (?,?,?,?)",
-                (_hash(token), account, now, expires),
+                "INSERT INTO web_sessions (hash, account, credential, created_at, expires_at)"
+                " VALUES (?,?,?,?,?)",
+                (
+                    token_hash(token),
+                    account,
+                    token_hash(credential) if credential else None,
+                    now,
+                    expires,
+                ),
             )
         return token
 
@@ -53,15 +65,17 @@ class Sessions:
         if not token:
             return None
         found = self.storage.query(
-            "SELECT account FROM web_sessions WHERE hash = ? AND expires_at >= ?",
-            (_hash(token), time.time()),
+            "SELECT s.account FROM web_sessions s LEFT JOIN delegated_credentials c"
+            " ON c.hash = s.credential WHERE s.hash = ? AND s.expires_at >= ?"
+            " AND (s.credential IS NULL OR (c.hash IS NOT NULL AND c.revoked_at IS NULL))",
+            (token_hash(token), time.time()),
         )
         return str(found[0]["account"]) if found else None
 
     def close(self, token: str | None) -> None:
         if token:
             with self.storage.tx() as db:
-                db.execute("DELETE FROM web_sessions WHERE hash = ?", (_hash(token),))
+                db.execute("DELETE FROM web_sessions WHERE hash = ?", (token_hash(token),))
 
     def csrf(self, token: str) -> str:
         return hmac.new(self.secret, f"session-csrf {token}".encode(), hashlib.sha256).hexdigest()
