@@ -198,3 +198,46 @@ def test_another_account_cannot_reach_a_run_the_sdk_made(
     """
     refused = _sdk(f"RUN = {run_id!r}\n" + textwrap.dedent(probe), server, stranger, tmp_path)
     assert "404" in refused["error"]
+
+
+CARDS = """
+import json, os
+from whileai.auth import account
+from whileai.simulations.ingest.platform import (
+    catalog, preview, publish, pull, push_rows, register_agent, unpublish, update_dataset,
+)
+
+rows = [json.loads(line) for line in open(ROWS)]
+pushed = push_rows(rows, "sdk-pushed", agent="sdk-bot", mode="rl")
+dataset = pushed["datasetId"]
+register_agent("sdk-bot", description="made by the SDK", tools=[{"type": "function",
+               "function": {"name": "get_order", "description": "x"}}], system_prompt="Be kind.")
+update_dataset(dataset, purpose="eval")
+card = publish(dataset, agent="sdk-bot", description="public rows")
+out = {"dataset": dataset, "card_rows": card["rows"], "preview": len(preview(dataset)["rows"]),
+       "catalog": [c["datasetId"] for c in catalog()["datasets"]], "me": account()}
+os.environ.pop("WHILEAI_API_KEY")
+out["pulled"] = len(pull(dataset))  # no key: the public copy
+os.environ["WHILEAI_API_KEY"] = KEY
+unpublish(dataset)
+print(json.dumps(out))
+"""
+
+
+def test_the_original_sdk_pushes_publishes_and_pulls_a_public_set_without_a_key(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    key = server.signup()
+    script = f"ROWS = {str(SDK_ROWS)!r}\nKEY = {key!r}\n" + CARDS
+    out = _sdk(script, server, key, tmp_path)
+    assert out["card_rows"] == 40 and out["pulled"] == 40 and out["preview"] == 3
+    assert out["dataset"] in out["catalog"]
+    assert out["me"]["tier"] == "self-hosted" and out["me"]["usage"]["today"]["rowsPushed"] == 40
+    store = HttpStore(server.url, key)
+    try:
+        record = store.get_dataset(out["dataset"])
+        assert record["purpose"] == "eval" and record["public"] is False
+        agent = next(a for a in store.list_agents() if a["slug"] == "sdk-bot")
+        assert agent["description"] == "made by the SDK" and agent["system_prompt"] == "Be kind."
+    finally:
+        store.close()
