@@ -7,7 +7,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench clean sdk-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,10 +38,29 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+# The original SDK, pinned, in a venv of its own: the compatibility tests drive `whileai
+# serve` with it (tests/server/test_sdk_compat.py). Built once (stamp), never in git; where
+# PyPI cannot be reached the tests that need it skip and say why.
+SDK_VENV ?= .venv-sdk
+SDK_VERSION := 0.131
+SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
+
+$(SDK_STAMP):
+	rm -rf $(SDK_VENV)
+	$(PYTHON) -m venv $(SDK_VENV)
+	if $(SDK_VENV)/bin/python -m pip install -q 'whileai==$(SDK_VERSION)'; then \
+	  touch $(SDK_STAMP); \
+	else \
+	  echo "sdk-venv: could not install whileai==$(SDK_VERSION); its compatibility tests will skip" >&2; \
+	  rm -rf $(SDK_VENV); \
+	fi
+
+sdk-venv: $(SDK_STAMP)
+
+test: sdk-venv lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) demo .pytest_cache .mypy_cache .ruff_cache

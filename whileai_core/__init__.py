@@ -48,6 +48,10 @@ _NAMES = {
     "open_store": ".store",
     "push_rows": ".store.push",
     "pull_rows": ".store.push",
+    # training runs
+    "training_run": ".runs.handle",
+    "TrainingRun": ".runs.handle",
+    "TrainerCallback": ".runs.callback",
     # rows
     "read_rows": ".jsonl",
     "RowWriter": ".jsonl",
@@ -63,6 +67,8 @@ __all__ = [
     "RowWriter",
     "SimulateConfig",
     "Spec",
+    "TrainerCallback",
+    "TrainingRun",
     "WhileaiError",
     "__version__",
     "export_environment",
@@ -83,6 +89,7 @@ __all__ = [
     "simulate_rows",
     "strip_privileged",
     "to_row",
+    "training_run",
     "training_samples",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
@@ -99,6 +106,8 @@ if TYPE_CHECKING:
     from .judges.run import grade_files
     from .privileged import strip_privileged
     from .row import from_row, to_row
+    from .runs.callback import TrainerCallback
+    from .runs.handle import TrainingRun, training_run
     from .select.gate import publish_gate
     from .select.optimize import OptimizeOptions, optimize, optimize_files
     from .simulate.config import SimulateConfig

@@ -22,7 +22,7 @@ swallow anything else.
     │   ├── BadRequest 400        (the server's SignupError and DeviceError subclass it)
     │   ├── Unauthorized 401, Forbidden 403, NotFound 404, Conflict 409, Gone 410
     │   ├── TooLarge 413          over a named limit (.limit)
-    │   └── TooManyRequests 429   over a rate limit (.retry_after)
+    │   └── TooManyRequests 429   over a rate limit or daily quota (.retry_after, .limit)
     └── Failure                   one item failed; counted, the stage goes on
         ├── AgentError            a rollout is lost: the agent raised or answered the wrong shape
         ├── ModelCallError        one model call failed after its retries (.kind, .status)
@@ -153,13 +153,15 @@ class TooLarge(StoreError):
 
 
 class TooManyRequests(StoreError):
-    """A client over a rate limit; `retry_after` is how many seconds until it may try again."""
+    """A client over a rate limit or a daily quota; `retry_after` is how many seconds until
+    it may try again, `limit` the quota's name when one refused it."""
 
     status = 429
 
-    def __init__(self, message: str, retry_after: float = 0.0) -> None:
+    def __init__(self, message: str, retry_after: float = 0.0, limit: str = "") -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.limit = limit
 
 
 # -- one item failed; the stage counts it and goes on -----------------------------------

@@ -193,9 +193,7 @@ def test_no_environment_variable_means_two_things() -> None:
 
 
 def test_an_old_shared_variable_still_works_with_one_warning(tmp_path: Path) -> None:
-    done = run_cli(
-        "simulate", "specs/orders", "--budget", "2", env={"WHILEAI_CONCURRENCY": "3"}
-    )
+    done = run_cli("simulate", "specs/orders", "--budget", "2", env={"WHILEAI_CONCURRENCY": "3"})
     assert done.returncode == 0
     warned = [ln for ln in done.stderr.decode().splitlines() if "deprecated" in ln]
     assert warned == [

@@ -12,7 +12,8 @@ import pytest
 
 from whileai_core.errors import ConfigError
 from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
-from whileai_core.store.local import BoundStore, LocalStore, Storage
+from whileai_core.store.bound import BoundStore, LocalStore
+from whileai_core.store.local import Storage
 from whileai_core.store.push import holdout_side, push_rows
 
 from ..helpers import SDK_ROWS

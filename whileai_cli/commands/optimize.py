@@ -80,11 +80,12 @@ def optimize(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option(
+        int,
+        typer.Option(
             "--seed",
             envvar=scoped_env("WHILEAI_SEED", "optimize"),
             help="Seed for the random_* rules.",
-        )
+        ),
     ] = 0,
     output: Output = None,
     on_error: OnErrorOpt = "fail",

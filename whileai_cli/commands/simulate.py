@@ -11,7 +11,6 @@ from ..options import JsonOpt, ReportFile, scoped_env, warn_renamed_env
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 
-
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
 
 
@@ -86,9 +85,10 @@ def simulate(
         ),
     ] = 32,
     seed: Annotated[
-        int, typer.Option(
+        int,
+        typer.Option(
             "--seed", envvar=scoped_env("WHILEAI_SEED", "simulate"), help="Seeds every draw."
-        )
+        ),
     ] = 0,
     reproducible: Annotated[
         bool,

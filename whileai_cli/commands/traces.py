@@ -14,7 +14,6 @@ traces_app = typer.Typer(
 )
 
 
-
 @traces_app.command("ingest")
 def ingest(
     source: Annotated[

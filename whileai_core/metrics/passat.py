@@ -227,8 +227,7 @@ def _k_way(
     notes = []
     if asked is None and smallest != largest:
         notes.append(
-            f"groups are uneven ({smallest}-{largest} rollouts): "
-            f"k = the smallest group, {smallest}"
+            f"groups are uneven ({smallest}-{largest} rollouts): k = the smallest group, {smallest}"
         )
     if k < MIN_K:
         reason = (
@@ -260,8 +259,6 @@ def _k_way(
         k_note="; ".join(notes) or None,
     )
     return out
-
-
 
 
 def _list(ci: tuple[float, float] | None) -> list[float] | None:

@@ -23,6 +23,7 @@ from .scheduler import Engine, Report, SimulateConfig
 if TYPE_CHECKING:
     from ..judges.contract import Judge
 
+
 def run_simulation(
     spec: Spec,
     config: SimulateConfig,

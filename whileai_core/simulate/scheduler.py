@@ -495,4 +495,3 @@ class Engine:
             round((self.rows_done - report.resumed_rows) / elapsed, 1) if elapsed else 0.0
         )
         return report
-

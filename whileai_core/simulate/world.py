@@ -36,6 +36,8 @@ _COMMERCE = frozenset(
     {"order", "orders", "booking", "refund", "payment", "invoice", "price", "charge", "flight",
      "ticket", "subscription", "purchase", "fare", "cart"}
 )  # fmt: skip
+
+
 def coerce_tools(tools: Iterable[Tool | dict[str, Any]]) -> list[Tool]:
     """Accept `Tool`s, bare function dicts or the OpenAI wire shape."""
     out: list[Tool] = []

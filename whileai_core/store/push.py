@@ -27,7 +27,7 @@ from ..jsonl import ReadStats, RowWriter, dumps, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
-from .base import NewDataset, Store, check_purpose
+from .base import NewDataset, Store, StoreError, check_purpose
 
 UPLOAD_CHUNK = 1024 * 1024
 
@@ -134,8 +134,10 @@ def push_rows(
     description: str | None = None,
     holdout: float = 0.0,
     gate: bool = True,
+    agent_spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
+    `agent_spec` (`tools`, `system_prompt`; see `agent_spec`) goes on the agent's record.
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
     "stripped": rows that carried privileged data}`; `existing` on a record says a retry
@@ -201,7 +203,16 @@ def push_rows(
                 parent=train["datasetId"] if train else parent,
                 idempotency_key=_idempotency_key(base, side.digest.hexdigest(), holdout, "held"),
             )
-            held = upload_file(store, hold_spec, hold_path)
+            try:
+                held = upload_file(store, hold_spec, hold_path)
+            except StoreError:
+                # The push is the pair: a train set whose holdout was refused (a quota, a
+                # bad line) would be trained on with nothing held out. It goes too.
+                if train is not None and not train.get("existing"):
+                    store.delete_dataset(train["datasetId"])
+                raise
+    if agent and agent_spec:
+        store.create_agent(agent, None, agent_spec)
     return {
         "train": train,
         "holdout": held,
@@ -231,3 +242,12 @@ def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
             writer.write_raw(chunk)
             size += len(chunk)
     return size
+
+
+def agent_spec(path: str) -> dict[str, Any]:
+    """What a spec says an agent is, for its record: its tools (OpenAI function shape) and
+    its system prompt."""
+    from ..spec import load_spec
+
+    spec = load_spec(path)
+    return {"tools": spec.openai_tools(), "system_prompt": spec.policy}
