@@ -548,8 +548,9 @@ def test_memory_is_bounded_for_the_whole_sandbox_not_per_process() -> None:
         "for _ in range(8):\n    KILLED += os.WIFSIGNALED(os.wait()[1])\n" + ADD
     )
     start = time.monotonic()
-    row = _passes(code, tests="assert KILLED >= 6\n" + TESTS, timeout=8.0)
-    assert time.monotonic() - start < 20
+    # A generous wall: zero-filling 450 MB eight times is slow on a loaded 2-core machine.
+    row = _passes(code, tests="assert KILLED >= 6\n" + TESTS, timeout=25.0)
+    assert time.monotonic() - start < 40
     assert row["judge_meta"]["memory_limit"] == "cgroup"
 
 
