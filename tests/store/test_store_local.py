@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from whileai_core.errors import ConfigError
+from whileai_core.errors import BadRowError, ConfigError
 from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
 from whileai_core.store.local import BoundStore, LocalStore, Storage
 from whileai_core.store.push import holdout_side, push_rows
@@ -101,6 +101,23 @@ def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     with pytest.raises(ConfigError, match="no rows"):
         push_rows(LocalStore(tmp_path / "h"), [str(empty)], name="x", gate=False)
+
+
+def test_push_refuses_a_bad_line_by_file_and_line_or_skips_and_counts_it(tmp_path: Path) -> None:
+    source = tmp_path / "rows.jsonl"
+    deep = b'{"prompt": "deep", "x": ' + b"[" * 300 + b"]" * 300 + b"}\n"
+    source.write_bytes(ROW + b'{"prompt": "x", "reward": true}\n' + deep + ROW)
+    store = LocalStore(tmp_path / "h")
+    with pytest.raises(BadRowError, match=rf"{source}:2: field 'reward' must be a number"):
+        push_rows(store, [str(source)], name="x", gate=False)
+    assert store.list_datasets() == []
+    pushed = push_rows(store, [str(source)], name="x", gate=False, on_error="skip")
+    assert pushed["train"]["rows"] == 2 and pushed["skipped_lines"] == 2
+    assert pushed["first_error"].startswith(f"{source}:2: ")
+    everything_bad = tmp_path / "bad.jsonl"
+    everything_bad.write_bytes(deep)
+    with pytest.raises(ConfigError, match="no rows .*1 bad lines skipped; first: .*:1: nests"):
+        push_rows(store, [str(everything_bad)], name="y", gate=False, on_error="skip")
 
 
 def test_credentials_resolve_flag_then_env_then_file(monkeypatch) -> None:

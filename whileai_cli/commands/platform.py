@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt
+from ..options import JsonOpt, OnErrorOpt
 
 if TYPE_CHECKING:
     from whileai_core.store import Store
@@ -85,6 +85,7 @@ def push(
     description: Annotated[
         str | None, typer.Option("--description", help="Free-text description.")
     ] = None,
+    on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     api_key: ApiKeyOpt = None,
 ) -> None:
@@ -110,6 +111,7 @@ def push(
                 description=description,
                 holdout=holdout,
                 gate=not no_gate,
+                on_error=on_error,
             )
         except PublishGateError as exc:
             raise ConfigError(f"{exc} (nothing stored; --no-gate pushes it anyway)") from None
@@ -119,6 +121,8 @@ def push(
             warn(f"gate: {message}")
     if result["stripped"]:
         say(f"removed privileged data from {result['stripped']} rows")
+    if result["skipped_lines"]:
+        warn(f"skipped {result['skipped_lines']} bad line(s); first: {result['first_error']}")
     if result.get("left_out_leaks"):
         warn(f"left out {result['left_out_leaks']} rows that repeat their own answer key")
     if json:

@@ -23,7 +23,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import ConfigError
-from ..jsonl import ReadStats, RowWriter, dumps, read_rows
+from ..jsonl import OnError, ReadStats, RowWriter, dumps, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
@@ -134,13 +134,16 @@ def push_rows(
     description: str | None = None,
     holdout: float = 0.0,
     gate: bool = True,
+    on_error: OnError = "fail",
 ) -> dict[str, Any]:
     """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
-    "stripped": rows that carried privileged data}`; `existing` on a record says a retry
-    found it already stored.
+    "stripped": rows that carried privileged data, "skipped_lines": bad lines left out
+    (`on_error="skip"`; "fail" refuses the whole push at the first, naming file:line)}`;
+    `existing` on a record says a retry found it already stored.
     """
+    read = ReadStats()
     check_purpose(purpose)
     if not 0 <= holdout < 1:
         raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
@@ -151,7 +154,7 @@ def push_rows(
         tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
-            for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
+            for row in read_rows(inputs, on_error=on_error, stats=read):
                 if _repeats_answer_key(row):
                     leaked += 1
                     continue
@@ -173,6 +176,8 @@ def push_rows(
                 target.write(line)
         if main.rows + side.rows == 0:
             why = f" but {leaked} that repeat their answer key" if leaked else ""
+            if read.skipped:
+                why += f" ({read.skipped} bad lines skipped; first: {read.first_error})"
             raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:
@@ -208,6 +213,8 @@ def push_rows(
         "gate": gate_report,
         "stripped": stripped,
         "left_out_leaks": leaked,
+        "skipped_lines": read.skipped,
+        "first_error": read.first_error,
     }
 
 
