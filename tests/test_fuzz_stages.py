@@ -495,7 +495,5 @@ def test_the_issue_rows_as_a_user_runs_them(tmp_path: Path) -> None:
         assert "2 bad line" in err, err
     result = run_cli("optimize", str(source), "--mode", "sft", "-o", str(tmp_path / "o"))
     assert result.returncode == 1
-    assert (
-        result.stderr.decode()
-        == f"whileai: error: {source}:4: nests deeper than 64 levels (WHILEAI_MAX_DEPTH raises the limit, up to 200)\n"
-    )
+    why = "nests deeper than 64 levels (WHILEAI_MAX_DEPTH raises the limit, up to 200)"
+    assert result.stderr.decode() == f"whileai: error: {source}:4: {why}\n"

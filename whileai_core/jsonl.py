@@ -175,7 +175,7 @@ def iter_located(
                 if len(raw) == cap and not raw.endswith(b"\n"):
                     pos += _skip_rest(handle)
                     row, problem = None, _too_long(pos - start)
-                elif not raw.strip():
+                elif raw.isspace():  # a blank line is no row (stops at the first character)
                     continue
                 else:
                     row, problem = line_problem(raw, depth)

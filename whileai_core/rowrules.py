@@ -67,24 +67,47 @@ def _json_type(value: Any) -> type:
 
 
 class _Rule:
-    """One field's rule: the JSON types it takes, and a deeper check for some of them."""
+    """One field's rule: the JSON types it takes, and a deeper check for some of them.
+    `plain` are the types that need nothing more, so a caller skips the call for them."""
 
-    __slots__ = ("deep", "expected", "plain", "types")
+    __slots__ = ("check", "deep", "expected", "plain", "types")
 
     def __init__(self, kinds: set[type], deep: dict[type, _Deep], expected: str) -> None:
         self.types = frozenset(kinds)
         self.deep = deep
-        self.plain = frozenset(kinds - set(deep))  # types that need nothing more
+        self.plain = frozenset(kinds - set(deep))
         self.expected = expected
+        self.check: _Deep = self._checker()
 
-    def check(self, value: Any) -> Problem | None:
-        kind = type(value)
-        if kind not in self.types:
-            kind = _json_type(value)
-            if kind not in self.types:
-                return "", f"must be {self.expected}, got {describe(value)}"
-        deep = self.deep.get(kind)
-        return deep(value) if deep is not None else None
+    def _checker(self) -> _Deep:
+        types, deep, expected = self.types, self.deep, self.expected
+
+        def wrong(value: Any) -> Problem | None:
+            kind = _json_type(value)  # a subclass (from a Python caller) counts as its base
+            if kind not in types:
+                return "", f"must be {expected}, got {describe(value)}"
+            nested = deep.get(kind)
+            return nested(value) if nested is not None else None
+
+        if len(set(deep.values())) == 1:  # one deeper check (a container's, a number's)
+            deep_types, nested = frozenset(deep), next(iter(deep.values()))
+
+            def check(value: Any) -> Problem | None:
+                kind = type(value)
+                if kind in deep_types:
+                    return nested(value)
+                return None if kind in types else wrong(value)
+
+            return check
+
+        def check_any(value: Any) -> Problem | None:
+            kind = type(value)
+            if kind not in types:
+                return wrong(value)
+            nested = deep.get(kind)
+            return nested(value) if nested is not None else None
+
+        return check_any
 
 
 def _expected(kinds: set[type], literals: tuple[Any, ...] | None) -> str:
@@ -182,9 +205,12 @@ def _constraint(metadata: tuple[Any, ...]) -> _Deep | None:
 
 
 def _bounded(bound: ScoreBound) -> _Deep:
+    low, high = -bound.limit, bound.limit
+
     def check(value: Any) -> Problem | None:
-        problem = bound.problem(value)
-        return None if problem is None else ("", problem)
+        if low <= value <= high:  # NaN never is
+            return None
+        return "", str(bound.problem(value))
 
     return check
 
@@ -200,10 +226,17 @@ def _at_most(most: int) -> _Deep:
 
 def _items(rule: _Rule) -> _Deep:
     plain, check_item = rule.plain, rule.check
+    objects = rule.deep.get(dict)  # items that are objects with fields: check those directly
 
     def check(value: list[Any]) -> Problem | None:
         for i, item in enumerate(value):
-            if type(item) not in plain and (problem := check_item(item)) is not None:
+            if type(item) is dict and objects is not None:
+                problem = objects(item)
+            elif type(item) in plain:
+                continue
+            else:
+                problem = check_item(item)
+            if problem is not None:
                 return f"[{i}]{problem[0]}", problem[1]
         return None
 
@@ -223,11 +256,13 @@ def _values(rule: _Rule) -> _Deep:
 
 
 def _fields(rules: dict[str, _Rule], required: tuple[str, ...]) -> _Deep:
+    plain, checks = _split(rules)
+
     def check(value: dict[str, Any]) -> Problem | None:
         for key, item in value.items():
-            rule = rules.get(key)
-            if rule is not None and type(item) not in rule.plain:
-                problem = rule.check(item)
+            skip = plain.get(key)
+            if skip is not None and type(item) not in skip:
+                problem = checks[key](item)
                 if problem is not None:
                     return f".{key}{problem[0]}", problem[1]
         for key in required:
@@ -236,6 +271,12 @@ def _fields(rules: dict[str, _Rule], required: tuple[str, ...]) -> _Deep:
         return None
 
     return check
+
+
+def _split(rules: dict[str, _Rule]) -> tuple[dict[str, frozenset[type]], dict[str, _Deep]]:
+    """Per key, the types that need no call, and the check: two flat lookups per field
+    are the whole cost of a field with a plain value (most fields of most rows)."""
+    return {k: r.plain for k, r in rules.items()}, {k: r.check for k, r in rules.items()}
 
 
 # Every key a row names: the typed views' fields, and the ones `from_row` reads by hand.
@@ -249,6 +290,7 @@ _ROW_ANNOTATIONS: dict[str, Any] = {
 _ROW: dict[str, _Rule] = {
     key: rule for key, ann in _ROW_ANNOTATIONS.items() if (rule := _compile(ann)) is not None
 }
+_ROW_PLAIN, _ROW_CHECKS = _split(_ROW)
 
 
 def row_problem(row: Any) -> str | None:
@@ -256,11 +298,11 @@ def row_problem(row: Any) -> str | None:
     when it is a usable row."""
     if type(row) is not dict and not isinstance(row, dict):
         return f"not a JSON object (got {describe(row)})"
-    rules = _ROW
+    plain, checks = _ROW_PLAIN, _ROW_CHECKS
     for key, value in row.items():
-        rule = rules.get(key)
-        if rule is not None and type(value) not in rule.plain:
-            problem = rule.check(value)
+        skip = plain.get(key)
+        if skip is not None and type(value) not in skip:
+            problem = checks[key](value)
             if problem is not None:
                 return _say(key, problem)
     if row.get("prompt") is None and row.get("messages") is None:

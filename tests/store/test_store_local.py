@@ -116,7 +116,7 @@ def test_push_refuses_a_bad_line_by_file_and_line_or_skips_and_counts_it(tmp_pat
     assert pushed["first_error"].startswith(f"{source}:2: ")
     everything_bad = tmp_path / "bad.jsonl"
     everything_bad.write_bytes(deep)
-    with pytest.raises(ConfigError, match="no rows .*1 bad lines skipped; first: .*:1: nests"):
+    with pytest.raises(ConfigError, match=r"no rows .*1 bad lines skipped; first: .*:1: nests"):
         push_rows(store, [str(everything_bad)], name="y", gate=False, on_error="skip")
 
 
