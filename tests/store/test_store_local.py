@@ -120,6 +120,23 @@ def test_push_refuses_a_bad_line_by_file_and_line_or_skips_and_counts_it(tmp_pat
         push_rows(store, [str(everything_bad)], name="y", gate=False, on_error="skip")
 
 
+def test_a_row_too_long_for_the_store_is_named_by_file_and_line_not_a_refused_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The calibration stamp push adds repeats the task id, so the limit is checked on the
+    # row as it will be stored, and reported against the line it came from.
+    monkeypatch.setenv("WHILEAI_MAX_LINE_BYTES", "2k")
+    graded = {"prompt": "hi", "reward": 1.0, "judge_status": "ok"}
+    long = {**graded, "prompt": "p" * 1_700}  # its task id (the prompt) is stamped on it
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in (graded, long, graded)))
+    store = LocalStore(tmp_path / "h")
+    with pytest.raises(BadRowError, match=rf"{source}:2: row is 3,\d+ bytes as pushed .*2 KiB"):
+        push_rows(store, [str(source)], name="x", gate=False)
+    pushed = push_rows(store, [str(source)], name="x", gate=False, on_error="skip")
+    assert pushed["train"]["rows"] == 2 and pushed["skipped_lines"] == 1
+
+
 def test_credentials_resolve_flag_then_env_then_file(monkeypatch) -> None:
     assert credentials.resolve() is None
     path = credentials.save("wai_saved_key_0123456789", api_url="http://x", name=None, user_id="u")
