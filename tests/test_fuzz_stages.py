@@ -28,7 +28,7 @@ import orjson
 import pytest
 
 from whileai_core.errors import WhileaiError
-from whileai_core.jsonl import DEFAULT_ROW_DEPTH, ReadStats
+from whileai_core.jsonl import DEFAULT_ROW_DEPTH, ROW_DEPTH_CEILING, ReadStats
 from whileai_core.row import MAX_ID_CHARS
 from whileai_core.validate import validate_stream
 
@@ -497,3 +497,39 @@ def test_the_issue_rows_as_a_user_runs_them(tmp_path: Path) -> None:
     assert result.returncode == 1
     why = "nests deeper than 64 levels (WHILEAI_MAX_DEPTH raises the limit, up to 200)"
     assert result.stderr.decode() == f"whileai: error: {source}:4: {why}\n"
+
+
+@pytest.mark.parametrize("place", ["extra", "privileged", "result", "arguments", "content"])
+def test_a_row_at_the_depth_ceiling_goes_through_every_stage(
+    run: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: str
+) -> None:
+    """WHILEAI_MAX_DEPTH may go up to ROW_DEPTH_CEILING only because every stage can carry
+    a row that deep, wherever the depth sits (orjson writes 255 levels at most, and the
+    walkers recurse once per level)."""
+    monkeypatch.setenv("WHILEAI_MAX_DEPTH", str(ROW_DEPTH_CEILING))
+    rows = [orjson.loads(line) for line in GOLDEN_GRADED[0].read_bytes().splitlines()][:16]
+    row = rows[3]
+    # (where the value goes, how deep that place already is): the row ends exactly at the
+    # ceiling, the row object itself being level 1.
+    where: dict[str, tuple[Callable[[Row], None], int]] = {
+        "extra": (lambda r: r.update(extra="__X__"), 1),
+        "privileged": (lambda r: r.setdefault("privileged", {}).update(x="__X__"), 2),
+        "result": (lambda r: _first_step(r).update(result="__X__"), 3),
+        "arguments": (lambda r: _first_step(r).update(arguments={"x": "__X__"}), 4),
+        "content": (lambda r: r["messages"][-1].update(content="__X__"), 3),
+    }
+    edit, above = where[place]
+    edit(row)
+    kind = "[" if place == "content" else "{"
+    lines = [_encode(r) for r in rows]
+    lines[3] = _encode(row, _nest(ROW_DEPTH_CEILING - above, "1", kind).encode())
+    source = tmp_path / "deep.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    assert run("validate", str(source)).code == 0
+    for name, args in STAGES:
+        result, _ = _stage(run, args, source, tmp_path / name)
+        assert result.named == [], (name, result.named)
+    monkeypatch.setenv("WHILEAI_HOME", str(tmp_path / "home"))
+    # The same variable moves the embedded store's limit: it takes what the stages took.
+    pushed = run("push", str(source), "--name", "deep", "--no-gate")
+    assert pushed.code == 0 and "train deep: 16 rows" in pushed.stderr, pushed.stderr
