@@ -247,6 +247,36 @@ def test_length_matched_pairs_skip_replies_of_very_different_length() -> None:
     assert only_long == [] and report.length_unmatched == 1
 
 
+def test_the_pairs_report_accounts_for_every_ask_in_json_and_in_words(tmp_path: Path) -> None:
+    reworded = _row("m", 1, 0.0)
+    reworded["messages"][0]["content"] = "Refund order m, it never arrived."
+    long_loss = _row("l", 1, 0.0)
+    long_loss["messages"][-1]["content"] = long_loss["final_text"] = "no " * 200
+    rows = [
+        *(_row("a", 0, 1.0), _row("a", 1, 0.0)),  # paired
+        _row("b", 0, 1.0),  # no contrast
+        *(_row("m", 0, 1.0), reworded),  # the two sides saw different prompts (trl)
+        *(_row("l", 0, 1.0), long_loss),  # no pass and fail of similar length
+    ]
+    source = _write(tmp_path / "rows.jsonl", rows)
+    args = ["export", str(source), "--pairs", "--format", "trl", "--length-matched"]
+    report = orjson.loads(run_cli(*args, "-o", str(tmp_path / "p.jsonl"), "--json").stdout)
+    assert report["asks"] == 4
+    assert (report["asks_with_pairs"], report["asks_without_contrast"]) == (1, 1)
+    assert report["asks_unpaired"] == {"prompt_mismatch": 1, "length_unmatched": 1}
+    assert report["asks"] == (
+        report["asks_with_pairs"]
+        + report["asks_without_contrast"]
+        + sum(report["asks_unpaired"].values())
+    )
+    text = run_cli(*args, "-o", str(tmp_path / "p.jsonl")).stderr.decode()
+    assert "1 pairs from 1 of 4 asks" in text
+    assert (
+        "asks without a pair: 1 without a pass and a fail, 1 with no pass and fail of similar "
+        "length, 1 whose passing and failing rollouts saw different prompts"
+    ) in text
+
+
 def _graded_set() -> list[dict[str, Any]]:
     rows = []
     for t in range(12):

@@ -51,8 +51,8 @@ def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
         b"".join(
             orjson.dumps(r) + b"\n"
             for r in [
-                {"scenario_id": "a", "final_text": "42", "meta": {"want": "42"}},
-                {"scenario_id": "b", "final_text": "41", "meta": {"want": "42"}},
+                {"scenario_id": "a", "prompt": "6x7?", "final_text": "42", "meta": {"want": "42"}},
+                {"scenario_id": "b", "prompt": "6x7?", "final_text": "41", "meta": {"want": "42"}},
             ]
         )
     )

@@ -96,6 +96,36 @@ def test_non_numeric_reward_is_invalid_result() -> None:
     assert verdict_fields({"reward": float("nan")})["judge_status"] == "invalid_result"
 
 
+@pytest.mark.parametrize(
+    ("verdict", "why"),
+    [
+        (1e308, "not a number between -1e+09 and 1e+09"),
+        ({"reward": -1e308}, "not a number between"),
+        ({"reward": 1, "markers": {"grounded": "yes"}}, "field 'markers.grounded' must be"),
+        ({"reward": 1, "markers": {"grounded": True}}, "field 'markers.grounded' must be"),
+        ({"reward": 1, "failure_class": 3}, "field 'failure_class' must be a string"),
+        ({"reward": 1, "seen": {"a", "b"}}, "cannot be written as JSON"),
+        ({"reward": 1, "nested": json.loads("[" * 300 + "]" * 300)}, "cannot be written as JSON"),
+    ],
+)
+def test_a_verdict_the_row_could_not_carry_is_invalid_and_the_run_goes_on(
+    tmp_path: Path, verdict: Any, why: str
+) -> None:
+    """Grade never writes a row the next stage would refuse (or could not write at all)."""
+    from whileai_core.jsonl import read_rows
+    from whileai_core.judges.run import grade_files
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(_row(i, prompt="capital?")) + "\n" for i in range(2)))
+    out = tmp_path / "graded.jsonl"
+    judge = Judge(name="t", fn=lambda r: verdict if r["scenario_id"] == "s0" else 1.0)
+    grade_files([str(source)], judge, output=str(out))
+    first, second = read_rows([str(out)])
+    assert first["reward"] is None and first["judge_status"] == "invalid_result"
+    assert why in first["reason"]
+    assert second["reward"] == 1.0 and second["judge_status"] == "ok"
+
+
 def test_judge_sleeping_past_the_timeout_is_timeout_and_grading_goes_on() -> None:
     def slow(row: dict[str, Any]) -> float:
         if row["scenario_id"] == "s1":

@@ -191,14 +191,10 @@ def _emit(
             f"{data['rebuilt_from_steps']} rebuilt from steps"
         )
     elif kind == "pairs":
-        rt = data["tool_call_roundtrip"]
-        say(
-            f"export --pairs --format {data['format']}: {data['pairs']} pairs from "
-            f"{data['asks_with_pairs']} of {data['asks']} asks ({data['asks_without_contrast']} "
-            f"without a pass and a fail); chosen {data['mean_chosen_chars']} / rejected "
-            f"{data['mean_rejected_chars']} reply chars on average"
-        )
-        say(f"  tool_call_roundtrip: encoding {rt['encoding']}, {rt['invalid']} invalid")
+        from whileai_core.export.pairs import pairs_lines
+
+        for line in pairs_lines(data):
+            say(line)
     else:
         bd = data["band_dropped"]
         say(

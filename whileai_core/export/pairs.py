@@ -18,7 +18,7 @@ Shapes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.tally import passed, reward_of, task_key
@@ -39,16 +39,25 @@ from .conversation import (
 )
 from .training import Format, encoding_for
 
+# Why an ask with a pass and a fail still gave no pair, in the words the report uses.
+UNPAIRED_REASONS = {
+    "prompt_mismatch": "whose passing and failing rollouts saw different prompts",
+    "length_unmatched": "with no pass and fail of similar length",
+    "refused": "whose every pair was refused (it quoted privileged text)",
+}
+
 
 @dataclass
 class PairsReport(ExportReport):
-    """What the preference export wrote and why some asks gave no pair."""
+    """What the preference export wrote, and for every ask why it gave a pair or none:
+    `asks == asks_with_pairs + asks_without_contrast + sum(asks_unpaired.values())`."""
 
     length_matched: bool
     pairs: int = 0
     asks: int = 0
     asks_with_pairs: int = 0
     asks_without_contrast: int = 0
+    asks_unpaired: dict[str, int] = field(default_factory=dict)
     length_unmatched: int = 0
     prompt_mismatch: int = 0
     chosen_chars: int = 0
@@ -63,6 +72,7 @@ class PairsReport(ExportReport):
             "asks": self.asks,
             "asks_with_pairs": self.asks_with_pairs,
             "asks_without_contrast": self.asks_without_contrast,
+            "asks_unpaired": dict(self.asks_unpaired),
             "pairs": self.pairs,
             "length_unmatched": self.length_unmatched,
             "prompt_mismatch": self.prompt_mismatch,
@@ -70,6 +80,24 @@ class PairsReport(ExportReport):
             "mean_rejected_chars": round(self.rejected_chars / n, 1),
             **self.common(),
         }
+
+
+def pairs_lines(data: dict[str, Any]) -> list[str]:
+    """The human report of a pairs export (`PairsReport.as_dict()`): every ask accounted
+    for, as paired or under the reason it gave none."""
+    unpaired = [f"{data['asks_without_contrast']} without a pass and a fail"]
+    unpaired += [
+        f"{n} {UNPAIRED_REASONS.get(reason, reason)}"
+        for reason, n in sorted(data.get("asks_unpaired", {}).items())
+    ]
+    rt = data["tool_call_roundtrip"]
+    return [
+        f"export --pairs --format {data['format']}: {data['pairs']} pairs from "
+        f"{data['asks_with_pairs']} of {data['asks']} asks; chosen {data['mean_chosen_chars']}"
+        f" / rejected {data['mean_rejected_chars']} reply chars on average",
+        f"  asks without a pair: {', '.join(unpaired)}",
+        f"  tool_call_roundtrip: encoding {rt['encoding']}, {rt['invalid']} invalid",
+    ]
 
 
 def preference_pairs(
@@ -115,16 +143,23 @@ def preference_pairs(
             rep.asks_without_contrast += 1
             continue
         made = 0
+        failed: str | None = None
         for chosen, rejected in _match(winners, losers, length_matched, length_tolerance, rep):
             pair = _pair(fmt, chosen, rejected, rep)
-            if pair is None:
+            if isinstance(pair, str):
+                failed = failed or pair
                 continue
             made += 1
             rep.pairs += 1
             rep.chosen_chars += len(reply_text(chosen[1]))
             rep.rejected_chars += len(reply_text(rejected[1]))
             yield pair
-        rep.asks_with_pairs += 1 if made else 0
+        if made:
+            rep.asks_with_pairs += 1
+        else:
+            # No candidate pair at all means length matching turned every winner away.
+            reason = failed or "length_unmatched"
+            rep.asks_unpaired[reason] = rep.asks_unpaired.get(reason, 0) + 1
     if rep.pairs and not length_matched and rep.chosen_chars > 1.2 * rep.rejected_chars:
         rep.warnings.append(
             f"chosen replies are {rep.chosen_chars / max(rep.rejected_chars, 1):.2f}x longer than "
@@ -160,7 +195,8 @@ def _match(
         yield winner, best
 
 
-def _pair(fmt: str, chosen: Built, rejected: Built, rep: PairsReport) -> dict[str, Any] | None:
+def _pair(fmt: str, chosen: Built, rejected: Built, rep: PairsReport) -> dict[str, Any] | str:
+    """The pair, or the reason it could not be made (counted in the report)."""
     c_reward, c_row, c_msgs = chosen
     r_reward, r_row, r_msgs = rejected
     meta = {
@@ -179,7 +215,7 @@ def _pair(fmt: str, chosen: Built, rejected: Built, rep: PairsReport) -> dict[st
         cut_c, cut_r = first_agent_turn(c_msgs), first_agent_turn(r_msgs)
         if c_msgs[:cut_c] != r_msgs[:cut_r]:
             rep.prompt_mismatch += 1
-            return None
+            return "prompt_mismatch"
         pair = {
             "prompt": c_msgs[:cut_c],
             "chosen": c_msgs[cut_c:],
@@ -191,4 +227,4 @@ def _pair(fmt: str, chosen: Built, rejected: Built, rep: PairsReport) -> dict[st
         return scrub(c_row, scrub(r_row, pair))
     except Refused as refusal:
         rep.counters.refuse(refusal.reason)
-        return None
+        return "refused"

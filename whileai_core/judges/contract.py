@@ -17,14 +17,17 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
-import math
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ..errors import Failure, InvalidVerdict, JudgeFailed, JudgeTimeout, WhileaiError
+from ..row import MAX_SCORE, ScoreBound
+from ..rowrules import field_problem
 
 # Verdict keys that land on the row itself; everything else a judge returns is metadata.
 _ROW_KEYS = ("reward", "reason", "markers", "failure_class")
@@ -71,10 +74,15 @@ async def close_judge(judge: Judge) -> None:
             judge.close()
 
 
+_BOUND = ScoreBound()
+
+
 def _number(value: Any) -> float | None:
+    """A verdict's reward as a number the row rules take (finite, within MAX_SCORE), so
+    grade never writes a row the next stage refuses; a bare True/False counts as 1/0."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
+    if isinstance(value, (int, float)) and _BOUND.problem(value) is None:
         return value
     return None
 
@@ -84,6 +92,8 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
     number = _number(verdict)
     if number is not None:
         return {"reward": number, "judge_status": "ok"}
+    if isinstance(verdict, (int, float)):
+        return failure_fields("invalid_result", _out_of_range(verdict))
     if not isinstance(verdict, dict):
         kind = "nothing" if verdict is None else f"a {type(verdict).__name__}"
         return {
@@ -91,6 +101,8 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
             "judge_status": "invalid_result",
             "reason": f"judge returned {kind}, expected a number or a dict with 'reward'",
         }
+    if problem := _verdict_problem(verdict):
+        return failure_fields("invalid_result", problem)
     if "reward" not in verdict:
         return {
             "reward": None,
@@ -104,7 +116,7 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
         fields = {
             "reward": None,
             "judge_status": "invalid_result",
-            "reason": f"judge's reward is not a number: {verdict['reward']!r:.80}",
+            "reason": _out_of_range(verdict["reward"]),
         }
     else:
         fields = {"reward": reward, "judge_status": "ok"}
@@ -119,6 +131,24 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
     if extra:
         fields["extra"] = extra
     return fields
+
+
+def _out_of_range(reward: Any) -> str:
+    bounds = f"between {-MAX_SCORE:g} and {MAX_SCORE:g}"
+    return f"judge's reward is not a number {bounds}: {reward!r:.80}"
+
+
+def _verdict_problem(verdict: dict[str, Any]) -> str | None:
+    """What in a verdict the row could not carry: markers or a failure class that break
+    the row rules, or a value JSON cannot hold (a set, an object, nesting past 255)."""
+    for key in ("markers", "failure_class"):
+        if verdict.get(key) is not None and (problem := field_problem(key, verdict[key])):
+            return f"judge's verdict: {problem}"
+    try:
+        orjson.dumps(verdict, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError as exc:
+        return f"judge's verdict cannot be written as JSON: {exc}"
+    return None
 
 
 def failure_fields(status: str, reason: str) -> dict[str, Any]:
