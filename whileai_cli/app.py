@@ -47,6 +47,8 @@ COMMANDS: dict[str, Command] = {
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export", _MAKE,
         "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+    "evaluate": Command("evaluate", "evaluate", _MEASURE,
+        'Grade held-out rollouts like grade, stamped lineage.source = "eval"; failures as traces.'),
     "compare": Command("compare", "compare", _MEASURE,
         "Paired A/B on one metric: delta B - A, 95% interval, sign-flip p-value, verdict."),
     "delta": Command("compare", "delta", _MEASURE,
