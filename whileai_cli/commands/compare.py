@@ -7,13 +7,13 @@ from typing import Annotated, Any
 
 import typer
 
-from ..options import JsonOpt, OnErrorOpt, ReportFile, scoped_env
+from ..options import JsonOpt, OnErrorOpt, ReportFile
 
 SeedOpt = Annotated[
     int,
     typer.Option(
         "--seed",
-        envvar=scoped_env("WHILEAI_SEED", "report"),
+        envvar="WHILEAI_BOOTSTRAP_SEED",
         help="Seed of the bootstrap and the permutation draws (reproducible).",
     ),
 ]
