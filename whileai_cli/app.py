@@ -55,6 +55,8 @@ COMMANDS: dict[str, Command] = {
         "Before/after on pass@1 and every shared marker; exit 1 when a guard fails."),
     "variance": Command("compare", "variance", _MEASURE,
         "The eval's own re-run standard deviation, overall and --by; feeds delta --run-std."),
+    "logprobs": Command("logprobs", "logprobs_app", _MEASURE,
+        "Logprob checks: coverage, a reference model's scores, mean KL, staleness."),
     "validate": Command("inspect", "validate", _ROWS,
         "Check rows against the row model; print file:line: problem for each bad row."),
     "schema": Command("inspect", "schema", _ROWS,

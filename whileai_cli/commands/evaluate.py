@@ -38,8 +38,7 @@ def evaluate(
         typer.Option(
             "--failed-traces",
             envvar="WHILEAI_EVALUATE_FAILED_TRACES",
-            help="Also write the rollouts the judge failed here, as traces for "
-            "simulate --traces.",
+            help="Also write the rollouts the judge failed here, as traces for simulate --traces.",
         ),
     ] = None,
     run_id: Annotated[
