@@ -40,6 +40,17 @@ _NAMES = {
     "optimize_files": ".select.optimize",
     "OptimizeOptions": ".select.optimize",
     "publish_gate": ".select.gate",
+    # measure: before and after, evals, logprobs
+    "compare_runs": ".compare.compare",
+    "delta_report": ".compare.delta",
+    "DeltaOptions": ".compare.delta",
+    "eval_variance": ".compare.variance",
+    "evaluate_files": ".compare.evaluate",
+    "logprob_report": ".compare.logprobs",
+    "mean_kl": ".compare.logprobs",
+    "calibrate_kl": ".compare.logprobs",
+    "staleness_report": ".compare.logprobs",
+    "reference_files": ".compare.reference",
     # export
     "training_samples": ".export.training",
     "preference_pairs": ".export.pairs",
@@ -57,6 +68,7 @@ _NAMES = {
     "WhileaiError": ".errors",
 }
 __all__ = [
+    "DeltaOptions",
     "Judge",
     "JudgeOptions",
     "OptimizeOptions",
@@ -65,11 +77,18 @@ __all__ = [
     "Spec",
     "WhileaiError",
     "__version__",
+    "calibrate_kl",
+    "compare_runs",
+    "delta_report",
+    "eval_variance",
+    "evaluate_files",
     "export_environment",
     "from_row",
     "grade",
     "grade_files",
     "load_spec",
+    "logprob_report",
+    "mean_kl",
     "open_store",
     "optimize",
     "optimize_files",
@@ -79,8 +98,10 @@ __all__ = [
     "pull_rows",
     "push_rows",
     "read_rows",
+    "reference_files",
     "report",
     "simulate_rows",
+    "staleness_report",
     "strip_privileged",
     "to_row",
     "training_samples",
@@ -89,6 +110,12 @@ __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .api import grade, report, simulate_rows
+    from .compare.compare import compare_runs
+    from .compare.delta import DeltaOptions, delta_report
+    from .compare.evaluate import evaluate_files
+    from .compare.logprobs import calibrate_kl, logprob_report, mean_kl, staleness_report
+    from .compare.reference import reference_files
+    from .compare.variance import eval_variance
     from .errors import WhileaiError
     from .export.environment import export_environment
     from .export.pairs import preference_pairs
