@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 import typer
@@ -42,6 +43,18 @@ def report(
 ) -> None:
     """How many rows carry the policy's logprobs, and whether reward tracks its confidence."""
     from whileai_core.compare.logprobs import logprob_report
+
+    _rows_report(inputs, on_error, json, report_file, logprob_report)
+
+
+def _rows_report(
+    inputs: list[str] | None,
+    on_error: Any,
+    json: bool,
+    report_file: str | None,
+    build: Callable[[Iterable[dict[str, Any]]], Any],
+) -> None:
+    """Read the rows once into `build`'s report and print it (bad lines counted)."""
     from whileai_core.jsonl import ReadStats, read_rows
 
     from ..console import check_report_path
@@ -49,7 +62,7 @@ def report(
 
     check_report_path(report_file)
     stats = ReadStats()
-    result = logprob_report(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
+    result = build(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
     data = result.as_dict()
     if stats.skipped:
         data["warnings"].insert(
@@ -187,13 +200,10 @@ def staleness(
     report_file: ReportFile = None,
 ) -> None:
     """Policy versions present, stale rows, logprob coverage; stale rows without logprobs named."""
+    from functools import partial
+
     from whileai_core.compare.logprobs import staleness_report
-    from whileai_core.jsonl import read_rows
 
-    from ..console import check_report_path
-    from ..options import resolve_inputs
-
-    check_report_path(report_file)
-    rows = read_rows(resolve_inputs(inputs), on_error=on_error)
-    result = staleness_report(rows, base_model=base_model)
-    _emit(result.as_dict(), result.lines(), json, report_file)
+    _rows_report(
+        inputs, on_error, json, report_file, partial(staleness_report, base_model=base_model)
+    )
