@@ -70,6 +70,9 @@ def test_delta_fails_the_run_that_learned_to_invent_arguments(tmp_path: Path) ->
     assert proc.returncode == 1
     assert data["target_verdict"] == "improved" and data["target_delta"] > 0.2  # pass@1 rose
     assert data["regressions"] == ["marker:argument_grounding"] and not data["ok"]
+    # each side's pass@1 is metrics.passat's, off the same per-task counts
+    assert data["pass_at"]["before"]["pass_at_1"] == data["metrics"]["pass_at_1"]["mean_a"]
+    assert data["pass_at"]["after"]["k"] == 4 and data["pass_at"]["after"]["pass_at_1_ci95"]
     human = run_cli("delta", "--before", b, "--after", bad, *guard)
     assert human.returncode == 1
     line = next(x for x in human.stdout.decode().splitlines() if "argument_grounding" in x)

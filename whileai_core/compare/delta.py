@@ -82,6 +82,7 @@ class DeltaReport:
     groups_down: list[str] = field(default_factory=list)
     run_std: dict[str, float | None] = field(default_factory=dict)
     sizing: dict[str, Any] | None = None
+    pass_at: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -117,6 +118,7 @@ class DeltaReport:
             "groups": self.groups,
             "groups_down": self.groups_down,
             "sizing": self.sizing,
+            "pass_at": self.pass_at,
             "metrics": self.metrics,
             "warnings": self.warnings,
         }
@@ -128,6 +130,8 @@ class DeltaReport:
         delta = f" {head['delta']:+.3f}{span}" if head["delta"] is not None else ""
         status = "ok" if self.ok else "FAIL: " + "; ".join(self.failures)
         out = [f"delta: target {self.target} {self.target_verdict}{delta} -> {status}"]
+        if self.pass_at:
+            out.append(_pass_at_line(self.pass_at))
         width = max(len(m) for m in self.metrics)
         for name, m in self.metrics.items():
             out.append("  " + _metric_line(name, m, width))
@@ -155,6 +159,19 @@ def _metric_line(name: str, m: Mapping[str, Any], width: int) -> str:
         f"{name:<{width}}  {m['mean_a']:.3f} -> {m['mean_b']:.3f}  {m['delta']:+.3f}{ci}  "
         f"{word}  (n={m['n_paired']}){tail}"
     )
+
+
+def _pass_at_line(sides: Mapping[str, Mapping[str, Any]]) -> str:
+    """`pass@1 before 0.420 [0.35, 0.49] | pass^4 0.180 -> after ...`, per side."""
+    parts = []
+    for name, p in sides.items():
+        text = f"{name} {p['pass_at_1']:.3f}"
+        if p["pass_at_1_ci95"]:
+            text += f" [{p['pass_at_1_ci95'][0]:.3f}, {p['pass_at_1_ci95'][1]:.3f}]"
+        if p["k"]:
+            text += f", pass^{p['k']} {p['pass_pow_k']:.3f}, pass@{p['k']} {p['pass_at_k']:.3f}"
+        parts.append(text)
+    return "  pass@1 " + " -> ".join(parts) + f" ({sides['before']['tasks']} tasks before)"
 
 
 def sizing_line(s: Mapping[str, Any]) -> str:
@@ -337,6 +354,11 @@ def _report(a: Side, b: Side, opts: DeltaOptions) -> DeltaReport:
     if opts.by:
         _groups(report, a, b, opts, head)
     report.sizing = _sizing(head, a, opts)
+    if PASS_AT_1 in a.values and PASS_AT_1 in b.values:
+        report.pass_at = {
+            "before": a.pass_numbers(opts.seed),
+            "after": b.pass_numbers(opts.seed),
+        }
     return report
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError, WhileaiError
 from ..jsonl import OnError, ReadStats, read_rows
+from ..metrics.passat import pass_numbers
 from ..metrics.taskvalues import PASS_AT_1, TaskValues
 
 GroupOf = Callable[[dict[str, Any]], str | None]
@@ -31,6 +32,14 @@ class Side:
         """Rollouts per task on pass@1 (the median, for sizing a holdout); 1 when unknown."""
         counts = list(self.values.counts(PASS_AT_1).values())
         return max(1, round(statistics.median(counts))) if counts else 1
+
+    def pass_numbers(self, seed: int = 0) -> dict[str, Any]:
+        """This side's pass@1 (with its interval), pass^k and pass@k: `metrics.passat`'s
+        numbers off the same per-task counts the comparison uses."""
+        counts = self.values.counts(PASS_AT_1)
+        means = self.values.means(PASS_AT_1)
+        groups = [(n, round(means[t] * n)) for t, n in counts.items()]
+        return pass_numbers(groups, seed=seed)
 
     def warnings(self) -> list[str]:
         if not self.read.skipped:
