@@ -49,7 +49,7 @@ _NAMES = {
     "logprob_report": ".compare.logprobs",
     "mean_kl": ".compare.logprobs",
     "calibrate_kl": ".compare.logprobs",
-    "staleness_report": ".compare.logprobs",
+    "staleness_report": ".compare.staleness",
     "reference_files": ".compare.reference",
     # export
     "training_samples": ".export.training",
@@ -113,8 +113,9 @@ if TYPE_CHECKING:
     from .compare.compare import compare_runs
     from .compare.delta import DeltaOptions, delta_report
     from .compare.evaluate import evaluate_files
-    from .compare.logprobs import calibrate_kl, logprob_report, mean_kl, staleness_report
+    from .compare.logprobs import calibrate_kl, logprob_report, mean_kl
     from .compare.reference import reference_files
+    from .compare.staleness import staleness_report
     from .compare.variance import eval_variance
     from .errors import WhileaiError
     from .export.environment import export_environment

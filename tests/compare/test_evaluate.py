@@ -14,10 +14,10 @@ from ..helpers import SDK_ROWS, run_cli
 from .rows import write
 
 # The reference's five-line loop judge: pass unless the reply apologises.
-JUDGE = '''
+JUDGE = """
 def no_sorry(row):
     return {"reward": int("sorry" not in row["final_text"].lower()), "reason": "apology check"}
-'''
+"""
 
 
 def _rows(path: Path) -> list[dict]:

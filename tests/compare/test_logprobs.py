@@ -13,7 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from whileai_core.compare.logprobs import calibrate_kl, logprob_report, staleness_report
+from whileai_core.compare.logprobs import calibrate_kl, logprob_report
+from whileai_core.compare.staleness import staleness_report
 from whileai_core.testing import OpenAIStub, Reply, Request, answer, tool_call
 
 from ..helpers import ORDERS_SPEC, run_cli

@@ -202,7 +202,7 @@ def staleness(
     """Policy versions present, stale rows, logprob coverage; stale rows without logprobs named."""
     from functools import partial
 
-    from whileai_core.compare.logprobs import staleness_report
+    from whileai_core.compare.staleness import staleness_report
 
     _rows_report(
         inputs, on_error, json, report_file, partial(staleness_report, base_model=base_model)

@@ -13,16 +13,12 @@ log-probability of the tokens the policy generated (`logprob`) and how many ther
   over the task's rollouts. Turns are read per step when the steps carry both numbers,
   else from the row's totals. `calibrated_rows` writes each task's value into
   `calibration.mean_kl`.
-- `staleness_report`: which policy versions produced the rows and which were sampled by
-  a model other than the one about to be trained (`stale`). A stale row is usable by an
-  off-policy update only with its sampler's logprob (the importance ratio
-  exp(new - old) needs it); the stale rows without one are named.
+(`staleness.py` reads the same turns to say which rows are off-policy.)
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,8 +30,6 @@ from ..select.calibration import stamp_from
 from ..select.records import policy_of
 
 CONFIDENCE_REWARD_R = 0.3  # a correlation this strong (and clear of zero) is flagged
-MAX_NAMED = 20
-_PROVIDERS = ("openai:", "vllm:", "ollama:")
 
 
 def _num(value: Any) -> float | None:
@@ -46,13 +40,6 @@ def _num(value: Any) -> float | None:
 
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def row_name(row: dict[str, Any]) -> str:
-    """How a report names one rollout: its task and rollout index."""
-    index = row.get("rollout_index")
-    task = task_key(row) or "?"
-    return f"{task}#{index}" if isinstance(index, int) else task
 
 
 def turns_of(row: dict[str, Any], ref: str | None = None) -> list[tuple[float, int, float | None]]:
@@ -346,117 +333,4 @@ def kl_files(
             again = (x.row for x in iter_located(paths, on_error="skip", labels=labels))
             with RowWriter(output) as writer:
                 writer.write_many(calibrated_rows(again, report.per_task(), stamps))
-    return report
-
-
-# -- staleness -------------------------------------------------------------------------
-
-
-def _bare(model: str) -> str:
-    low = model.lower()
-    for prefix in _PROVIDERS:
-        if low.startswith(prefix):
-            return model[len(prefix) :].split("@", 1)[0]
-    return model
-
-
-@dataclass
-class StalenessReport:
-    base_model: str | None = None
-    rows: int = 0
-    with_logprobs: int = 0
-    stale: int = 0
-    stale_with_logprobs: int = 0
-    unknown_sampler: int = 0
-    versions: Counter[str] = field(default_factory=Counter)
-    models: Counter[str] = field(default_factory=Counter)
-    stale_without: list[str] = field(default_factory=list)
-
-    def add(self, row: dict[str, Any]) -> None:
-        self.rows += 1
-        model = row.get("model_version")
-        version = row.get("policy_version") or model or "unknown"
-        self.versions[str(version)] += 1
-        self.models[str(model or "unknown")] += 1
-        has = bool(turns_of(row))
-        self.with_logprobs += has
-        if not self.base_model:
-            return
-        if not isinstance(model, str) or not model:
-            self.unknown_sampler += 1
-        elif _bare(model) == _bare(self.base_model):
-            return
-        self.stale += 1
-        if has:
-            self.stale_with_logprobs += 1
-        elif len(self.stale_without) < MAX_NAMED:
-            self.stale_without.append(row_name(row))
-
-    def as_dict(self) -> dict[str, Any]:
-        n = self.rows
-        return {
-            "base_model": self.base_model,
-            "rows": n,
-            "versions": dict(self.versions.most_common()),
-            "models": dict(self.models.most_common()),
-            "logprob_coverage": self.with_logprobs / n if n else None,
-            "stale": self.stale if self.base_model else None,
-            "stale_share": self.stale / n if self.base_model and n else None,
-            "unknown_sampler": self.unknown_sampler,
-            "stale_with_logprobs": self.stale_with_logprobs,
-            "stale_without_logprobs": self.stale - self.stale_with_logprobs,
-            "stale_without_logprobs_rows": self.stale_without,
-            "warnings": self.warnings(),
-        }
-
-    def warnings(self) -> list[str]:
-        out = []
-        if len(self.versions) > 1:
-            out.append(
-                f"rows come from {len(self.versions)} policy versions: an on-policy update "
-                "wants one, an off-policy one needs the sampler's logprob on every row"
-            )
-        missing = self.stale - self.stale_with_logprobs
-        if missing:
-            named = ", ".join(self.stale_without)
-            more = (
-                f" and {missing - len(self.stale_without)} more"
-                if missing > len(self.stale_without)
-                else ""
-            )
-            out.append(
-                f"{missing} stale row(s) carry no logprob, so no importance ratio can be "
-                f"formed for them: {named}{more}"
-            )
-        if self.unknown_sampler:
-            out.append(
-                f"{self.unknown_sampler} row(s) do not say which model sampled them "
-                "(no model_version): counted stale"
-            )
-        return out
-
-    def lines(self) -> list[str]:
-        d = self.as_dict()
-        cover = "n/a" if d["logprob_coverage"] is None else f"{d['logprob_coverage']:.0%}"
-        out = [
-            f"staleness: {d['rows']} rows from {len(self.versions)} policy version(s); "
-            f"logprob coverage {cover}"
-        ]
-        for version, count in list(d["versions"].items())[:10]:
-            out.append(f"  {version}: {count}")
-        if self.base_model:
-            out.append(
-                f"stale against {self.base_model}: {self.stale} row(s), "
-                f"{self.stale_with_logprobs} with logprobs (usable off-policy), "
-                f"{self.stale - self.stale_with_logprobs} without"
-            )
-        return out
-
-
-def staleness_report(
-    rows: Iterable[dict[str, Any]], *, base_model: str | None = None
-) -> StalenessReport:
-    report = StalenessReport(base_model=base_model)
-    for row in rows:
-        report.add(row)
     return report
