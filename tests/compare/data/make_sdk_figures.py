@@ -92,6 +92,7 @@ DELTA_CASES = [
     {"before": "base", "after": "groupdown", "by": "category"},
     {"before": "base", "after": "same", "run_std": 0.2},
     {"before": "base", "after": "improved", "run_std": 0.02},
+    {"before": "base", "after": "improved", "run_std": 0.2},
     {"before": "improved", "after": "base"},
 ]
 
