@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
 
 logprobs_app = typer.Typer(
     help="Logprob checks: coverage, a reference model's scores, mean KL, staleness.",
@@ -95,14 +95,7 @@ def ref(
             "model's own template), or auto (prompt-logprobs for vllm:, else echo).",
         ),
     ] = "auto",
-    spec: Annotated[
-        str | None,
-        typer.Option(
-            "--spec",
-            envvar="WHILEAI_SPEC",
-            help="Spec whose system prompt and tools the policy saw (rows leave them out).",
-        ),
-    ] = None,
+    spec: SpecOpt = None,
     concurrency: Annotated[
         int,
         typer.Option(
@@ -121,7 +114,10 @@ def ref(
     json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Score the agent's turns under a reference model: ref_logprob per turn step and row."""
+    """Score the agent's turns under a reference model: ref_logprob per turn step and row.
+
+    Rows leave the system prompt and tools out: give --spec so the reference scores the
+    conversation the policy saw."""
     from whileai_core.compare.reference import ROUTES, reference_files
     from whileai_core.models.options import ModelOptions
 
