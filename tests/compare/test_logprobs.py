@@ -181,3 +181,20 @@ def test_calibrate_kl_in_python_pools_tokens_per_task() -> None:
     assert out[0]["calibration"]["mean_kl"] == pytest.approx(0.15, abs=1e-12)
     assert out[0]["calibration"]["pass_rate"] == 0.5
     assert "calibration" not in out[2]
+
+
+def test_spec_puts_the_system_prompt_and_tools_in_front(simulated: Path, tmp_path: Path) -> None:
+    from whileai_core.spec import load_spec
+
+    spec = load_spec(ORDERS_SPEC)
+    with OpenAIStub() as ref:
+        proc = run_cli("logprobs", "ref", str(simulated), "--model", ref.base_url,
+                       "--served-model", "m", "--route", "echo", "--spec", str(ORDERS_SPEC),
+                       "-o", str(tmp_path / "o.jsonl"))  # fmt: skip
+        prompts = [r.body["prompt"] for r in ref.requests if r.path.endswith("/completions")]
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert prompts and all(p.startswith(f"<|im_start|>system\n{spec.policy}") for p in prompts)
+    assert all("<tools>" in p and '"get_order"' in p for p in prompts)
+    # the scored turn is the same text, so its reference logprob does not move
+    final = next(s for s in _rows(tmp_path / "o.jsonl")[0]["steps"] if s.get("text") == FINAL)
+    assert final["ref_logprob"] == pytest.approx(_hand_reference("<|im_end|>"), abs=1e-9)
