@@ -44,7 +44,7 @@ Row = dict[str, Any]
 
 
 # Without all of these a row has nothing to read: it is a bad line.
-CONTENT_KEYS = ("prompt", "messages", "steps", "final_text")
+CONTENT_KEYS = ("prompt", "messages", "steps", "final_text", "scenario_id")
 
 def _nest(depth: int, leaf: str = "1", kind: str = "{") -> str:
     """JSON text of containers nested `depth` deep around `leaf`."""

@@ -219,7 +219,8 @@ def test_the_fast_rules_and_the_models_agree_on_every_row(row: dict[str, Any]) -
         model_takes = False
     else:
         model_takes = True
-    asks = any(row.get(k) is not None for k in ("prompt", "messages", "steps", "final_text"))
+    content = ("prompt", "messages", "steps", "final_text", "scenario_id")
+    asks = any(row.get(k) is not None for k in content)
     assert (problem is None) == (model_takes and asks), problem
     if problem is None:
         assert orjson.dumps(to_row(parts)) == orjson.dumps(row)
@@ -241,7 +242,7 @@ def test_the_fast_rules_and_the_models_agree_on_every_row(row: dict[str, Any]) -
         ({"prompt": "x", "scenario_id": "s" * 5000}, "at most 1,024 characters, got 5,000"),
         ({"prompt": "x", "seed": "5"}, "field 'seed' must be a whole number, got a string"),
         ({"prompt": "x", "marker_sources": {"m": 1}}, "field 'marker_sources.m' must be a string"),
-        ({"prompt": None}, "no 'prompt', 'messages', 'steps' or 'final_text'"),
+        ({"prompt": None}, "none of 'prompt', 'messages', 'steps', 'final_text' or 'scenario_id'"),
     ],
 )
 def test_the_rules_name_the_field_and_what_it_must_be(row: dict[str, Any], problem: str) -> None:

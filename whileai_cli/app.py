@@ -31,6 +31,7 @@ class Command(NamedTuple):
 
 
 _MAKE, _ROWS, _PLATFORM, _ACCOUNT = "Make data", "Rows and specs", "Platform", "Account and server"
+_MEASURE = "Measure"
 COMMANDS: dict[str, Command] = {
     "simulate": Command("simulate", "simulate", _MAKE,
         "Play the agent against a mock world across the coverage grid; rows to stdout or -o."),
@@ -46,6 +47,16 @@ COMMANDS: dict[str, Command] = {
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export", _MAKE,
         "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+    "evaluate": Command("evaluate", "evaluate", _MEASURE,
+        'Grade held-out rollouts like grade, stamped lineage.source = "eval"; failures as traces.'),
+    "compare": Command("compare", "compare", _MEASURE,
+        "Paired A/B on one metric: delta B - A, 95% interval, sign-flip p-value, verdict."),
+    "delta": Command("compare", "delta", _MEASURE,
+        "Before/after on pass@1 and every shared marker; exit 1 when a guard fails."),
+    "variance": Command("compare", "variance", _MEASURE,
+        "The eval's own re-run standard deviation, overall and --by; feeds delta --run-std."),
+    "logprobs": Command("logprobs", "logprobs_app", _MEASURE,
+        "Logprob checks: coverage, a reference model's scores, mean KL, staleness."),
     "validate": Command("inspect", "validate", _ROWS,
         "Check rows against the row model; print file:line: problem for each bad row."),
     "schema": Command("inspect", "schema", _ROWS,

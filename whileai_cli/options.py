@@ -67,11 +67,13 @@ RENAMED_ENV: dict[str, dict[str, str]] = {
     "WHILEAI_CONCURRENCY": {
         "simulate": "WHILEAI_SIMULATE_CONCURRENCY",
         "grade": "WHILEAI_GRADE_CONCURRENCY",
+        "evaluate": "WHILEAI_GRADE_CONCURRENCY",  # evaluate takes grade's flags
     },
     "WHILEAI_SEED": {
         "simulate": "WHILEAI_SIMULATE_SEED",
         "grade": "WHILEAI_BOOTSTRAP_SEED",
         "report": "WHILEAI_BOOTSTRAP_SEED",
+        "evaluate": "WHILEAI_BOOTSTRAP_SEED",
         "optimize": "WHILEAI_OPTIMIZE_SEED",
     },
     "WHILEAI_HOLDOUT": {

@@ -40,6 +40,17 @@ _NAMES = {
     "optimize_files": ".select.optimize",
     "OptimizeOptions": ".select.optimize",
     "publish_gate": ".select.gate",
+    # measure: before and after, evals, logprobs
+    "compare_runs": ".compare.compare",
+    "delta_report": ".compare.delta",
+    "DeltaOptions": ".compare.delta",
+    "eval_variance": ".compare.variance",
+    "evaluate_files": ".compare.evaluate",
+    "logprob_report": ".compare.logprobs",
+    "mean_kl": ".compare.logprobs",
+    "calibrate_kl": ".compare.logprobs",
+    "staleness_report": ".compare.staleness",
+    "reference_files": ".compare.reference",
     # export
     "training_samples": ".export.training",
     "preference_pairs": ".export.pairs",
@@ -61,6 +72,7 @@ _NAMES = {
     "WhileaiError": ".errors",
 }
 __all__ = [
+    "DeltaOptions",
     "Judge",
     "JudgeOptions",
     "OptimizeOptions",
@@ -71,11 +83,18 @@ __all__ = [
     "TrainingRun",
     "WhileaiError",
     "__version__",
+    "calibrate_kl",
+    "compare_runs",
+    "delta_report",
+    "eval_variance",
+    "evaluate_files",
     "export_environment",
     "from_row",
     "grade",
     "grade_files",
     "load_spec",
+    "logprob_report",
+    "mean_kl",
     "open_store",
     "optimize",
     "optimize_files",
@@ -85,8 +104,10 @@ __all__ = [
     "pull_rows",
     "push_rows",
     "read_rows",
+    "reference_files",
     "report",
     "simulate_rows",
+    "staleness_report",
     "strip_privileged",
     "to_row",
     "training_run",
@@ -96,6 +117,13 @@ __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .api import grade, report, simulate_rows
+    from .compare.compare import compare_runs
+    from .compare.delta import DeltaOptions, delta_report
+    from .compare.evaluate import evaluate_files
+    from .compare.logprobs import calibrate_kl, logprob_report, mean_kl
+    from .compare.reference import reference_files
+    from .compare.staleness import staleness_report
+    from .compare.variance import eval_variance
     from .errors import WhileaiError
     from .export.environment import export_environment
     from .export.pairs import preference_pairs

@@ -306,13 +306,16 @@ def row_problem(row: Any) -> str | None:
             if problem is not None:
                 return _say(key, problem)
     if all(row.get(key) is None for key in _CONTENT):
-        return "row has no 'prompt', 'messages', 'steps' or 'final_text' (nothing to read)"
+        return (
+            "row has none of 'prompt', 'messages', 'steps', 'final_text' or 'scenario_id' "
+            "(nothing says what it is)"
+        )
     return None
 
 
-# A row needs one of these: an ask, a conversation, or at least what the agent did or said
-# (a verifier grades a bare `final_text` against its answer key).
-_CONTENT = ("prompt", "messages", "steps", "final_text")
+# A row needs one of these: an ask, a conversation, what the agent did or said (a verifier
+# grades a bare `final_text`), or the task it is a result of (compare reads bare results).
+_CONTENT = ("prompt", "messages", "steps", "final_text", "scenario_id")
 
 
 def field_problem(key: str, value: Any) -> str | None:

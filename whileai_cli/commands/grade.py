@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -20,6 +21,10 @@ from ..options import (
     scoped_env,
     warn_renamed_env,
 )
+
+# `whileai evaluate` runs grade's body with its own stage function in place of grade_files
+# (same flags, same judge, lineage stamped): see commands/evaluate.py.
+GRADE_RUNNER: ContextVar[Callable[..., Any] | None] = ContextVar("grade_runner", default=None)
 
 KOpt = Annotated[
     int | None,
@@ -170,7 +175,8 @@ def grade(
             if update is not None and n % 100 == 0:
                 update(n)
 
-        result = grade_files(
+        runner = GRADE_RUNNER.get() or grade_files
+        result = runner(
             files,
             chosen,
             output=output,

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compare.lineage import eval_sourced_warning, is_eval_sourced
 from ..metrics.tally import passed, reward_of, task_key
 from ..row import reply_text
 from ..rowbuffer import RowBuffer, Span
@@ -60,6 +61,7 @@ class PairsReport(ExportReport):
     asks_unpaired: dict[str, int] = field(default_factory=dict)
     length_unmatched: int = 0
     prompt_mismatch: int = 0
+    eval_sourced: int = 0
     chosen_chars: int = 0
     rejected_chars: int = 0
 
@@ -76,6 +78,7 @@ class PairsReport(ExportReport):
             "pairs": self.pairs,
             "length_unmatched": self.length_unmatched,
             "prompt_mismatch": self.prompt_mismatch,
+            "eval_sourced": self.eval_sourced,
             "mean_chosen_chars": round(self.chosen_chars / n, 1),
             "mean_rejected_chars": round(self.rejected_chars / n, 1),
             **self.common(),
@@ -151,6 +154,7 @@ def preference_pairs(
                 continue
             made += 1
             rep.pairs += 1
+            rep.eval_sourced += is_eval_sourced(chosen[1]) + is_eval_sourced(rejected[1])
             rep.chosen_chars += len(reply_text(chosen[1]))
             rep.rejected_chars += len(reply_text(rejected[1]))
             yield pair
@@ -160,6 +164,8 @@ def preference_pairs(
             # No candidate pair at all means length matching turned every winner away.
             reason = failed or "length_unmatched"
             rep.asks_unpaired[reason] = rep.asks_unpaired.get(reason, 0) + 1
+    if rep.eval_sourced:
+        rep.warnings.append(eval_sourced_warning(rep.eval_sourced, "rollouts in the pairs"))
     if rep.pairs and not length_matched and rep.chosen_chars > 1.2 * rep.rejected_chars:
         rep.warnings.append(
             f"chosen replies are {rep.chosen_chars / max(rep.rejected_chars, 1):.2f}x longer than "

@@ -54,15 +54,24 @@ def grade_files(
     k: int | None = None,
     seed: int = 0,
     on_row: Callable[[int], None] | None = None,
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    on_graded: Callable[[dict[str, Any]], None] | None = None,
 ) -> GradeResult:
-    """Grade every row of `inputs` into `output` (stdout when None), streaming."""
+    """Grade every row of `inputs` into `output` (stdout when None), streaming.
+
+    `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
+    `on_graded` sees each graded row after it is written (evaluate's failed traces)."""
     stats = ReadStats()
     report = PassReport(k=k, seed=seed)
-    rows = read_rows(inputs, on_error=on_error, stats=stats)
+    rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
+    if prepare is not None:
+        rows = map(prepare, rows)
     with RowWriter(output) as writer:
         for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
             writer.write(graded)
             report.add(graded)
+            if on_graded is not None:
+                on_graded(graded)
             if on_row is not None:
                 on_row(writer.count)
     notes = judge.notes() if judge.notes is not None else []

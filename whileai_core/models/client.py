@@ -9,6 +9,9 @@ What a caller can rely on:
 - `await client.chat(messages, tools=None, **sampling) -> ChatResult`. Sampling keys
   with a None value are left out of the request, so the server's defaults apply.
   `logprobs=True` asks for per-token logprobs; `ChatResult.logprob` is their sum.
+- `await client.complete(prompt, **params) -> dict`: the legacy `/completions` route (a
+  reference model scoring a rendered text with `echo` + `logprobs`), the raw body back,
+  under the same retries, concurrency bound and counts.
 - 429, 5xx, connection errors, timeouts and unparseable bodies are retried with
   exponential backoff and jitter; a Retry-After header (seconds or an HTTP date) is
   honoured instead of the computed wait.
@@ -224,6 +227,7 @@ class ModelClient:
         self._shards: list[httpx.AsyncClient] = []
         self._inflight: list[int] = []
         self._url = httpx.URL(spec.chat_url)  # parsed once, not per request
+        self._completions_url = httpx.URL(f"{spec.base_url}/completions")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._stopped: WhileaiError | None = None
@@ -340,6 +344,28 @@ class ModelClient:
             self.cache.put(key, self.spec.base_url, self.spec.model, raw)
         return result
 
+    async def complete(self, prompt: str, **params: Any) -> dict[str, Any]:
+        """One legacy text completion (`/completions`); the response body as sent."""
+        self.stats.calls += 1
+        if self._stopped is not None:
+            raise self._stopped
+        body: dict[str, Any] = {"model": self.spec.model, "prompt": prompt}
+        body.update((k, v) for k, v in params.items() if v is not None)
+        try:
+            raw = await self._post_with_retries(orjson.dumps(body), self._completions_url)
+        except (ModelCallError, WhileaiError):
+            self.stats.failed += 1
+            raise
+        if not isinstance(raw, dict) or not isinstance(raw.get("choices"), list):
+            self.stats.errors["bad_response"] += 1
+            self.stats.failed += 1
+            raise ModelCallError("bad_response", f"{self.spec.base_url}: not a completion")
+        self.stats.ok += 1
+        usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
+        self.stats.input_tokens += _int(usage.get("prompt_tokens"))
+        self.stats.output_tokens += _int(usage.get("completion_tokens"))
+        return raw
+
     def _trip(self, error: WhileaiError, reason: str) -> WhileaiError:
         if self._stopped is None:
             self._stopped = error
@@ -352,12 +378,12 @@ class ModelClient:
         base = min(self.max_backoff, self.backoff * (2**attempt))
         return base * (0.5 + self._rng.random() / 2)
 
-    async def _send(self, payload: bytes) -> httpx.Response | ModelCallError:
+    async def _send(self, payload: bytes, url: httpx.URL) -> httpx.Response | ModelCallError:
         """One HTTP attempt on the least busy pool; transport failures come back as values."""
         shard = self._pick()
         self._inflight[shard] += 1
         try:
-            return await self._shards[shard].post(self._url, content=payload)
+            return await self._shards[shard].post(url, content=payload)
         except httpx.TimeoutException as exc:
             kind = "connect_timeout" if isinstance(exc, httpx.ConnectTimeout) else "timeout"
             return ModelCallError(kind, f"{self.spec.base_url}: {kind.replace('_', ' ')}")
@@ -394,7 +420,7 @@ class ModelClient:
         self.stats.errors[error.kind] += 1
         raise error
 
-    async def _post_with_retries(self, payload: bytes) -> Any:
+    async def _post_with_retries(self, payload: bytes, url: httpx.URL | None = None) -> Any:
         self._open()
         assert self._semaphore is not None
         last: ModelCallError | None = None
@@ -404,7 +430,7 @@ class ModelClient:
                 if self._stopped is not None:  # tripped while this call queued
                     raise self._stopped
                 self.stats.requests += 1
-                outcome = await self._send(payload)
+                outcome = await self._send(payload, url or self._url)
             if isinstance(outcome, ModelCallError):
                 last = outcome
             elif outcome.status_code == 200:

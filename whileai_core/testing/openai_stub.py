@@ -15,6 +15,11 @@ string (a plain answer), a dict (the assistant message itself), or a callable th
 the `Request` and returns any of those — that is how a reply is chosen from the request.
 Every request is recorded (`stub.requests`, `stub.bodies`) and counted (`stub.calls`),
 including the ones answered with an error, so a test can prove a cache hit paid nothing.
+
+The stub also scores text as a reference model does (`scoring.py`): `/completions` with
+`echo` + `logprobs` or vLLM's `prompt_logprobs`, and `prompt_logprobs` on chat
+completions, under a tokenizer and a per-token logprob rule (`token_logprob=`) a test can
+apply by hand. `/completions` calls are counted in `stub.completions`, not `stub.calls`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
+
+from .scoring import TokenLogprob, chat_prompt_fields, completion_body, default_token_logprob
 
 
 @dataclass
@@ -177,6 +184,7 @@ class OpenAIStub:
         latency: float = 0.0,
         model: str = "stub-model",
         host: str = "127.0.0.1",
+        token_logprob: TokenLogprob | None = None,
     ) -> None:
         self._script: list[ScriptItem] = list(script)
         self._default: ScriptItem = default if default is not None else answer("ok.")
@@ -186,6 +194,8 @@ class OpenAIStub:
         self._lock = threading.Lock()
         self.requests: list[Request] = []
         self.calls = 0
+        self.completions = 0
+        self.token_logprob: TokenLogprob = token_logprob or default_token_logprob
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -262,7 +272,9 @@ def _as_reply(item: Any, request: Request) -> Reply:
     raise TypeError(f"stub script item of unsupported type {type(item).__name__}")
 
 
-def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
+def _completion(
+    reply: Reply, request: Request, model: str, rule: TokenLogprob = default_token_logprob
+) -> dict[str, Any]:
     choice: dict[str, Any] = {
         "index": 0,
         "message": reply.message,
@@ -294,6 +306,12 @@ def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
         }
+    if "prompt_logprobs" in body or "add_generation_prompt" in body:  # vLLM's chat extras
+        fields = chat_prompt_fields(body, rule)
+        out.setdefault("usage", {"completion_tokens": 0})["prompt_tokens"] = fields.pop(
+            "prompt_tokens"
+        )
+        out.update(fields)
     return out
 
 
@@ -349,7 +367,17 @@ class _StubHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         stub = self.owner
         request = self._record("POST")
-        if not request.path.rstrip("/").endswith("/chat/completions"):
+        path = request.path.rstrip("/")
+        if path.endswith("/completions") and not path.endswith("/chat/completions"):
+            with stub._lock:
+                stub.completions += 1
+            body = request.body if isinstance(request.body, dict) else {}
+            if stub.latency > 0:
+                time.sleep(stub.latency)
+            scored = completion_body(body, stub.model, stub.token_logprob)
+            self._send(200, json.dumps(scored).encode())
+            return
+        if not path.endswith("/chat/completions"):
             self._send(404, b'{"error": {"message": "no such route"}}')
             return
         with stub._lock:
@@ -378,7 +406,9 @@ class _StubHandler(BaseHTTPRequestHandler):
             }
             self._send(reply.status, json.dumps(error).encode(), reply.headers)
         else:
-            payload = json.dumps(_completion(reply, request, stub.model)).encode()
+            payload = json.dumps(
+                _completion(reply, request, stub.model, stub.token_logprob)
+            ).encode()
             self._send(200, payload, reply.headers)
 
 
