@@ -45,7 +45,7 @@ COMMANDS: dict[str, Command] = {
     "optimize": Command("optimize", "optimize", _MAKE,
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export", _MAKE,
-        "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+        "Write training files (SFT or --pairs, openai or trl shape), a Hub folder or an RL env."),
     "validate": Command("inspect", "validate", _ROWS,
         "Check rows against the row model; print file:line: problem for each bad row."),
     "schema": Command("inspect", "schema", _ROWS,

@@ -1,4 +1,5 @@
-"""`whileai export`: rows out as SFT files, preference pairs, or an RL environment package."""
+"""`whileai export`: rows out as SFT files, preference pairs, a Hub dataset folder, or an RL
+environment package."""
 
 from __future__ import annotations
 
@@ -74,6 +75,14 @@ def export(
             "non-standard).",
         ),
     ] = False,
+    hf: Annotated[
+        str | None,
+        typer.Option(
+            "--hf",
+            help="Write a Hugging Face dataset folder here: data/<split>.jsonl for "
+            "train/holdout/eval, a README card, whileai.json.",
+        ),
+    ] = None,
     env: Annotated[
         str | None,
         typer.Option("--env", help="Write an installable RL environment package to this folder."),
@@ -97,7 +106,9 @@ def export(
     ] = None,
     name: Annotated[
         str | None,
-        typer.Option("--name", help="--env: package name (default: the spec's)."),
+        typer.Option(
+            "--name", help="--env: package name; --hf: card title (default: the folder's)."
+        ),
     ] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
     holdout: Annotated[
@@ -107,7 +118,7 @@ def export(
             min=0.0,
             max=1.0,
             envvar=scoped_env("WHILEAI_HOLDOUT", "export"),
-            help="--env: fraction of asks held out.",
+            help="--env, --hf: fraction of asks held out.",
         ),
     ] = 0.2,
     band: BandOpt = "0.2,0.8",
@@ -135,7 +146,7 @@ def export(
     json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."""
+    """Write training files (SFT or --pairs, openai or trl shape), a Hub folder or an RL env."""
     warn_renamed_env("export")
     from whileai_core.jsonl import ReadStats, read_rows
 
@@ -144,10 +155,12 @@ def export(
 
     if pairs and env:
         bad_flag("--pairs", "--pairs and --env write different things; pick one")
+    if hf and env:
+        bad_flag("--hf", "--hf and --env write different folders; pick one")
     if env and not spec:
         bad_flag("--env", "--env needs --spec (the system prompt and tools the tasks use)")
-    if meta and env:
-        bad_flag("--meta", "--env writes no samples to describe")
+    if meta and (hf or env):
+        bad_flag("--meta", "--hf keeps metadata in its own folder and --env has none")
     if meta and meta not in ("-",) and output and meta == output:
         bad_flag("--meta", "the sidecar must be another file than --output")
     if meta == "-" and output in (None, "-"):
@@ -186,7 +199,7 @@ def export(
         )
         data = report.as_dict()
     else:
-        from whileai_core.export import Context, SampleExport, write_samples
+        from whileai_core.export import Context, SampleExport, export_hub_folder, write_samples
 
         plan = SampleExport(
             kind="pairs" if pairs else "sft",
@@ -200,11 +213,16 @@ def export(
             completions=completions,
             keep_meta=True if keep_meta else None,
         )
-        data = write_samples(rows, plan, output, meta).as_dict()
+        if hf:
+            data = export_hub_folder(
+                rows, hf, plan, holdout=holdout, sources=sources, name=name
+            ).as_dict()
+        else:
+            data = write_samples(rows, plan, output, meta).as_dict()
     data["skipped_lines"] = stats.skipped
-    _emit(data, json=json, report_file=report_file, data_on_stdout=not env and not output)
-    written = {"training": "samples", "pairs": "pairs"}.get(data["kind"], "train")
-    what = "training tasks" if data["kind"] == "environment" else written
+    _emit(data, json=json, report_file=report_file, data_on_stdout=not (env or hf) and not output)
+    written = {"training": "samples", "pairs": "pairs", "hub": "samples"}.get(data["kind"], "train")
+    what = {"environment": "training tasks", "hub": "samples"}.get(data["kind"], written)
     exit_if_nothing(int(data[written]), what)
 
 
@@ -219,7 +237,7 @@ def _emit(
         return
     refused = ", ".join(f"{n} {why}" for why, n in sorted(data.get("refused", {}).items()))
     kind = data["kind"]
-    if kind in ("training", "pairs"):
+    if kind in ("training", "pairs", "hub"):
         for line in summary_lines(data):
             say(line)
     else:
