@@ -163,6 +163,23 @@ def concrete_situation(
     return situation
 
 
+def situation_of_row(spec: Spec, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The situation a simulated row was drawn from, rebuilt from what the row kept (its
+    `situation_id`, the world axes in `scenario_dimensions`, the human axes), or None for
+    a row that kept too little (another stack's)."""
+    situation_id = row.get("situation_id")
+    coords = row.get("scenario_dimensions")
+    if not isinstance(situation_id, str) or not isinstance(coords, dict):
+        return None
+    world_axes = ("tool", "rule", "world_state", "tool_condition", "history")
+    if not all(isinstance(coords.get(a), str) for a in world_axes):
+        return None
+    if not all(isinstance(row.get(axis), str) for axis in HUMAN_AXES):
+        return None
+    human = {axis: str(row[axis]) for axis in HUMAN_AXES}
+    return concrete_situation(spec, dict(coords), situation_id, human)
+
+
 def shared_schema(spec: Spec, name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """Every constraint the spec's tools put on parameter `name`, `schema`'s first.
 
