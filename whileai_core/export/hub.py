@@ -19,6 +19,7 @@ turn date-like strings into timestamps).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from ..metrics.tally import task_key
 from ..rowbuffer import RowBuffer, Span
 from .conversation import Row
 from .files import check_target, read_json, whileai_version, write_file
-from .plan import SampleExport, summary_lines
+from .plan import SampleExport, sidecar, summary_lines
 
 SPLITS = ("train", "holdout", "eval")
 MANIFEST = "whileai.json"
@@ -114,12 +115,14 @@ def export_hub_folder(
         meta_rel = None if keep_inline else f"meta/{split}.jsonl"
         export = plan.new_report()
         with RowWriter(str(data_path)) as out, _meta_writer(root, meta_rel) as meta:
-            sink = (lambda m: meta.write({"line": meta.count, **m})) if meta else None
+            sink = sidecar(meta) if meta else None
             out.write_many(plan.samples((buffer.load(s) for s in spans[split]), export, sink))
         data = export.as_dict()
         report.warnings.extend(f"{split}: {w}" for w in data.get("warnings", []))
         if out.count == 0:
             data_path.unlink(missing_ok=True)
+            if meta_rel:
+                (root / meta_rel).unlink(missing_ok=True)
         report.splits[split] = {
             "path": f"data/{split}.jsonl" if out.count else None,
             "meta": meta_rel if out.count else None,
@@ -138,16 +141,8 @@ def export_hub_folder(
     return report
 
 
-class _NoMeta:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def _meta_writer(root: Path, rel: str | None) -> Any:
-    return RowWriter(str(root / rel)) if rel else _NoMeta()
+    return RowWriter(str(root / rel)) if rel else contextlib.nullcontext()
 
 
 def _check_target(root: Path) -> None:

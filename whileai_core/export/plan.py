@@ -77,15 +77,18 @@ def write_samples(
     report = plan.new_report()
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(RowWriter(output))
-        on_meta: MetaSink | None = None
-        if meta_path is not None:
-            meta = stack.enter_context(RowWriter(meta_path))
-
-            def on_meta(data: dict[str, Any]) -> None:
-                meta.write({"line": meta.count, **data})
-
+        on_meta = sidecar(stack.enter_context(RowWriter(meta_path))) if meta_path else None
         out.write_many(plan.samples(rows, report, on_meta))
     return report
+
+
+def sidecar(writer: RowWriter) -> MetaSink:
+    """A metadata sink writing one line per sample, `line` = the sample's index."""
+
+    def write(data: dict[str, Any]) -> None:
+        writer.write({"line": writer.count, **data})
+
+    return write
 
 
 def summary_lines(data: dict[str, Any]) -> list[str]:
