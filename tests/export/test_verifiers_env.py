@@ -24,6 +24,7 @@ SPEC = load_spec(REPO / "specs" / "orders")
 GRADED = REPO / "tests" / "golden" / "grade" / "orders-rl.jsonl"
 ORDER = re.compile(r"ORD-\d{4}")
 ASK_BACK = "Which order is it? Please give me the order id."
+SPEC_TURNS = 12  # the exported turn cap (--max-turns' default)
 
 
 def _policy(only_asks: str) -> Any:
@@ -59,16 +60,14 @@ def _pick(tasks: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     return vague, other
 
 
-def test_vf_eval_runs_two_rollouts_with_the_person_the_world_and_whileais_judge(
-    tmp_path: Path,
-) -> None:
+def _vf_eval(
+    tmp_path: Path, policy: Any, task_ids: list[str]
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], list[Any]]:
+    """Run vf-eval on the exported package against the stub playing `policy`: the
+    episodes, the rows the environment graded (by task id) and the stub's request bodies."""
     python = side_python()
-    package = tmp_path / "orders_env"
-    report = export_environment(read(GRADED), package, SPEC, band=(0.0, 1.0))
-    assert report.train > 0
-    vague, asker = _pick(read(package / "data" / "train.jsonl"))
     rows_file, out = tmp_path / "graded-by-env.jsonl", tmp_path / "runs"
-    with OpenAIStub(default=_policy(asker["question"])) as stub:
+    with OpenAIStub(default=policy) as stub:
         env = {
             **os.environ,
             "PYTHONPATH": str(tmp_path),
@@ -79,14 +78,30 @@ def test_vf_eval_runs_two_rollouts_with_the_person_the_world_and_whileais_judge(
         done = subprocess.run(
             [str(python.parent / "vf-eval"), "orders_env", "-m", "stub-policy",
              "--client.base-url", stub.base_url, "--client.api-key-var", "STUB_KEY",
-             "--select.include.ids", vague["info"]["task_id"], asker["info"]["task_id"],
-             "-n", "2", "-r", "1", "--no-push", "-o", str(out)],
+             "--select.include.ids", *task_ids,
+             "-n", str(len(task_ids)), "-r", "1", "--no-push", "-o", str(out)],
             capture_output=True, env=env, timeout=300, cwd=tmp_path,
         )  # fmt: skip
         bodies = stub.bodies
     assert done.returncode == 0, (done.stdout + done.stderr).decode()[-4000:]
     [traces_file] = out.glob("*/traces.jsonl")
-    episodes = read(traces_file)
+    rows = {r["scenario_id"]: r for r in read(rows_file)}
+    return read(traces_file), rows, bodies
+
+
+def _package(tmp_path: Path) -> list[dict[str, Any]]:
+    side_python()
+    report = export_environment(read(GRADED), tmp_path / "orders_env", SPEC, band=(0.0, 1.0))
+    assert report.train > 0
+    return read(tmp_path / "orders_env" / "data" / "train.jsonl")
+
+
+def test_vf_eval_runs_two_rollouts_with_the_person_the_world_and_whileais_judge(
+    tmp_path: Path,
+) -> None:
+    vague, asker = _pick(_package(tmp_path))
+    ids = [vague["info"]["task_id"], asker["info"]["task_id"]]
+    episodes, rows, bodies = _vf_eval(tmp_path, _policy(asker["question"]), ids)
     assert len(episodes) == 2 and all(e["ok"] and not e["errors"] for e in episodes)
     env_rewards = {
         e["task"]["data"]["id"]: e["traces"][0]["rewards"]["whileai_reward"]["score"]
@@ -96,7 +111,6 @@ def test_vf_eval_runs_two_rollouts_with_the_person_the_world_and_whileais_judge(
     assert bodies and all(b["messages"][0] == {"role": "system", "content": SPEC.policy}
                           for b in bodies)  # fmt: skip
     assert all(b["tools"] == SPEC.openai_tools() for b in bodies)
-    rows = {r["scenario_id"]: r for r in read(rows_file)}
     assert set(rows) == set(env_rewards)
     # The multi-turn ask did not end at the first question: the person gave the id the
     # situation had, the agent looked it up, the world answered.
@@ -118,3 +132,17 @@ def test_vf_eval_runs_two_rollouts_with_the_person_the_world_and_whileais_judge(
     assert regraded == env_rewards
     asked_only = rows[asker["info"]["task_id"]]["messages"]
     assert all(m["content"] == ASK_BACK for m in asked_only if m["role"] == "assistant")
+
+
+def test_a_rollout_cut_at_the_turn_cap_scores_zero_and_is_logged_truncated(
+    tmp_path: Path,
+) -> None:
+    task = next(t for t in _package(tmp_path) if t["info"].get("ask_family") == "tool")
+    endless = tool_call("get_order", {"order_id": "ORD-1234"})
+    [episode], rows, bodies = _vf_eval(tmp_path, endless, [task["info"]["task_id"]])
+    trace = episode["traces"][0]
+    assert episode["ok"] and trace["stop_condition"] == "max_turns"
+    assert len(bodies) == SPEC_TURNS
+    assert trace["rewards"]["whileai_reward"]["score"] == 0.0
+    assert trace["metrics"] == {"n_calls": float(SPEC_TURNS), "truncated": 1.0}
+    assert rows[task["info"]["task_id"]]["truncated"] is True
