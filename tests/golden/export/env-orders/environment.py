@@ -14,7 +14,8 @@
   `max_turns` model calls end the rollout.
 - The reward is the spec's `reward` (`module:function`, row -> verdict; by default the
   judge `whileai grade` uses) on a whileai row built from the trace, so the environment
-  grades exactly as whileai does. A judge that returns no verdict errors the rollout.
+  grades exactly as whileai does. A judge that returns no verdict errors the rollout; a
+  rollout cut at the turn or token cap scores 0 and is logged as `truncated`.
   With `WHILEAI_ENV_ROWS=<file>` every graded rollout is appended there as a row.
 """
 
@@ -68,9 +69,18 @@ class WhileaiTask(vf.Task[WhileaiTaskData, WorldState, vf.TaskConfig]):
     async def n_calls(self, trace: vf.Trace) -> float:
         return float(trace.state.tool_calls)
 
+    @vf.metric
+    async def truncated(self, trace: vf.Trace) -> float:
+        return float(trace.is_truncated)
+
     @vf.reward(weight=1.0)
     async def whileai_reward(self, trace: vf.Trace) -> float:
         row = rollout_row(trace.messages, self.data, trace.state.faults_fired)
+        if trace.is_truncated:
+            # Cut at the turn or token cap: no finished trajectory to judge, so 0.
+            row["truncated"] = True
+            _keep_row(row, {"reward": 0.0, "reason": "truncated at the cap", "judge_status": "ok"})
+            return 0.0
         verdict = resolve(SPEC["reward"])(row)
         if inspect.isawaitable(verdict):
             verdict = await verdict
