@@ -81,6 +81,11 @@ SHAPES = {
 
 def test_every_export_loads_with_datasets_exactly_as_written(tmp_path: Path) -> None:
     files = {name: _export(tmp_path, name, *args) for name, args in SHAPES.items()}
+    env = tmp_path / "orders_env"
+    done = run_cli("export", str(GRADED), "--env", str(env), "--spec", "specs/orders",
+                   "--band", "0,1")  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    files |= {f"env-{split}": env / "data" / f"{split}.jsonl" for split in ("train", "holdout")}
     loaded = _load_with_datasets(tmp_path, {n: ("file", str(p)) for n, p in files.items()})
     for name, path in files.items():
         written = read(path)
