@@ -107,7 +107,9 @@ def export(
     name: Annotated[
         str | None,
         typer.Option(
-            "--name", help="--env: package name; --hf: card title (default: the folder's)."
+            "--name",
+            help="--env: package name (default: the spec's); --hf: card title (default: the "
+            "folder's).",
         ),
     ] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
