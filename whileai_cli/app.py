@@ -46,7 +46,7 @@ COMMANDS: dict[str, Command] = {
     "optimize": Command("optimize", "optimize", _MAKE,
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export", _MAKE,
-        "Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."),
+        "Write training files (SFT or --pairs, openai or trl shape), a Hub folder or an RL env."),
     "evaluate": Command("evaluate", "evaluate", _MEASURE,
         'Grade held-out rollouts like grade, stamped lineage.source = "eval"; failures as traces.'),
     "compare": Command("compare", "compare", _MEASURE,

@@ -43,6 +43,19 @@ def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
     return hashlib.sha1(raw).hexdigest()[:12]
 
 
+def with_system_prompt(messages: list[dict[str, Any]], policy: str) -> list[dict[str, Any]]:
+    """The conversation as the agent ran it: the system prompt first.
+
+    A row records the context it was generated under, so every export can train in that
+    same context (a chat template given no system turn inserts its own default, and SFT
+    would then train under a prompt the agent never runs with). An agent that already
+    returned its system turn keeps it as it is.
+    """
+    if not policy or (messages and messages[0].get("role") == "system"):
+        return messages
+    return [{"role": "system", "content": policy}, *messages]
+
+
 def build_row(
     run: RowContext,
     ep: Episode,
@@ -65,7 +78,7 @@ def build_row(
     fired = list(world.fired) if isinstance(world, World) else []
     row: dict[str, Any] = {
         "prompt": prompt,
-        "messages": result.messages,
+        "messages": with_system_prompt(result.messages, ep.spec.policy),
         "steps": steps,
         "final_text": result.final_text,
         "scenario_id": situation["scenario_id"],

@@ -24,7 +24,7 @@ from .grid import (
     seed_int,
     stable_hash,
 )
-from .world import fake_value
+from .values import fake_value
 
 _ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
@@ -85,6 +85,31 @@ def make_situation(
     scenario_id = stable_hash(
         {"cell": coords, "visit": visit, "phrasing": phrasing, "human": human}, prefix="sc-"
     )
+    situation: dict[str, Any] = {
+        "scenario_id": scenario_id,
+        "situation_id": situation_id,
+        "cell_id": cell.cell_id,
+        "visit": visit,
+        "phrasing": phrasing,
+    }
+    situation.update(concrete_situation(spec, coords, situation_id, human, fault_rate=fault_rate))
+    return situation
+
+
+def concrete_situation(
+    spec: Spec,
+    coords: dict[str, str],
+    situation_id: str,
+    human: dict[str, str],
+    *,
+    fault_rate: float = 1.0,
+) -> dict[str, Any]:
+    """The situation's world, tools, entities, arguments, fault plan and reference.
+
+    Everything here is drawn from `situation_id` and the world axes of `coords`, so a row
+    that kept both (`situation_id`, `scenario_dimensions`) names its situation again: the
+    RL export rebuilds what the person knew from them.
+    """
     rng = random.Random(seed_int("situation", situation_id))
     tools = _involved(spec, coords["tool"], rng)
     entities: dict[str, Any] = {}
@@ -104,7 +129,9 @@ def make_situation(
                 continue
             if name not in entities:
                 entities[name] = fake_value(
-                    name, schema, random.Random(seed_int(situation_id, name))
+                    name,
+                    shared_schema(spec, name, schema),
+                    random.Random(seed_int(situation_id, name)),
                 )
             args[name] = entities[name]
         arguments[tool.name] = args
@@ -113,11 +140,6 @@ def make_situation(
     faults = plan_for(coords["tool_condition"], fault_rate, fault_tool) if tools else {}
     world = {k: coords[k] for k in ("tool", "rule", "world_state", "tool_condition", "history")}
     situation: dict[str, Any] = {
-        "scenario_id": scenario_id,
-        "situation_id": situation_id,
-        "cell_id": cell.cell_id,
-        "visit": visit,
-        "phrasing": phrasing,
         "world": world,
         "human": human,
         "tools": [t.name for t in tools],
@@ -139,6 +161,41 @@ def make_situation(
     }
     situation["reference"] = reference_for(situation, spec)
     return situation
+
+
+def situation_of_row(spec: Spec, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The situation a simulated row was drawn from, rebuilt from what the row kept (its
+    `situation_id`, the world axes in `scenario_dimensions`, the human axes), or None for
+    a row that kept too little (another stack's)."""
+    situation_id = row.get("situation_id")
+    coords = row.get("scenario_dimensions")
+    if not isinstance(situation_id, str) or not isinstance(coords, dict):
+        return None
+    world_axes = ("tool", "rule", "world_state", "tool_condition", "history")
+    if not all(isinstance(coords.get(a), str) for a in world_axes):
+        return None
+    if not all(isinstance(row.get(axis), str) for axis in HUMAN_AXES):
+        return None
+    human = {axis: str(row[axis]) for axis in HUMAN_AXES}
+    return concrete_situation(spec, dict(coords), situation_id, human)
+
+
+def shared_schema(spec: Spec, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Every constraint the spec's tools put on parameter `name`, `schema`'s first.
+
+    One name is one entity: `order_id` is the same order whether `get_order` (which asks
+    for `^ORD-[0-9]{4}$`) or `refund_order` (which asks for any string) takes it, so a
+    value made for either must satisfy both, or the agent's look-up before a refund is
+    rejected by the spec's own schema.
+    """
+    merged = dict(schema)
+    kind = schema.get("type", "string")
+    for tool in spec.tools:
+        other = tool.properties.get(name)
+        if isinstance(other, dict) and other.get("type", "string") == kind:
+            for key, value in other.items():
+                merged.setdefault(key, value)
+    return merged
 
 
 # What a good reply does, per world_state ({ids}: the record; {done}: its acted-on state),

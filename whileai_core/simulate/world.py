@@ -20,6 +20,7 @@ from typing import Any
 from ..spec import Tool, guess_kind, is_key_param, name_words, past_tense
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
+from .values import date_text, fake_value
 
 WORLD_STATE_EFFECTS = {
     "entity exists": "ok",
@@ -186,7 +187,7 @@ class World:
             self._by_key.setdefault((k, v.lower()), entity)
         if effect == "matches":
             twin = dict(record)
-            twin["created_at"] = _date(random.Random(seed_int(self.seed, entity, "twin")))
+            twin["created_at"] = date_text(random.Random(seed_int(self.seed, entity, "twin")))
             twin["status"] = self.statuses[0]
             return {"status": "ok", "matches": [record, twin]}
         if tool.kind == "read":
@@ -238,18 +239,14 @@ class World:
             if self.commercial:
                 record["amount"] = round(rng.uniform(5, 500), 2)
                 record["currency"] = "USD"
-            record["created_at"] = _date(rng)
-            record["updated_at"] = _date(rng)
+            record["created_at"] = date_text(rng)
+            record["updated_at"] = date_text(rng)
         self._records[entity] = record
         return record
 
 
 def _describe(keys: dict[str, str]) -> str:
     return ", ".join(keys.values()) or "that request"
-
-
-def _date(rng: random.Random) -> str:
-    return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
 
 
 def _type_problem(schema: dict[str, Any], value: Any) -> str | None:
@@ -272,57 +269,3 @@ def _type_problem(schema: dict[str, Any], value: Any) -> str | None:
     if isinstance(kind, str) and kind in checks and not checks[kind](value):
         return f"expected {kind}"
     return None
-
-
-_FIRST = ("alex", "sam", "maria", "li", "omar", "jo", "priya", "noah", "ana", "ken")
-_LAST = ("rivera", "chen", "okafor", "smith", "novak", "haddad", "kim", "silva")
-
-
-def fake_value(name: str, schema: dict[str, Any], rng: random.Random) -> Any:
-    """A plausible value for a parameter, from its name and schema; ids look like ids."""
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return rng.choice(enum)
-    kind = schema.get("type", "string")
-    low = name.lower()
-    if kind == "integer":
-        default_hi = 999 if is_key_param(name) else 9
-        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", default_hi))
-        return rng.randint(lo, max(lo, hi))
-    if kind == "number":
-        return round(
-            rng.uniform(float(schema.get("minimum", 5)), float(schema.get("maximum", 500))), 2
-        )
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "array":
-        return []
-    if kind == "object":
-        return {}
-    if "email" in low:
-        return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}@example.com"
-    if is_key_param(name):
-        stem = re.sub(r"_?(id|number|code|ref)$", "", low) or "id"
-        last = stem.split("_")[-1] or stem
-        prefix = (re.sub(r"[^a-z]", "", last)[:3] or "ID").upper()
-        return f"{prefix}-{rng.randint(1000, 99999)}"
-    if low in ("path", "file", "filename") or low.endswith("_path"):
-        folder = rng.choice(("auth", "billing", "cli", "api"))
-        return f"src/{folder}/{rng.choice(('main', 'util', 'models'))}.py"
-    if "branch" in low or low == "base":
-        return rng.choice(("main", "fix/login-timeout", "feature/export", "release/2.3"))
-    if "query" in low or "search" in low or "glob" in low:
-        return rng.choice(("timeout handling", "parse_config", "retry logic", "*.yaml"))
-    if "title" in low or "subject" in low:
-        return rng.choice(("Fix login timeout", "Update the export docs", "Bump the parser"))
-    if "content" in low or "body" in low or "comment" in low or "text" in low:
-        return rng.choice(("updated wording for the help page", "closing as resolved"))
-    if "date" in low or low.endswith("_on"):
-        return _date(rng)
-    if "name" in low:
-        return f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"
-    if "city" in low or "origin" in low or "destination" in low:
-        return rng.choice(("Lisbon", "Denver", "Osaka", "Nairobi", "Toronto", "Lyon"))
-    if "reason" in low or "note" in low or "message" in low:
-        return rng.choice(("it arrived damaged", "it is the wrong size", "I no longer need it"))
-    return rng.choice(("blue", "regular", "large", "express", "basic"))

@@ -308,6 +308,18 @@ def compose_opener(situation: dict[str, Any], seed: int) -> str:
     return retype(text, human["texture"], rng, _protected(situation))
 
 
+# What the person knows and how they talk: the part of a situation TemplateUser reads.
+PERSON_KEYS = (
+    "tools", "tool_kinds", "phrases", "world", "human", "targets", "arguments", "entities"
+)  # fmt: skip
+
+
+def person_brief(situation: dict[str, Any]) -> dict[str, Any]:
+    """The person's side of a situation, to give an offline person to another process (an
+    exported RL environment): no reference, no hidden state, nothing judge-only."""
+    return {key: situation[key] for key in PERSON_KEYS if key in situation}
+
+
 class TemplateUser:
     """The person's follow-ups: answer a clarifying question, push back once, then stop.
 
