@@ -73,7 +73,8 @@ def simulate(
             min=0.0,
             max=1.0,
             envvar="WHILEAI_FAULT_RATE",
-            help="Chance a scheduled fault fires per call.",
+            help="Chance a cell's scheduled fault fires on each call to its tool (1.0: every "
+            "call of a faulted cell fails).",
         ),
     ] = 1.0,
     concurrency: Annotated[
@@ -158,8 +159,38 @@ def simulate(
     ] = False,
     execute: Annotated[
         str | None,
-        typer.Option("--execute", help="module:function answering tool calls instead of the mock."),
+        typer.Option(
+            "--execute",
+            help="module:function (found in the current directory too) answering tool calls "
+            "instead of the mock; whileai_core.simulate.execute.current_rollout() names the "
+            "rollout inside each call.",
+        ),
     ] = None,
+    repeat_policy: Annotated[
+        Literal["adaptive", "fixed"],
+        typer.Option(
+            "--repeat-policy",
+            envvar="WHILEAI_REPEAT_POLICY",
+            help="adaptive: probe each ask, fill only the groups that split; fixed: "
+            "--repeats rollouts for every ask.",
+        ),
+    ] = "adaptive",
+    probe: Annotated[
+        int,
+        typer.Option(
+            "--probe", min=1, envvar="WHILEAI_PROBE", help="Rollouts an rl ask is probed with."
+        ),
+    ] = 2,
+    stop_grace: Annotated[
+        float,
+        typer.Option(
+            "--stop-grace",
+            min=0.0,
+            envvar="WHILEAI_STOP_GRACE",
+            help="Seconds the rollouts in flight get to finish after a stop; the rest are "
+            "abandoned and counted.",
+        ),
+    ] = 5.0,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
@@ -190,6 +221,9 @@ def simulate(
         reproducible=reproducible,
         until=until,
         avg_turns=avg_turns,
+        probe=probe,
+        stop_grace=stop_grace,
+        repeat_policy=repeat_policy,
     )
     options = ModelOptions(
         model=model,

@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import ConfigError
 
 MODES = ("explore", "sft", "rl", "adaptive")
+REPEAT_POLICIES = ("adaptive", "fixed")
 # (phrasings per situation, rollouts per phrasing) when the flags leave them unset.
 MODE_SHAPE = {"explore": (1, 1), "sft": (3, 1), "rl": (1, 8), "adaptive": (2, 4)}
 
@@ -28,6 +29,8 @@ class SimulateConfig:
     avg_turns: int = 12
     probe: int = 2
     stop_grace: float = 5.0
+    # adaptive: probe, fill only the groups that split; fixed: k rollouts for every ask.
+    repeat_policy: str = "adaptive"
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -46,11 +49,26 @@ class SimulateConfig:
                 raise ConfigError(f"--{name} must be at least 1")
         if self.avg_turns < 2:
             raise ConfigError("--avg-turns must be at least 2")
+        if self.probe < 1:
+            raise ConfigError("--probe must be at least 1")
+        if self.stop_grace < 0:
+            raise ConfigError("--stop-grace must not be negative")
+        if self.repeat_policy not in REPEAT_POLICIES:
+            raise ConfigError(
+                f"--repeat-policy must be one of {', '.join(REPEAT_POLICIES)}, "
+                f"not {self.repeat_policy!r}"
+            )
 
     @property
     def shape(self) -> tuple[int, int]:
         n, k = MODE_SHAPE[self.mode]
         return self.phrasings or n, self.repeats or k
+
+
+# Every group of k > 1 is one of mixed / unanimous / cut (short of k at the stop), and one
+# of complete (k rollouts) / partial; `stopped` are the unanimous groups the allocation
+# stopped before k, `rollouts_saved` the rollouts a fixed k would have spent on them.
+GROUP_KEYS = ("mixed", "unanimous", "cut", "stopped", "complete", "partial", "rollouts_saved")
 
 
 @dataclass
@@ -63,7 +81,7 @@ class Report:
     resumed_rows: int = 0
     situations: int = 0
     asks: int = 0
-    groups: dict[str, int] = field(default_factory=lambda: {"mixed": 0, "unanimous": 0, "cut": 0})
+    groups: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GROUP_KEYS, 0))
     faults_fired: dict[str, int] = field(default_factory=dict)
     seeded: dict[str, int] = field(default_factory=dict)
     agent_errors: int = 0
@@ -78,6 +96,8 @@ class Report:
     stopped: str = "budget"
     agent: str = ""
     writer: str = ""
+    # Where the asks came from (the grid, traces' aim, a pinned task set) and how many.
+    tasks: dict[str, Any] = field(default_factory=dict)
     # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
     models: dict[str, Any] = field(default_factory=dict)
 
@@ -94,6 +114,17 @@ class Report:
             for label in seeded or ["(clean)"]:
                 self.seeded[label] = self.seeded.get(label, 0) + 1
 
+    def count_group(
+        self, *, k: int, n: int, mixed: bool, cut: bool, stopped: bool, sign: int = 1
+    ) -> None:
+        """Tally a settled group (`sign=-1` takes a tally back: a stopped group resumed)."""
+        g = self.groups
+        g["cut" if cut else "mixed" if mixed else "unanimous"] += sign
+        g["complete" if n >= k else "partial"] += sign
+        if stopped:
+            g["stopped"] += sign
+            g["rollouts_saved"] += sign * (k - n)
+
     def lines(self) -> list[str]:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
         seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"
@@ -103,7 +134,9 @@ class Report:
             f"mode {self.mode}, agent {self.agent}, writer {self.writer}",
             f"situations {self.situations}, asks {self.asks}, cells visited "
             f"{self.cells_visited}/{self.cells}",
-            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}",
+            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}; "
+            f"complete {g['complete']}, partial {g['partial']}, stopped {g['stopped']} "
+            f"(rollouts saved {g['rollouts_saved']})",
             f"faults fired: {faults}",
             f"seeded behaviours: {seeded}",
             f"agent errors: {self.agent_errors}"

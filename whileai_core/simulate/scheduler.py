@@ -29,10 +29,11 @@ from ..metrics.tally import passed
 from ..spec import Spec
 from .allocation import Allocation, distinct
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
+from .execute import CurrentRollout, enter_rollout
 from .grid import Grid, build_grid, seed_int
 from .novelty import HashingEmbedder, NearDuplicateFilter
 from .rowmake import RowContext, behavior_signature, build_row
-from .situation import make_seed_situation, make_situation
+from .tasks import GridTasks, TaskSource
 from .world import World
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class Engine:
         grader: Judge | None = None,
         progress: Callable[[int, int], None] | None = None,
         grid: Grid | None = None,
+        tasks: TaskSource | None = None,
     ) -> None:
         config.check()
         self.spec = spec
@@ -106,11 +108,13 @@ class Engine:
         self.grader = grader
         self.progress = progress
         self.grid = grid or build_grid(spec)
+        self.tasks: TaskSource = tasks or GridTasks(spec, self.grid, fault_rate=config.fault_rate)
+        self.tasks_left = True
         self.n, self.k = config.shape
         self.probe = min(config.probe, self.k)
         self.max_asks = config.situations * self.n if config.situations else None
         self.filter = NearDuplicateFilter(HashingEmbedder(), seed=config.seed)
-        self.report = Report(mode=config.mode, budget=config.budget, cells=len(self.grid.cells))
+        self.report = Report(mode=config.mode, budget=config.budget, cells=self.tasks.cells)
         self.report.agent = agent.name
         self.report.writer = writer.name
         self.open: list[_Ask] = []
@@ -138,7 +142,7 @@ class Engine:
             policy_sha=spec.policy_sha,
             lineage=self._lineage,
             seed=config.seed,
-            cells=len(self.grid.cells),
+            cells=self.tasks.cells,
             embedder=self.filter.embedder.name,
             external_world=execute_world is not None,
         )
@@ -154,7 +158,7 @@ class Engine:
         for ask in self.open:
             if ask.state in ("probing", "filling") and ask.launched < ask.target:
                 return self._unit(ask)
-        while self.max_asks is None or self.asks_opened < self.max_asks:
+        while self.tasks_left and (self.max_asks is None or self.asks_opened < self.max_asks):
             fresh = self._open_ask()
             if fresh is not None:
                 return self._unit(fresh)
@@ -164,7 +168,7 @@ class Engine:
         while self.stopped:
             ask = self.stopped.pop(0)
             if ask.launched < ask.k:
-                self.report.groups["unanimous"] -= 1
+                self._tally_group(ask, cut=False, sign=-1)
                 ask.state, ask.target = "filling", ask.k
                 ask.reasons[ask.launched] = "rl resume: nothing fresh left to open"
                 self.open.append(ask)
@@ -181,29 +185,18 @@ class Engine:
     def _open_ask(self) -> _Ask | None:
         """Open the next ask; an ask already in the output (resume) is replayed, not rerun."""
         index = self.asks_opened
+        situation = self.tasks.situation(index, self.n)
+        if situation is None:
+            self.tasks_left = False
+            return None
         self.asks_opened += 1
-        s_index, phrasing = divmod(index, self.n)
-        cells = self.grid.cells
-        seeds = self.spec.situations
-        if s_index < len(seeds):
-            # The spec's own seed situations come first, each on a grid cell it may pin.
-            position = s_index % len(cells)
-            situation = make_seed_situation(
-                self.spec, seeds[s_index], s_index, cells[position], self.grid.axes,
-                phrasing=phrasing, fault_rate=self.config.fault_rate,
-            )  # fmt: skip
+        k = self.k
+        ask = _Ask(index=index, situation=situation, k=k, probe=min(self.probe, k))
+        if self.config.repeat_policy == "fixed" and k > 1:
+            ask.state, ask.target = "filling", k
+            ask.reasons[0] = f"fixed: {k} rollouts for every ask"
         else:
-            position = (s_index - len(seeds)) % len(cells)
-            situation = make_situation(
-                self.spec,
-                cells[position],
-                visit=(s_index - len(seeds)) // len(cells),
-                phrasing=phrasing,
-                fault_rate=self.config.fault_rate,
-            )
-        situation["cell_position"] = position
-        ask = _Ask(index=index, situation=situation, k=self.k, probe=self.probe)
-        ask.target = self.probe if self.k > 1 else 1
+            ask.target = ask.probe if k > 1 else 1
         stored = self.done.get(situation["scenario_id"])
         if stored:
             prompt = stored[0].get("prompt")
@@ -216,7 +209,7 @@ class Engine:
             ask.verdicts = [r.get("behavior_signature") for r in take]
             ask.launched = ask.finished = len(take)
             ask.state = "final"
-            if self.k > 1 and len(take) >= self.probe:  # the allocation learns from it too
+            if k > 1 and len(take) >= ask.probe:  # the allocation learns from it too
                 self.allocation.replay(ask.verdicts)
             for row in take:
                 self._account(row, emitted=False)
@@ -316,15 +309,13 @@ class Engine:
             self.stopped.append(ask)
             self._tally_group(ask, cut=False)
 
-    def _tally_group(self, ask: _Ask, *, cut: bool) -> None:
+    def _tally_group(self, ask: _Ask, *, cut: bool, sign: int = 1) -> None:
         if ask.k == 1 or not ask.verdicts:
             return
-        if cut:
-            self.report.groups["cut"] += 1
-        elif distinct(ask.verdicts) > 1:
-            self.report.groups["mixed"] += 1
-        else:
-            self.report.groups["unanimous"] += 1
+        self.report.count_group(
+            k=ask.k, n=len(ask.verdicts), mixed=distinct(ask.verdicts) > 1, cut=cut,
+            stopped=ask.state == "stopped", sign=sign,
+        )  # fmt: skip
 
     def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
         self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
@@ -354,9 +345,16 @@ class Engine:
         prompt, novelty = await ask.opener
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
-        world: ToolWorld = self.execute_world or World.for_situation(
-            self.spec.tools, situation, seed=seed, statuses=self._statuses
-        )
+        playing = CurrentRollout(prompt, unit.rollout_index, situation["scenario_id"])
+        enter_rollout(playing)
+        world: ToolWorld
+        if self.execute_world is not None:
+            bind = getattr(self.execute_world, "for_rollout", None)
+            world = bind(playing) if bind is not None else self.execute_world
+        else:
+            world = World.for_situation(
+                self.spec.tools, situation, seed=seed, statuses=self._statuses
+            )
         privileged = {
             "hidden_state": situation["hidden_state"],
             "reference": situation["reference"],
@@ -485,11 +483,12 @@ class Engine:
         elif self.rows_done >= self.config.budget:
             report.stopped = "budget"
         else:
-            report.stopped = "exhausted"
+            report.stopped = "exhausted" if self.tasks_left else self.tasks.done_reason
         report.rows = self.rows_done
         report.situations = len(self._situations)
         report.asks = self.asks_opened
-        report.cells_visited = min(self.asks_opened // self.n, len(self.grid.cells))
+        report.cells_visited = self.tasks.cells_visited(self.asks_opened, self.n)
+        report.tasks = self.tasks.describe()
         report.elapsed = round(elapsed, 3)
         report.rows_per_s = (
             round((self.rows_done - report.resumed_rows) / elapsed, 1) if elapsed else 0.0
