@@ -16,7 +16,14 @@ SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML f
 
 
 def simulate(
-    spec: SpecArg,
+    spec: Annotated[
+        str | None,
+        typer.Argument(
+            help="Spec folder, or a spec JSON/YAML file (optional with --traces: the tools "
+            "are then read off the traces).",
+            show_default=False,
+        ),
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -45,9 +52,15 @@ def simulate(
         ),
     ] = "explore",
     budget: Annotated[
-        int,
-        typer.Option("--budget", min=1, envvar="WHILEAI_BUDGET", help="Rows to write (exact)."),
-    ] = 1000,
+        int | None,
+        typer.Option(
+            "--budget",
+            min=1,
+            envvar="WHILEAI_BUDGET",
+            help="Rows to write (exact). Default 1000; with --tasks, what the task set needs.",
+            show_default=False,
+        ),
+    ] = None,
     time_budget: Annotated[
         float | None,
         typer.Option(
@@ -166,6 +179,14 @@ def simulate(
             "rollout inside each call.",
         ),
     ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks",
+            help="Re-run every ask of this earlier run (JSONL or dataset id) on its own "
+            "scenario_id, world and faults; nothing new is drawn; k is its k unless --repeats.",
+        ),
+    ] = None,
     repeat_policy: Annotated[
         Literal["adaptive", "fixed"],
         typer.Option(
@@ -197,20 +218,17 @@ def simulate(
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.errors import WhileaiError
     from whileai_core.models.options import ModelOptions
+    from whileai_core.simulate.plan import plan_run
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
-    from whileai_core.spec import load_spec
 
     from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
-    loaded = load_spec(spec)
-    ref, source = pick_agent_ref(agent, loaded)
-    if source == "default":
-        say("whileai: no --agent given: using the built-in seeded agent")
     config = SimulateConfig(
         mode=mode,
-        budget=budget,
+        budget=budget or 1000,
+        budget_given=budget is not None,
         time_budget=time_budget or None,
         situations=situations,
         phrasings=phrasings,
@@ -225,6 +243,11 @@ def simulate(
         stop_grace=stop_grace,
         repeat_policy=repeat_policy,
     )
+    plan = plan_run(spec, config, tasks_from=tasks)
+    loaded = plan.spec
+    ref, source = pick_agent_ref(agent, loaded)
+    if source == "default":
+        say("whileai: no --agent given: using the built-in seeded agent")
     options = ModelOptions(
         model=model,
         temperature=temperature,
@@ -240,7 +263,7 @@ def simulate(
         from whileai_core.judges.registry import JudgeOptions, parse_judge
 
         judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
-    with progress_bar("simulate", total=budget) as update:
+    with progress_bar("simulate", total=config.budget) as update:
         result = run_simulation(
             loaded,
             config,
@@ -251,6 +274,7 @@ def simulate(
             resume=resume,
             grader=judge,
             progress=None if update is None else lambda done, _total: update(done),
+            plan=plan,
         )
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):

@@ -31,6 +31,8 @@ class SimulateConfig:
     stop_grace: float = 5.0
     # adaptive: probe, fill only the groups that split; fixed: k rollouts for every ask.
     repeat_policy: str = "adaptive"
+    # False: no --budget was given, so a pinned task set (--tasks) sets it to what it needs.
+    budget_given: bool = True
 
     def check(self) -> None:
         if self.mode not in MODES:

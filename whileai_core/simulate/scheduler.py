@@ -229,6 +229,10 @@ class Engine:
         """Openers are written concurrently but judged for novelty in ask order (each waits
         for the previous ask's verdict), so the batch is the same however writers race."""
         situation = ask.situation
+        pinned = situation.get("pinned_prompt")
+        if isinstance(pinned, str):
+            await self._remember(pinned, before)
+            return pinned, "the pinned task's own prompt"
         seeded_prompt = situation.get("seed_prompt")
         if isinstance(seeded_prompt, str) and situation["phrasing"] == 0:
             await self._remember(seeded_prompt, before)
@@ -480,10 +484,12 @@ class Engine:
         report = self.report
         if self.stopping:
             report.stopped = self.stopping
+        elif not self.tasks_left and not self.stopped:
+            report.stopped = self.tasks.done_reason  # every ask drawn and played out
         elif self.rows_done >= self.config.budget:
             report.stopped = "budget"
         else:
-            report.stopped = "exhausted" if self.tasks_left else self.tasks.done_reason
+            report.stopped = "exhausted"
         report.rows = self.rows_done
         report.situations = len(self._situations)
         report.asks = self.asks_opened

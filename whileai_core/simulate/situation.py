@@ -26,7 +26,7 @@ from .grid import (
 )
 from .world import fake_value
 
-_ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
+ROTATED_AXES = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
 
 def tool_phrase(tool: Tool) -> tuple[str, str]:
@@ -84,7 +84,7 @@ def make_situation(
     situation_id = stable_hash({"cell": coords, "visit": visit}, prefix="st-")
     human = {axis: coords[axis] for axis in HUMAN_AXES}
     if phrasing:
-        for offset, (axis, values) in enumerate(_ROTATE.items(), start=1):
+        for offset, (axis, values) in enumerate(ROTATED_AXES.items(), start=1):
             i = values.index(human[axis]) if human[axis] in values else 0
             human[axis] = values[(i + phrasing * offset) % len(values)]
     scenario_id = stable_hash(
