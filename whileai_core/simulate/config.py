@@ -100,6 +100,9 @@ class Report:
     writer: str = ""
     # Where the asks came from (the grid, traces' aim, a pinned task set) and how many.
     tasks: dict[str, Any] = field(default_factory=dict)
+    # How the simulated person answered and how conversations ended (the writer's tally;
+    # a model writer adds its redraws).
+    person: dict[str, Any] = field(default_factory=dict)
     # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
     models: dict[str, Any] = field(default_factory=dict)
 
@@ -147,6 +150,8 @@ class Report:
         ]
         if self.grader_errors:
             out.append(f"grader errors: {self.grader_errors}")
+        if self.person:
+            out.append("person: " + ", ".join(f"{k} {v}" for k, v in self.person.items()))
         if self.rollouts_abandoned:
             out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
         for label, m in self.models.items():

@@ -493,6 +493,9 @@ class Engine:
         report.rows = self.rows_done
         report.situations = len(self._situations)
         report.asks = self.asks_opened
+        person_stats = getattr(self.writer, "person_stats", None)
+        if callable(person_stats):
+            report.person = person_stats()
         report.cells_visited = self.tasks.cells_visited(self.asks_opened, self.n)
         report.tasks = self.tasks.describe()
         report.elapsed = round(elapsed, 3)
