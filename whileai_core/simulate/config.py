@@ -90,6 +90,10 @@ class Report:
     first_error: str | None = None
     grader_errors: int = 0
     near_duplicates_rejected: int = 0
+    # Runs aimed by traces: openers redrawn because they near-copied a source trace, and
+    # rollouts dropped because every draft of their opener did.
+    source_copies_redrawn: int = 0
+    source_copies_dropped: int = 0
     rollouts_abandoned: int = 0
     cells: int = 0
     cells_visited: int = 0
@@ -150,6 +154,11 @@ class Report:
         ]
         if self.grader_errors:
             out.append(f"grader errors: {self.grader_errors}")
+        if self.source_copies_redrawn or self.source_copies_dropped:
+            out.append(
+                f"near copies of source traces: {self.source_copies_redrawn} openers redrawn, "
+                f"{self.source_copies_dropped} rollouts dropped"
+            )
         if self.person:
             out.append("person: " + ", ".join(f"{k} {v}" for k, v in self.person.items()))
         if self.rollouts_abandoned:

@@ -31,7 +31,8 @@ from .allocation import Allocation, distinct
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
 from .execute import CurrentRollout, enter_rollout
 from .grid import Grid, build_grid, seed_int
-from .novelty import HashingEmbedder, NearDuplicateFilter
+from .novelty import HashingEmbedder, NearDuplicateFilter, SimilarityIndex
+from .openers import Openers, SourceCopy
 from .rowmake import RowContext, behavior_signature, build_row
 from .tasks import GridTasks, TaskSource
 from .world import World
@@ -77,6 +78,7 @@ class _Outcome:
     row: dict[str, Any] | None
     verdict: Any = None
     error: str | None = None
+    dropped: bool = False  # its opener near-copied a source trace: not a failure
 
 
 class Engine:
@@ -96,6 +98,7 @@ class Engine:
         progress: Callable[[int, int], None] | None = None,
         grid: Grid | None = None,
         tasks: TaskSource | None = None,
+        sources: SimilarityIndex | None = None,
     ) -> None:
         config.check()
         self.spec = spec
@@ -117,6 +120,7 @@ class Engine:
         self.report = Report(mode=config.mode, budget=config.budget, cells=self.tasks.cells)
         self.report.agent = agent.name
         self.report.writer = writer.name
+        self.openers = Openers(writer, self.filter, self.report, config.seed, sources)
         self.open: list[_Ask] = []
         self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
@@ -201,7 +205,7 @@ class Engine:
         if stored:
             prompt = stored[0].get("prompt")
             if isinstance(prompt, str):
-                self._chain = asyncio.ensure_future(self._remember(prompt, self._chain))
+                self._chain = asyncio.ensure_future(self.openers.remember(prompt, self._chain))
             take = stored[: max(0, self.config.budget - self.rows_done)]
             self.rows_done += len(take)
             self.report.resumed_rows += len(take)
@@ -215,43 +219,10 @@ class Engine:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
             return None
-        ask.opener = asyncio.ensure_future(self._write_opener(ask, self._chain))
+        ask.opener = asyncio.ensure_future(self.openers.write(ask.situation, self._chain))
         self._chain = ask.opener
         self.open.append(ask)
         return ask
-
-    async def _remember(self, prompt: str, before: asyncio.Future[Any] | None) -> None:
-        if before is not None:
-            await asyncio.wait([before])
-        self.filter.admit(prompt, force=True)
-
-    async def _write_opener(self, ask: _Ask, before: asyncio.Future[Any] | None) -> tuple[str, str]:
-        """Openers are written concurrently but judged for novelty in ask order (each waits
-        for the previous ask's verdict), so the batch is the same however writers race."""
-        situation = ask.situation
-        pinned = situation.get("pinned_prompt")
-        if isinstance(pinned, str):
-            await self._remember(pinned, before)
-            return pinned, "the pinned task's own prompt"
-        seeded_prompt = situation.get("seed_prompt")
-        if isinstance(seeded_prompt, str) and situation["phrasing"] == 0:
-            await self._remember(seeded_prompt, before)
-            return seeded_prompt, "seed situation from the spec"
-
-        def seed(attempt: int) -> int:
-            return seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)
-
-        text = await self.writer.opener(situation, seed(0))
-        if before is not None:
-            await asyncio.wait([before])
-        for attempt in range(8):
-            if attempt:
-                text = await self.writer.opener(situation, seed(attempt))
-            if self.filter.admit(text):
-                return text, f"novel opener on attempt {attempt + 1}"
-            self.report.near_duplicates_rejected += 1
-        self.filter.admit(text, force=True)
-        return text, "kept after 8 near-duplicate openers"
 
     # -- results ---------------------------------------------------------------------------
 
@@ -264,6 +235,10 @@ class Engine:
             ask.rows.append(out.row)
             ask.verdicts.append(out.verdict)
             self._account(out.row, emitted=True)
+        elif out.dropped:
+            self.report.source_copies_dropped += 1
+            if self.report.source_copies_dropped >= max(16, 2 * self.config.budget):
+                self.stopping = self.stopping or "source_copies"
         else:
             self.lost += 1
             self.report.agent_errors += 1
@@ -346,7 +321,10 @@ class Engine:
     async def _rollout(self, unit: _Unit) -> _Outcome:
         ask = unit.ask
         assert ask.opener is not None
-        prompt, novelty = await ask.opener
+        try:
+            prompt, novelty = await ask.opener
+        except SourceCopy:
+            return _Outcome(unit, None, dropped=True)
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
         playing = CurrentRollout(prompt, unit.rollout_index, situation["scenario_id"])
