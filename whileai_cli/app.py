@@ -63,7 +63,7 @@ COMMANDS: dict[str, Command] = {
     "agents": Command("platform", "agents", _PLATFORM,
         "List agents: traces and datasets by purpose."),
     "traces": Command("traces", "traces_app", _PLATFORM,
-        "Ingest, list and delete traces (OTLP spans from your agent)."),
+        "Ingest, list and delete traces (OTLP spans from your agent); report what they show."),
     "score": Command("traces", "score", _PLATFORM,
         "Grade a run after it ran; sending the same name again corrects it."),
     "cut": Command("traces", "cut", _PLATFORM,

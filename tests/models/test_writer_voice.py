@@ -4,6 +4,7 @@ turn, and the run report counts every redraw and ending."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import zlib
@@ -86,7 +87,7 @@ def test_no_row_keeps_a_role_flip_a_parrot_or_a_missing_id(tmp_path: Path) -> No
     for row in rows:
         assert not reads_as_agent(row["prompt"])
         messages = row["messages"]
-        for before, message in zip(messages, messages[1:], strict=False):
+        for before, message in itertools.pairwise(messages):
             if message["role"] != "user":
                 continue
             text = message["content"]

@@ -179,6 +179,27 @@ def simulate(
             "rollout inside each call.",
         ),
     ] = None,
+    traces: Annotated[
+        str | None,
+        typer.Option(
+            "--traces",
+            help="Aim the grid at what these traces got wrong: a JSONL file, a dataset id, "
+            "agent:NAME (ingested traces) or platform. Sources never enter the output.",
+        ),
+    ] = None,
+    broaden: Annotated[
+        bool,
+        typer.Option(
+            "--broaden/--no-broaden",
+            help="--no-broaden: drop the tools the traces never touched from the grid.",
+        ),
+    ] = True,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", help="With --traces agent:NAME: only traces this recent (7d, 12h)."
+        ),
+    ] = None,
     tasks: Annotated[
         str | None,
         typer.Option(
@@ -243,7 +264,9 @@ def simulate(
         stop_grace=stop_grace,
         repeat_policy=repeat_policy,
     )
-    plan = plan_run(spec, config, tasks_from=tasks)
+    plan = plan_run(
+        spec, config, tasks_from=tasks, traces_from=traces, since=since, broaden=broaden
+    )
     loaded = plan.spec
     ref, source = pick_agent_ref(agent, loaded)
     if source == "default":

@@ -104,6 +104,8 @@ class Report:
     writer: str = ""
     # Where the asks came from (the grid, traces' aim, a pinned task set) and how many.
     tasks: dict[str, Any] = field(default_factory=dict)
+    # A run aimed by traces: what they were and what they put forward (trace_report).
+    traces: dict[str, Any] = field(default_factory=dict)
     # How the simulated person answered and how conversations ended (the writer's tally;
     # a model writer adds its redraws).
     person: dict[str, Any] = field(default_factory=dict)
@@ -158,6 +160,15 @@ class Report:
             out.append(
                 f"near copies of source traces: {self.source_copies_redrawn} openers redrawn, "
                 f"{self.source_copies_dropped} rollouts dropped"
+            )
+        if self.traces:
+            emphasis = "; ".join(
+                f"{axis} " + ", ".join(f"{v} {n}" for v, n in values.items())
+                for axis, values in self.traces.get("emphasis", {}).items()
+            )
+            out.append(
+                f"aimed by {self.traces.get('kept', 0)} traces "
+                f"({self.traces.get('flaw_rows', 0)} flaw rows): {emphasis or 'no emphasis'}"
             )
         if self.person:
             out.append("person: " + ", ".join(f"{k} {v}" for k, v in self.person.items()))

@@ -23,7 +23,15 @@ from typing import Any
 from ..errors import ConfigError
 from ..metrics.tally import task_key
 from ..spec import Spec
-from .grid import HUMAN_AXES, UNRELATED, UNSPECIFIED, WORLD_AXES, Cell, build_axes
+from .grid import (
+    HUMAN_AXES,
+    UNRELATED,
+    UNSPECIFIED,
+    WORLD_AXES,
+    Cell,
+    build_axes,
+    ordered_coords,
+)
 from .situation import ROTATED_AXES, make_situation, reference_for
 
 _WHERE = re.compile(r"\bvisit (-?\d+) phrasing (\d+)")
@@ -142,7 +150,7 @@ def _rebuild(
     where = _WHERE.search(str(row.get("selection_reason") or ""))
     visit, phrasing = (int(where.group(1)), int(where.group(2))) if where else (0, 0)
     coords, complete = _coords(spec, row, phrasing)
-    cell = Cell(coords=tuple((a, coords[a]) for a in (*WORLD_AXES, *HUMAN_AXES)), block=0)
+    cell = Cell(coords=ordered_coords(coords), block=0)
     situation = make_situation(spec, cell, visit=visit, phrasing=phrasing, fault_rate=fault_rate)
     exact = complete and situation["scenario_id"] == key
     if visit < 0:  # a spec seed situation: the person's own words name their ids

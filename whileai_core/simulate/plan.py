@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..spec import Spec, load_spec
 from .config import SimulateConfig
+from .novelty import SimilarityIndex
 from .tasks import TaskSource
 
 
@@ -22,9 +23,8 @@ from .tasks import TaskSource
 class RunPlan:
     spec: Spec
     tasks: TaskSource | None = None
-    # Prompts a generated row must not near-copy (the source traces), and the threshold.
-    sources: list[str] = field(default_factory=list)
-    threshold: float = 0.9
+    # The prompts a generated row must not near-copy (the source traces).
+    sources: SimilarityIndex | None = None
     # What the traces were and what they aim at, for the run report.
     traces: dict[str, Any] = field(default_factory=dict)
 

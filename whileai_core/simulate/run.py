@@ -86,9 +86,12 @@ def run_simulation(
             grader=judge,
             progress=progress,
             tasks=plan.tasks if plan is not None else None,
+            sources=plan.sources if plan is not None else None,
         )
         try:
             report = await engine.run()
+            if plan is not None and plan.traces:
+                report.traces = plan.traces
         finally:
             await agent.aclose()
             if judge is not None:

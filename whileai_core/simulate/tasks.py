@@ -132,7 +132,7 @@ class AimedTasks:
         self.grid = grid
         self.lanes = list(lanes)
         self.fault_rate = fault_rate
-        self.cells = len(grid.cells)
+        self.cells = len({c.cell_id for lane in self.lanes for c in lane.cells})
         self._pool = tool_pool
         self._seeds = GridTasks(spec, grid, fault_rate=fault_rate)
         self._turn = weighted_turns([lane.weight for lane in self.lanes])
