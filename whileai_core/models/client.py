@@ -340,6 +340,28 @@ class ModelClient:
             self.cache.put(key, self.spec.base_url, self.spec.model, raw)
         return result
 
+    async def embed(self, texts: list[str], *, batch: int = 64) -> list[list[float]]:
+        """Embeddings of `texts` from the endpoint's OpenAI-compatible `/embeddings` route,
+        in order, `batch` inputs a request; the same retries and failure counts as chat."""
+        url = httpx.URL(f"{self.spec.base_url}/embeddings")
+        vectors: list[list[float]] = []
+        for at in range(0, len(texts), batch):
+            chunk = texts[at : at + batch]
+            self.stats.calls += 1
+            if self._stopped is not None:
+                raise self._stopped
+            body = orjson.dumps({"model": self.spec.model, "input": chunk})
+            try:
+                raw = await self._post_with_retries(body, url)
+                vectors.extend(_embeddings_of(raw, len(chunk), self.spec.base_url))
+            except (ModelCallError, WhileaiError) as exc:
+                if isinstance(exc, ModelCallError) and exc.kind == "bad_response":
+                    self.stats.errors[exc.kind] += 1
+                self.stats.failed += 1
+                raise
+            self.stats.ok += 1
+        return vectors
+
     def _trip(self, error: WhileaiError, reason: str) -> WhileaiError:
         if self._stopped is None:
             self._stopped = error
@@ -352,12 +374,12 @@ class ModelClient:
         base = min(self.max_backoff, self.backoff * (2**attempt))
         return base * (0.5 + self._rng.random() / 2)
 
-    async def _send(self, payload: bytes) -> httpx.Response | ModelCallError:
+    async def _send(self, payload: bytes, url: httpx.URL) -> httpx.Response | ModelCallError:
         """One HTTP attempt on the least busy pool; transport failures come back as values."""
         shard = self._pick()
         self._inflight[shard] += 1
         try:
-            return await self._shards[shard].post(self._url, content=payload)
+            return await self._shards[shard].post(url, content=payload)
         except httpx.TimeoutException as exc:
             kind = "connect_timeout" if isinstance(exc, httpx.ConnectTimeout) else "timeout"
             return ModelCallError(kind, f"{self.spec.base_url}: {kind.replace('_', ' ')}")
@@ -394,7 +416,7 @@ class ModelClient:
         self.stats.errors[error.kind] += 1
         raise error
 
-    async def _post_with_retries(self, payload: bytes) -> Any:
+    async def _post_with_retries(self, payload: bytes, url: httpx.URL | None = None) -> Any:
         self._open()
         assert self._semaphore is not None
         last: ModelCallError | None = None
@@ -404,7 +426,7 @@ class ModelClient:
                 if self._stopped is not None:  # tripped while this call queued
                     raise self._stopped
                 self.stats.requests += 1
-                outcome = await self._send(payload)
+                outcome = await self._send(payload, url or self._url)
             if isinstance(outcome, ModelCallError):
                 last = outcome
             elif outcome.status_code == 200:
@@ -426,3 +448,20 @@ class ModelClient:
             reason = f"429 on every one of {self.retries + 1} attempts: {last}"
             raise self._trip(AllowanceExhausted(self.spec.base_url, reason), reason)
         raise last
+
+
+def _embeddings_of(raw: Any, n: int, endpoint: str) -> list[list[float]]:
+    """The vectors of an embeddings response, in input order; bad_response if it is not one."""
+    data = raw.get("data") if isinstance(raw, dict) else None
+    if not isinstance(data, list) or len(data) != n:
+        raise ModelCallError("bad_response", f"{endpoint}: embeddings response without {n} items")
+    items = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+    out = []
+    for item in items:
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(vector, list) or not vector or not all(
+            isinstance(v, (int, float)) for v in vector
+        ):
+            raise ModelCallError("bad_response", f"{endpoint}: an embedding is not a number list")
+        out.append([float(v) for v in vector])
+    return out

@@ -164,6 +164,7 @@ def _words(sentence: str) -> set[str]:
 def read_turn(text: str, facts: list[Fact]) -> Reading:
     """What `text` (the agent's turn) asks the person for, given the facts they hold."""
     reading = Reading()
+    guesses: list[str] = []
     for sentence in _sentences(text):
         low = re.sub(r"\be-mail\b", "email", sentence.lower())
         question = sentence.endswith("?")
@@ -179,7 +180,11 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
                 reading.facts.append(fact)
         noun = foreign or (None if asked else _named_field(asked_part, _FIELD_NOUNS))
         if noun is None and not asked:
-            noun = _id_noun(asked_part)
+            # "Which flights is it?": an id by its object, unless the turn asks for
+            # details the person does hold (then those are the answer).
+            vague = _id_noun(asked_part)
+            if vague:
+                guesses.append(vague)
         if noun and noun not in reading.missing:
             reading.missing.append(noun)
         if question and _TWO.search(low):
@@ -191,6 +196,8 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
                 reading.options = [o for o in (first, choice.group(2).strip()) if o]
         if (question or "confirm" in low) and _CONFIRM.search(low):
             reading.confirm = True
+    if not reading.facts:
+        reading.missing += [g for g in dict.fromkeys(guesses) if g not in reading.missing]
     return reading
 
 

@@ -195,7 +195,7 @@ def mine_traces(traces: Sequence[dict[str, Any]], spec: Spec | None = None) -> M
     seen_list = [observe(t) for t in traces]
     if names is None:
         names = sorted({tool for s in seen_list for tool in s.tools})
-    axes = _axes(spec, names)
+    axes = axes_for(spec, names)
     for trace, seen in zip(traces, seen_list, strict=True):
         mined.traces += 1
         mined.graded += seen.reward is not None
@@ -213,7 +213,8 @@ def mine_traces(traces: Sequence[dict[str, Any]], spec: Spec | None = None) -> M
     return mined
 
 
-def _axes(spec: Spec | None, names: list[str]) -> dict[str, list[str]]:
+def axes_for(spec: Spec | None, names: list[str]) -> dict[str, list[str]]:
+    """The grid's axes for `spec`, or for tools known only by name (traces, no spec)."""
     if spec is not None:
         return build_axes(spec)
     tools = [*names, UNRELATED] + ([MULTI_TOOL] if len(names) > 1 else [])
