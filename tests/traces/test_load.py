@@ -108,3 +108,20 @@ def test_results_are_read_for_faults_and_world_states_in_their_own_words() -> No
     assert classify({"status": "not_found"}) == (None, "entity missing")
     assert classify({"status": "ok", "matches": [{}, {}]}) == (None, "duplicate entity")
     assert classify({"status": "ok", "data": {"status": "shipped"}}) == (None, None)
+
+
+def test_the_python_front_door_aims_and_checks_on_rows() -> None:
+    import whileai_core as wa
+
+    failed = [{"prompt": f"where is ORD-{i}", "reward": 0, "tool_trace": [
+        {"name": "get_order", "args": {"order_id": f"ORD-{i}"}, "output": {"error": "timed out"}}
+    ]} for i in range(5)]  # fmt: skip
+    assert wa.trace_report(failed).emphasis == {"tool": {"get_order": 5},
+                                                "tool_condition": {"timeout": 5}}  # fmt: skip
+    rows, run = wa.simulate_rows("specs/orders", traces=failed, budget=40)
+    assert len(rows) == 40 and run.traces["flaw_rows"] == 5
+    assert wa.leakage_report(rows, failed).n_leaky == 0
+    kept, report = wa.drop_leaky_rows([*rows, {"prompt": "WHERE is ORD-3"}], failed)
+    assert len(kept) == 40 and report.n_exact == 1
+    lanes = wa.dimensions_from_traces(failed, ORDERS)["lanes"]
+    assert [lane["share"] for lane in lanes] == [0.5, 0.5]

@@ -9,6 +9,7 @@ only ever sees a spec and a `TaskSource`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,29 +31,29 @@ class RunPlan:
 
 
 def plan_run(
-    spec_ref: str | None,
+    spec_ref: Spec | str | None,
     config: SimulateConfig,
     *,
     tasks_from: str | None = None,
-    traces_from: str | None = None,
+    traces_from: str | Iterable[dict[str, Any]] | None = None,
     since: str | None = None,
     broaden: bool = True,
 ) -> RunPlan:
     """Load what the run plays. `config` is completed in place where the task set decides
     (k and the budget of a pinned set)."""
-    if tasks_from and traces_from:
+    if tasks_from and traces_from is not None:
         raise ConfigError("give --tasks (re-run a task set) or --traces (aim a new one), not both")
-    if since and not traces_from:
+    if since and traces_from is None:
         raise ConfigError("--since filters platform traces: it needs --traces agent:NAME")
-    if not broaden and not traces_from:
+    if not broaden and traces_from is None:
         raise ConfigError("--no-broaden narrows the grid to the tools traces touched: add --traces")
-    if traces_from:
+    if traces_from is not None:
         from ..traces.aim import plan_from_traces
 
         return plan_from_traces(spec_ref, config, traces_from, since=since, broaden=broaden)
     if spec_ref is None:
         raise ConfigError("give a SPEC (or --traces FILE to read the tools off traces)")
-    spec = load_spec(spec_ref)
+    spec = spec_ref if isinstance(spec_ref, Spec) else load_spec(spec_ref)
     if tasks_from is None:
         return RunPlan(spec)
     from ..store.source import iter_source_rows

@@ -16,6 +16,7 @@ leave the grid as a cold run draws it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError
@@ -90,9 +91,9 @@ def aimed_tasks(
 
 
 def plan_from_traces(
-    spec_ref: str | None,
+    spec_ref: Spec | str | None,
     config: SimulateConfig,
-    source: str,
+    source: str | Iterable[dict[str, Any]],
     *,
     since: str | None = None,
     broaden: bool = True,
@@ -100,21 +101,41 @@ def plan_from_traces(
     """The spec (given, or read off the traces), aimed tasks, and the source prompts no
     generated row may near-copy."""
     loaded = load_traces(source, since=since)
+    label = loaded.source
     if not loaded.traces:
         why = ", ".join(f"{k} {v}" for k, v in loaded.dropped.items()) or "it is empty"
-        raise ConfigError(f"--traces {source}: no usable trace ({why})")
-    if spec_ref is not None:
+        raise ConfigError(f"--traces {label}: no usable trace ({why})")
+    if isinstance(spec_ref, Spec):
+        spec = spec_ref
+    elif spec_ref is not None:
         spec = load_spec(spec_ref)
     else:
         from .infer import spec_from_traces
 
-        spec = spec_from_traces(loaded.traces, name="traces", source=source)
+        spec = spec_from_traces(loaded.traces, name="traces", source=label)
     mined = mine_traces(loaded.traces, spec)
     tasks, _grid = aimed_tasks(spec, mined, broaden=broaden, fault_rate=config.fault_rate)
     report: dict[str, Any] = trace_report(
-        loaded.traces, spec, source=source, read=loaded.read, dropped=dict(loaded.dropped)
+        loaded.traces, spec, source=label, read=loaded.read, dropped=dict(loaded.dropped)
     ).as_dict()
     report["spec"] = "inferred from the traces" if spec_ref is None else spec.source
     report["broaden"] = broaden
     sources = SimilarityIndex(loaded.prompts(), threshold=LEAKAGE_THRESHOLD)
     return RunPlan(spec, tasks=tasks, sources=sources, traces=report)
+
+
+def dimensions_from_traces(
+    traces: Iterable[dict[str, Any]], spec: Spec, *, broaden: bool = True
+) -> dict[str, Any]:
+    """The focused coverage axes an aimed run draws from: the grid's axes (the tool axis
+    narrowed under `broaden=False`), the emphasis, and each aimed lane with its share of
+    the asks and its cells."""
+    loaded = load_traces(traces)
+    mined = mine_traces(loaded.traces, spec)
+    tasks, grid = aimed_tasks(spec, mined, broaden=broaden)
+    total = sum(lane.weight for lane in tasks.lanes)
+    lanes = [
+        {"lane": lane.label, "share": round(lane.weight / total, 6), "cells": len(lane.cells)}
+        for lane in tasks.lanes
+    ]
+    return {"axes": grid.axes, "emphasis": mined.emphasis(), "lanes": lanes}

@@ -155,7 +155,24 @@ def find_leaks(
     return leaks
 
 
+def _prompts(sources: Iterable[Any]) -> list[str]:
+    """Source prompts from strings or from trace rows of any shape load_traces reads."""
+    items = list(sources)
+    if all(isinstance(s, str) for s in items):
+        return items
+    from .load import load_traces
+
+    return load_traces([s for s in items if isinstance(s, dict)]).prompts()
+
+
 def leakage_report(
+    generated: Iterable[dict[str, Any]], sources: Iterable[Any], **kwargs: Any
+) -> LeakageReport:
+    """How many generated rows near-copy a source (prompts, or trace rows)."""
+    return scan_leaks(generated, _prompts(sources), **kwargs)[0]
+
+
+def scan_leaks(
     generated: Iterable[dict[str, Any]],
     sources: Sequence[str],
     *,
@@ -180,10 +197,10 @@ def leakage_report(
 
 
 def drop_leaky_rows(
-    rows: Sequence[dict[str, Any]], sources: Sequence[str], **kwargs: Any
+    rows: Sequence[dict[str, Any]], sources: Iterable[Any], **kwargs: Any
 ) -> tuple[list[dict[str, Any]], LeakageReport]:
     """The rows that copy no source, unchanged, and the report."""
-    report, leaks = leakage_report(rows, sources, **kwargs)
+    report, leaks = scan_leaks(rows, _prompts(sources), **kwargs)
     flagged = {leak.index for leak in leaks}
     kept = [row for i, row in enumerate(rows) if i not in flagged]
     report.kept = len(kept)
@@ -206,7 +223,7 @@ def check_files(
 
     sources = load_traces(sources_from, since=since).prompts()
     with spooled(inputs) as (paths, _labels):
-        report, leaks = leakage_report(read_rows(paths), sources, **kwargs)
+        report, leaks = scan_leaks(read_rows(paths), sources, **kwargs)
         if drop:
             flagged = {leak.index for leak in leaks}
             with RowWriter(output) as writer:

@@ -16,7 +16,7 @@ axis, the values the flaw signatures put forward: what `simulate --traces` aims 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,8 +188,12 @@ class Mined:
         return {a: dict(out[a].most_common()) for a in AIMED_AXES if a in out}
 
 
-def mine_traces(traces: Sequence[dict[str, Any]], spec: Spec | None = None) -> Mined:
-    """What the traces show, against `spec`'s grid when given (else their own tools)."""
+def mine_traces(traces: Iterable[dict[str, Any]], spec: Spec | None = None) -> Mined:
+    """What the traces show, against `spec`'s grid when given (else their own tools).
+    Traces in any shape `load_traces` reads; rows it would drop are skipped."""
+    from .load import normal_trace
+
+    traces = [t for t in (normal_trace(raw)[0] for raw in traces) if t is not None]
     names = [t.name for t in spec.tools] if spec is not None else None
     mined = Mined()
     seen_list = [observe(t) for t in traces]
