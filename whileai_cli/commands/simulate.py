@@ -183,6 +183,7 @@ def simulate(
         str | None,
         typer.Option(
             "--traces",
+            envvar="WHILEAI_TRACES",
             help="Aim the grid at what these traces got wrong: a JSONL file, a dataset id, "
             "agent:NAME (ingested traces) or platform. Sources never enter the output.",
         ),
@@ -197,7 +198,9 @@ def simulate(
     since: Annotated[
         str | None,
         typer.Option(
-            "--since", help="With --traces agent:NAME: only traces this recent (7d, 12h)."
+            "--since",
+            envvar="WHILEAI_SINCE",
+            help="With --traces agent:NAME: only traces this recent (7d, 12h).",
         ),
     ] = None,
     tasks: Annotated[

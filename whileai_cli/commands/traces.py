@@ -102,7 +102,10 @@ def report(
     ],
     spec: SpecOpt = None,
     since: Annotated[
-        str | None, typer.Option("--since", help="Only ingested traces this recent: 7d, 12h.")
+        str | None,
+        typer.Option(
+            "--since", envvar="WHILEAI_SINCE", help="Only ingested traces this recent: 7d, 12h."
+        ),
     ] = None,
     json: JsonOpt = False,
     report_file: ReportFile = None,

@@ -14,6 +14,7 @@ import asyncio
 from typing import Any
 
 from ..agents.base import Writer
+from ..errors import Failure
 from .config import Report
 from .grid import seed_int
 from .novelty import NearDuplicateFilter, SimilarityIndex
@@ -21,8 +22,9 @@ from .novelty import NearDuplicateFilter, SimilarityIndex
 TRIES = 8
 
 
-class SourceCopy(Exception):
-    """Every draft of this ask's opener near-copied a source trace: the ask is dropped."""
+class SourceCopy(Failure):
+    """Every draft of this ask's opener near-copied a source trace: the ask is dropped
+    (counted as source_copies_dropped, not as an agent error)."""
 
 
 class Openers:
