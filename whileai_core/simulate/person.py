@@ -227,7 +227,7 @@ def _named_field(low: str, nouns: tuple[str, ...]) -> str | None:
     """The first of `nouns` a request names as a field (`your phone number`); an address
     that is an email address is not a postal one."""
     for noun in nouns:
-        if noun == "address" and re.search(r"\bemail address\b", low):
+        if noun not in low or (noun == "address" and "email address" in low):
             continue
         if re.search(rf"\b(?:your|the|a|an|my|any)\s+(?:\w+\s+)?{re.escape(noun)}\b", low):
             return noun
