@@ -28,6 +28,16 @@ _NAMES = {
     "SimulateConfig": ".simulate.config",
     "load_spec": ".spec",
     "Spec": ".spec",
+    "current_rollout": ".simulate.execute",
+    # traces in: aim a run at what a deployed agent got wrong, keep the sources out
+    "load_traces": ".traces.load",
+    "trace_report": ".traces.mine",
+    "mine_traces": ".traces.mine",
+    "dimensions_from_traces": ".traces.aim",
+    "spec_from_traces": ".traces.infer",
+    "split_pseudo_production": ".traces.split",
+    "leakage_report": ".traces.leakage",
+    "drop_leaky_rows": ".traces.leakage",
     # grade and report
     "grade": ".api",
     "report": ".api",
@@ -85,16 +95,22 @@ __all__ = [
     "__version__",
     "calibrate_kl",
     "compare_runs",
+    "current_rollout",
     "delta_report",
+    "dimensions_from_traces",
+    "drop_leaky_rows",
     "eval_variance",
     "evaluate_files",
     "export_environment",
     "from_row",
     "grade",
     "grade_files",
+    "leakage_report",
     "load_spec",
+    "load_traces",
     "logprob_report",
     "mean_kl",
+    "mine_traces",
     "open_store",
     "optimize",
     "optimize_files",
@@ -107,9 +123,12 @@ __all__ = [
     "reference_files",
     "report",
     "simulate_rows",
+    "spec_from_traces",
+    "split_pseudo_production",
     "staleness_report",
     "strip_privileged",
     "to_row",
+    "trace_report",
     "training_run",
     "training_samples",
 ]
@@ -139,6 +158,13 @@ if TYPE_CHECKING:
     from .select.gate import publish_gate
     from .select.optimize import OptimizeOptions, optimize, optimize_files
     from .simulate.config import SimulateConfig
+    from .simulate.execute import current_rollout
     from .spec import Spec, load_spec
     from .store import open_store
     from .store.push import pull_rows, push_rows
+    from .traces.aim import dimensions_from_traces
+    from .traces.infer import spec_from_traces
+    from .traces.leakage import drop_leaky_rows, leakage_report
+    from .traces.load import load_traces
+    from .traces.mine import mine_traces, trace_report
+    from .traces.split import split_pseudo_production

@@ -63,12 +63,13 @@ def check_row(row: Any) -> str | None:
     return row_problem(row)
 
 
-def line_problem(raw: bytes, depth: int) -> tuple[Any, str | None]:
+def line_problem(raw: bytes, depth: int, *, check: bool = True) -> tuple[Any, str | None]:
     """(row, None) for a usable line, or (None, what is wrong with it): its length, its
-    nesting past `depth`, its JSON, the row rules."""
+    nesting past `depth`, its JSON, the row rules (with `check=False` not those: for
+    readers that normalise foreign shapes, such as traces, before they check)."""
     if len(raw) > MAX_LINE_BYTES:
         return None, _too_long(len(raw))
-    row, problem = parse_row(raw)
+    row, problem = parse_row(raw, check=check)
     # A line with no more brackets than the limit cannot nest past it: the common row
     # costs two byte counts; only a bracket-heavy one has its containers walked.
     deep = row is not None and raw.count(b"{") + raw.count(b"[") > depth
@@ -80,13 +81,15 @@ def line_problem(raw: bytes, depth: int) -> tuple[Any, str | None]:
     return row, problem
 
 
-def parse_row(raw: bytes) -> tuple[Any, str | None]:
+def parse_row(raw: bytes, *, check: bool = True) -> tuple[Any, str | None]:
     """A line's JSON and the row rules, but not its length or nesting: for the store,
     which counts those under its own limits before it parses."""
     try:
         row = orjson.loads(raw)  # orjson itself refuses more than 1,024 levels
     except orjson.JSONDecodeError as exc:
         return None, f"not valid JSON ({_short_json_error(exc, raw)})"
+    if not check:  # the caller normalises foreign shapes itself (traces), any JSON value
+        return row, None
     problem = row_problem(row)
     return (None, problem) if problem is not None else (row, None)
 
@@ -153,6 +156,7 @@ def iter_located(
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
     labels: Sequence[str] | None = None,
+    check: bool = True,
 ) -> Iterator[Located]:
     """`iter_lines` with each line's byte span, so a stage can read a row again later by
     seeking instead of holding it (see `rowbuffer.FileRows`). `labels` name the inputs in
@@ -178,7 +182,7 @@ def iter_located(
                 elif raw.isspace():  # a blank line is no row (stops at the first character)
                     continue
                 else:
-                    row, problem = line_problem(raw, depth)
+                    row, problem = line_problem(raw, depth, check=check)
                 if problem is not None:
                     error = BadRowError(source, lineno, problem)
                     if on_error == "fail":

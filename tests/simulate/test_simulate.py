@@ -222,7 +222,11 @@ def test_unrelated_questions_are_answered_without_tools(tmp_path: Path) -> None:
     rows, _ = _run(tmp_path, budget=200)
     general = [r for r in rows if r["ask_family"] == "general"]
     assert general
-    assert all(not r["steps"] and r["tools_used"] == [] for r in general)
+    # The person may answer a question the agent asks back ("I do not have an order id"),
+    # but no tool is ever called for a general question.
+    assert all(
+        not any("tool" in s for s in r["steps"]) and r["tools_used"] == [] for r in general
+    )
 
 
 def test_rows_carry_the_full_vocabulary(tmp_path: Path) -> None:

@@ -366,6 +366,28 @@ class ModelClient:
         self.stats.output_tokens += _int(usage.get("completion_tokens"))
         return raw
 
+    async def embed(self, texts: list[str], *, batch: int = 64) -> list[list[float]]:
+        """Embeddings of `texts` from the endpoint's OpenAI-compatible `/embeddings` route,
+        in order, `batch` inputs a request; the same retries and failure counts as chat."""
+        url = httpx.URL(f"{self.spec.base_url}/embeddings")
+        vectors: list[list[float]] = []
+        for at in range(0, len(texts), batch):
+            chunk = texts[at : at + batch]
+            self.stats.calls += 1
+            if self._stopped is not None:
+                raise self._stopped
+            body = orjson.dumps({"model": self.spec.model, "input": chunk})
+            try:
+                raw = await self._post_with_retries(body, url)
+                vectors.extend(_embeddings_of(raw, len(chunk), self.spec.base_url))
+            except (ModelCallError, WhileaiError) as exc:
+                if isinstance(exc, ModelCallError) and exc.kind == "bad_response":
+                    self.stats.errors[exc.kind] += 1
+                self.stats.failed += 1
+                raise
+            self.stats.ok += 1
+        return vectors
+
     def _trip(self, error: WhileaiError, reason: str) -> WhileaiError:
         if self._stopped is None:
             self._stopped = error
@@ -452,3 +474,20 @@ class ModelClient:
             reason = f"429 on every one of {self.retries + 1} attempts: {last}"
             raise self._trip(AllowanceExhausted(self.spec.base_url, reason), reason)
         raise last
+
+
+def _embeddings_of(raw: Any, n: int, endpoint: str) -> list[list[float]]:
+    """The vectors of an embeddings response, in input order; bad_response if it is not one."""
+    data = raw.get("data") if isinstance(raw, dict) else None
+    if not isinstance(data, list) or len(data) != n:
+        raise ModelCallError("bad_response", f"{endpoint}: embeddings response without {n} items")
+    items = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+    out = []
+    for item in items:
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(vector, list) or not vector or not all(
+            isinstance(v, (int, float)) for v in vector
+        ):
+            raise ModelCallError("bad_response", f"{endpoint}: an embedding is not a number list")
+        out.append([float(v) for v in vector])
+    return out

@@ -56,6 +56,20 @@ def with_system_prompt(messages: list[dict[str, Any]], policy: str) -> list[dict
     return [{"role": "system", "content": policy}, *messages]
 
 
+def where_from(situation: dict[str, Any], cells: int) -> str:
+    """Which task this is: its cell and visit, plus what aimed it there (traces) or the
+    task set it was pinned from."""
+    pinned = situation.get("pinned")
+    if isinstance(pinned, str):
+        return pinned
+    text = (
+        f"cell {situation['cell_position'] + 1}/{cells} visit {situation['visit']} "
+        f"phrasing {situation['phrasing']}"
+    )
+    aim = situation.get("aim")
+    return f"{text} ({aim})" if isinstance(aim, str) else text
+
+
 def build_row(
     run: RowContext,
     ep: Episode,
@@ -104,9 +118,7 @@ def build_row(
         "lineage": run.lineage,
         "seed": run.seed,
         "selection_reason": (
-            f"cell {situation['cell_position'] + 1}/{run.cells} visit "
-            f"{situation['visit']} phrasing {situation['phrasing']}; {reason} "
-            f"(embedder={run.embedder})"
+            f"{where_from(situation, run.cells)}; {reason} (embedder={run.embedder})"
         ),
     }
     if result.seeded is not None:

@@ -26,7 +26,7 @@ from .grid import (
 )
 from .values import fake_value
 
-_ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
+ROTATED_AXES = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
 
 def tool_phrase(tool: Tool) -> tuple[str, str]:
@@ -37,15 +37,18 @@ def tool_phrase(tool: Tool) -> tuple[str, str]:
     return verb, obj
 
 
-def _involved(spec: Spec, tool_value: str, rng: random.Random) -> list[Tool]:
+def _involved(
+    spec: Spec, tool_value: str, rng: random.Random, pool: list[Tool] | None = None
+) -> list[Tool]:
     if tool_value == UNRELATED:
         return []
     if tool_value == MULTI_TOOL:
-        reads = [t for t in spec.tools if t.kind == "read"]
-        writes = [t for t in spec.tools if t.kind == "write"]
+        tools = pool or spec.tools
+        reads = [t for t in tools if t.kind == "read"]
+        writes = [t for t in tools if t.kind == "write"]
         if reads and writes:
             return [rng.choice(reads), rng.choice(writes)]
-        pair = rng.sample(spec.tools, 2)
+        pair = rng.sample(tools, 2)
         return pair
     tool = spec.tool(tool_value)
     return [tool] if tool is not None else []
@@ -73,13 +76,15 @@ def make_situation(
     visit: int,
     phrasing: int = 0,
     fault_rate: float = 1.0,
+    tool_pool: list[Tool] | None = None,
 ) -> dict[str, Any]:
-    """Concrete entities and arguments for (cell, visit); phrasing re-voices the human axes."""
+    """Concrete entities and arguments for (cell, visit); phrasing re-voices the human axes.
+    `tool_pool` narrows the tools a `multi_tool` cell pairs (a run aimed at some tools)."""
     coords = cell.as_dict()
     situation_id = stable_hash({"cell": coords, "visit": visit}, prefix="st-")
     human = {axis: coords[axis] for axis in HUMAN_AXES}
     if phrasing:
-        for offset, (axis, values) in enumerate(_ROTATE.items(), start=1):
+        for offset, (axis, values) in enumerate(ROTATED_AXES.items(), start=1):
             i = values.index(human[axis]) if human[axis] in values else 0
             human[axis] = values[(i + phrasing * offset) % len(values)]
     scenario_id = stable_hash(
@@ -92,7 +97,11 @@ def make_situation(
         "visit": visit,
         "phrasing": phrasing,
     }
-    situation.update(concrete_situation(spec, coords, situation_id, human, fault_rate=fault_rate))
+    situation.update(
+        concrete_situation(
+            spec, coords, situation_id, human, fault_rate=fault_rate, tool_pool=tool_pool
+        )
+    )
     return situation
 
 
@@ -103,6 +112,7 @@ def concrete_situation(
     human: dict[str, str],
     *,
     fault_rate: float = 1.0,
+    tool_pool: list[Tool] | None = None,
 ) -> dict[str, Any]:
     """The situation's world, tools, entities, arguments, fault plan and reference.
 
@@ -111,7 +121,7 @@ def concrete_situation(
     RL export rebuilds what the person knew from them.
     """
     rng = random.Random(seed_int("situation", situation_id))
-    tools = _involved(spec, coords["tool"], rng)
+    tools = _involved(spec, coords["tool"], rng, tool_pool)
     entities: dict[str, Any] = {}
     arguments: dict[str, dict[str, Any]] = {}
     companion = _companion(spec, tools)
