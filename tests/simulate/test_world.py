@@ -44,6 +44,31 @@ def test_missing_required_and_placeholder_arguments_are_rejected_by_name() -> No
     assert world.call("no_such_tool", {})["status"] == "rejected"
 
 
+def test_arguments_are_checked_by_jsonschema_bounds_enums_and_unknown_fields() -> None:
+    tools = [
+        {
+            "name": "refund",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "order_id": {"type": "string", "pattern": "^ORD-[0-9]{4}$"},
+                    "amount": {"type": "number", "minimum": 0, "maximum": 500},
+                    "reason": {"type": "string", "enum": ["damaged", "other"]},
+                },
+                "required": ["order_id"],
+                "additionalProperties": False,
+            },
+        }
+    ]
+    world = World(tools)
+    bad = world.call("refund", {"order_id": "ORD-12", "amount": -5, "reason": "meh", "x": 1})
+    assert bad["status"] == "rejected"
+    assert bad["fields"] == ["amount", "reason", "x"]  # pattern is not enforced: see WORLD_IGNORES
+    assert "reason: must be one of ['damaged', 'other']" in bad["error"]
+    assert "x: unknown parameter" in bad["error"]
+    assert world.call("refund", {"order_id": "ORD-12", "amount": 20.5})["status"] == "ok"
+
+
 def test_records_are_consistent_within_a_rollout() -> None:
     world = _world()
     first = world.call("get_order", ORDER)
