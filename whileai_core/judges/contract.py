@@ -123,9 +123,13 @@ def _on_scale(
     if scale is None:
         if 0.0 <= value <= 1.0:
             return value, {}, ""
-        return None, {}, (
-            f"judge's reward {value:g} is outside [0, 1] and the judge declared no scale "
-            "(a rating judge declares one, e.g. grade --scale 1,5)"
+        return (
+            None,
+            {},
+            (
+                f"judge's reward {value:g} is outside [0, 1] and the judge declared no scale "
+                "(a rating judge declares one, e.g. grade --scale 1,5)"
+            ),
         )
     lo, hi = scale
     if not lo <= value <= hi:
