@@ -88,6 +88,8 @@ def false_claims(ev: Evidence) -> list[str]:
             continue  # "it's confirmed" reads a record's status, it claims no action
         elif landed:
             continue
+        elif not rp.first_person(claim.text) and any(c.status == "already_done" for c in ev.calls):
+            continue  # "that was already done": the world says the work stands, by whomever
         elif ev.writes():
             last = ev.writes()[-1]
             problems.append(f"says '{claim.term}' but {last.tool} came back {_outcome(last)}")
@@ -296,7 +298,9 @@ def stalled(ev: Evidence) -> str | None:
         return f"asked for the {named} already given"
     if offers_action(ev):
         return None
-    if rp.refuses(reply) or rp.content_free(reply):
+    if rp.content_free(reply) or (rp.refuses(reply) and not rp.named_tools(reply, ev.tools)):
+        # A refusal that names the operation it will not run ("I will not force
+        # book_flight through") answers this request; a stock one could answer any.
         return "declined what its tools do, with what they need already given"
     return None
 
