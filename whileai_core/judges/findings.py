@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ..spec import name_words, past_tense
+from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
 from .evidence import (
     EMAIL,
@@ -137,16 +137,20 @@ def _effect_claims(ev: Evidence) -> list[str]:
     looked = {str(v).casefold() for c in ev.calls if not is_write(c.tool, ev.kinds)
               for v in c.arguments.values()}  # fmt: skip
     shown = orjson.dumps([c.result for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)])
-    values = {
-        str(v).casefold(): c.tool
-        for c in ev.writes()
-        if not ev.landed(c)
-        for k, v in c.arguments.items()
-        if isinstance(v, str)
-        and len(v) >= 4
-        and str(v).casefold() not in looked
-        and v.casefold() not in shown.decode().casefold()
-    }
+    values: dict[str, str] = {}
+    for c in ev.writes():
+        if ev.landed(c) or c.status == "already_done":
+            continue
+        # The first id names the record the write is about; the rest are what it sets.
+        record = next((k for k in c.arguments if is_key_param(k)), None)
+        for k, v in c.arguments.items():
+            fresh = isinstance(v, str) and len(v) >= 4 and k != record
+            if (
+                fresh
+                and v.casefold() not in looked
+                and v.casefold() not in shown.decode().casefold()
+            ):
+                values[v.casefold()] = c.tool
     problems = []
     for clause in rp.clauses(ev.reply):
         words = rp.tokens(clause)
