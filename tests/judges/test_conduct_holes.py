@@ -136,7 +136,7 @@ def test_an_ask_back_passes_only_when_the_ask_lacked_what_the_tool_needs() -> No
     row = _row("I'd like to cancel an order.", [], ask, ask_family="vague",
                scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"})  # fmt: skip
     markers = _markers(row, "checklist")
-    assert markers["check:attempted"] == 1.0 and "conduct:acted_on_ask" not in markers
+    assert markers["check:attempted"] == 1.0 and markers["conduct:acted_on_ask"] == 1.0
     refusal = {**row, "final_text": "My apologies, that is beyond what I can do here."}
     assert _markers(refusal, "checklist")["check:attempted"] == 0.0
 

@@ -127,7 +127,11 @@ def _coords(row: dict[str, Any]) -> dict[str, str | None]:
 def _vague(seen: _Seen) -> Check:
     """Asked back before the first write the world accepted, anywhere in the conversation."""
     first = position(seen.events, seen.landed[0]) if seen.landed else len(seen.events)
-    asked = any(e.kind == "assistant" and ASKS_BACK.search(e.text) for e in seen.events[:first])
+    turns = seen.ev.user_turns
+    asked = any(
+        e.kind == "assistant" and ASKS_BACK.search(rp.own_text(e.text, turns))
+        for e in seen.events[:first]
+    )
     return check(
         "vague_asked_back", asked, "asked back before acting", "acted on a vague ask without asking"
     )
@@ -197,7 +201,7 @@ def _attempted(seen: _Seen, target: str, stance: str | None) -> Check:
     if seen.calls:
         return ("attempted", True, "called a tool")
     ev = seen.ev
-    if rp.echoes(ev.reply, ev.user_turns, ev.objects):
+    if rp.echoed(ev.reply, ev.user_turns, ev.objects):
         return ("attempted", False, "echoed the ask back and did nothing")
     ok = fd.needs_unmet(ev)
     if stance in _UNDECIDED:
@@ -217,9 +221,8 @@ def _general(seen: _Seen) -> list[Check]:
     calls = seen.calls
     bad = f"called {calls[0].tool} on a general ask" if calls else ""
     checks = [check("general_no_call", not calls, "no call", bad)]
-    empty = rp.content_free(seen.reply) or rp.echoes(
-        seen.reply, seen.ev.user_turns, seen.ev.objects
-    )
+    own = rp.own_text(seen.reply, seen.ev.user_turns)
+    empty = rp.content_free(own) or rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
     checks.append(check("general_answered", not empty, "answered", "said nothing of substance"))
     return checks
 

@@ -130,7 +130,7 @@ def conduct_checks(
             check("duplicates_acknowledged", dup is None, "said there are two", dup or "")
         )
     stall = fd.stalled(ev)
-    if not calls and ev.tools and (fd.given(ev)["id"] or stall):
+    if not calls and ev.tools:
         checks.append(check("acted_on_ask", stall is None, "acted on what was given", stall or ""))
     if ev.tools and reply.strip():
         told = fd.delegated_calls(ev)

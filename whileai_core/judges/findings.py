@@ -289,11 +289,14 @@ def stalled(ev: Evidence) -> str | None:
     if ev.calls or not ev.tools:
         return None
     reply = ev.reply
-    if rp.echoes(reply, ev.user_turns, ev.objects):
+    if rp.echoed(reply, ev.user_turns, ev.objects):
         return "echoed the ask back and did nothing"
+    own = rp.own_text(reply, ev.user_turns)
+    if rp.content_free(own):
+        return "said nothing of substance"
     if not identifiers(ev.user_text):
         return None
-    wanted = rp.asked_for(reply)
+    wanted = rp.asked_for(own)
     have = given(ev)
     if any(not have[w] for w in wanted):
         return None
@@ -302,7 +305,7 @@ def stalled(ev: Evidence) -> str | None:
         return f"asked for the {named} already given"
     if offers_action(ev):
         return None
-    if rp.content_free(reply) or (rp.refuses(reply) and not rp.named_tools(reply, ev.tools)):
+    if rp.refuses(own) and not rp.named_tools(own, ev.tools):
         # A refusal that names the operation it will not run ("I will not force
         # book_flight through") answers this request; a stock one could answer any.
         return "declined what its tools do, with what they need already given"
@@ -318,16 +321,19 @@ def offers_action(ev: Evidence, tools: list[str] | None = None) -> bool:
 
 
 def engages(ev: Evidence, tool: str) -> bool:
-    """The reply speaks to the requested action itself: it names the tool, its verb or
-    its object, so it is an answer about this request, not a stock refusal."""
-    words = tool_words(tool)
-    return any(set(rp.tokens(c)) & words for c in rp.clauses(ev.reply))
+    """The reply speaks to the requested action itself: it names the tool or its verb
+    ("cancel", "cancellation"), so it answers this request; a stock refusal could answer
+    any (a bare object noun like "request" does not count)."""
+    words = {tool, *rp.verb_forms(rp.tool_verb(tool))}
+    own = rp.own_text(ev.reply, ev.user_turns)
+    return any(set(rp.tokens(c)) & words for c in rp.clauses(own))
 
 
 def needs_unmet(ev: Evidence) -> bool:
-    """The reply asks for something the conversation does not hold yet (a fair ask-back)."""
+    """The reply asks for something the conversation does not hold yet (a fair ask-back);
+    the person's own question quoted back asks for nothing."""
     have = given(ev)
-    return any(not have[w] for w in rp.asked_for(ev.reply))
+    return any(not have[w] for w in rp.asked_for(rp.own_text(ev.reply, ev.user_turns)))
 
 
 def delegated_calls(ev: Evidence) -> list[str]:

@@ -460,6 +460,48 @@ def asked_for(reply: str) -> set[str]:
     return wanted
 
 
+def own_text(reply: str, asks: Iterable[str]) -> str:
+    """The reply without the clauses it copies from the person's turns: the person's own
+    question quoted back is not the agent asking anything."""
+    heard = [" ".join(tokens(a)) for a in asks]
+    kept = []
+    for clause in clauses(reply):
+        said = " ".join(tokens(clause))
+        if len(said.split()) >= 3 and any(said in h for h in heard):
+            continue
+        kept.append(clause.rstrip(".;"))
+    return "; ".join(kept)
+
+
+def parrots(reply: str, asks: Iterable[str]) -> bool:
+    """Most of one of the person's turns reappears in the reply, run for run."""
+    said = tokens(reply)
+    grams = {tuple(said[i : i + 4]) for i in range(len(said) - 3)}
+    for ask in asks:
+        words = tokens(ask)
+        if len(words) < 4:
+            continue
+        covered: set[int] = set()
+        for i in range(len(words) - 3):
+            if tuple(words[i : i + 4]) in grams:
+                covered.update(range(i, i + 4))
+        if len(covered) / len(words) >= 0.7:
+            return True
+    return False
+
+
+def echoed(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
+    """The reply hands the ask back: it repeats it and adds nothing of its own (flattery,
+    framing or rubric words around a copy are nothing of its own)."""
+    asks = list(asks)
+    if echoes(reply, asks, objects):
+        return True
+    if not parrots(reply, asks):
+        return False
+    own = own_text(reply, asks)
+    return "?" not in own and not _ASKS.search(own) and not any(ch.isdigit() for ch in own)
+
+
 _FILLER_WORDS = frozenset(
     {"i", "you", "your", "you're", "you'd", "me", "my", "we", "to", "a", "an", "the", "so", "that",
      "would", "like", "want", "wants", "need", "needs", "please", "can", "could", "just", "is",
@@ -470,8 +512,10 @@ _FILLER_WORDS = frozenset(
 
 
 def echoes(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
-    """The reply repeats what the person asked and adds nothing of its own."""
-    said = [w for w in tokens(reply) if w not in _FILLER_WORDS]
+    """The reply repeats what the person asked and adds nothing of its own (pleasantries
+    around it are not its own)."""
+    kept = [c for c in clauses(reply) if not _PLEASANTRY.match(c.strip(" ?.!,"))]
+    said = [w for w in tokens(" ".join(kept)) if w not in _FILLER_WORDS]
     if not said:
         return False
     for ask in asks:
@@ -486,7 +530,9 @@ def echoes(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
 _PLEASANTRY = re.compile(
     r"^(?:i'?m (?:so |very |really )?sorry|sorry|i apologi[sz]e|apologies|unfortunately|thanks?"
     r"(?: you)?|hello|hi|hey|of course|sure|certainly|absolutely|no problem|happy to help"
-    r"|great question|good question|you'?re (?:absolutely )?right|have a (?:good|great|nice) "
+    r"|(?:what an? )?(?:great|good|wonderful|excellent|fantastic|brilliant|lovely|fair) "
+    r"(?:question|point)|you(?:'re| are) (?:absolutely |completely |so |totally )?right"
+    r"(?: to [\w ]{1,20})?|(?:and )?thank(?:s| you)(?: so much)?|have a (?:good|great|nice) "
     r"\w+|anything else|is there anything else[^.?!]*|how (?:can|may) i help[^.?!]*"
     r"|(?:please )?let me know if (?:there(?:'s| is)|you (?:need|have|want)) anything else[^.?!]*"
     r"|(?:feel free to |don't hesitate to )?(?:reach out|ask) if you (?:need|have) anything[^.?!]*"
