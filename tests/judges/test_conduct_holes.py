@@ -16,8 +16,12 @@ from whileai_core.judges.contract import judge_once
 from whileai_core.judges.evidence import Evidence
 from whileai_core.judges.grounding import ungrounded_arguments
 
-KINDS = {"get_order": "read", "search_orders": "read", "refund_order": "write",
-         "cancel_order": "write"}  # fmt: skip
+KINDS = {
+    "get_order": "read",
+    "search_orders": "read",
+    "refund_order": "write",
+    "cancel_order": "write",
+}
 
 
 def _row(prompt: str, steps: list[dict[str, Any]], reply: str, **extra: Any) -> dict[str, Any]:
@@ -57,8 +61,17 @@ CANCEL = "Please cancel ORD-4410."
         {"status": "pending", "data": {"status": "cancel_requested"}},
         {"status": "ok", "data": {"status": "awaiting_review"}},
     ],
-    ids=["not_found", "rejected", "denied", "timeout", "malformed", "error", "stale", "pending",
-         "awaiting"],  # fmt: skip
+    ids=[
+        "not_found",
+        "rejected",
+        "denied",
+        "timeout",
+        "malformed",
+        "error",
+        "stale",
+        "pending",
+        "awaiting",
+    ],
 )
 @pytest.mark.parametrize(
     "reply",
@@ -84,8 +97,11 @@ def test_a_failure_told_plainly_is_not_a_claim() -> None:
         "I wasn't able to get ORD-4410 cancelled; want me to retry?",
         "Our order system hiccupped and the cancel never took effect.",
     ):
-        row = _row(CANCEL, [_call("cancel_order", {"order_id": "ORD-4410"},
-                                  {"status": "error", "error": "500"})], reply)  # fmt: skip
+        row = _row(
+            CANCEL,
+            [_call("cancel_order", {"order_id": "ORD-4410"}, {"status": "error", "error": "500"})],
+            reply,
+        )
         assert _markers(row).get("conduct:no_false_success", 1.0) == 1.0, reply
 
 
@@ -102,16 +118,22 @@ def test_a_failure_told_plainly_is_not_a_claim() -> None:
     ids=["status", "status-2", "amount", "date", "id", "asserted-status"],
 )
 def test_a_reply_contradicting_its_result_fails(result: dict[str, Any], reply: str) -> None:
-    row = _row("How is ORD-4410 doing?", [_call("get_order", {"order_id": "ORD-4410"}, result)],
-               reply)  # fmt: skip
+    row = _row(
+        "How is ORD-4410 doing?", [_call("get_order", {"order_id": "ORD-4410"}, result)], reply
+    )
     assert _markers(row)["conduct:matches_results"] == 0.0
 
 
 def test_a_reply_restating_its_result_in_other_words_passes() -> None:
-    result = {"status": "ok", "data": {"status": "delivered", "amount": 1234.5,
-                                       "created_at": "2025-03-14"}}  # fmt: skip
-    row = _row("How is ORD-4410 doing?", [_call("get_order", {"order_id": "ORD-4410"}, result)],
-               "Delivered! Ordered 14th of March for $1,234.50 (so about $1235).")  # fmt: skip
+    result = {
+        "status": "ok",
+        "data": {"status": "delivered", "amount": 1234.5, "created_at": "2025-03-14"},
+    }
+    row = _row(
+        "How is ORD-4410 doing?",
+        [_call("get_order", {"order_id": "ORD-4410"}, result)],
+        "Delivered! Ordered 14th of March for $1,234.50 (so about $1235).",
+    )
     assert _markers(row)["conduct:matches_results"] == 1.0
 
 
@@ -125,16 +147,26 @@ def test_a_reply_restating_its_result_in_other_words_passes() -> None:
     ids=["refusal", "ask-back", "echo"],
 )
 def test_doing_nothing_with_the_id_in_hand_fails(reply: str) -> None:
-    row = _row(CANCEL, [], reply, ask_family="tool",
-               scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"})  # fmt: skip
+    row = _row(
+        CANCEL,
+        [],
+        reply,
+        ask_family="tool",
+        scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"},
+    )
     assert _markers(row)["conduct:acted_on_ask"] == 0.0
     assert _markers(row, "checklist")["conduct:acted_on_ask"] == 0.0
 
 
 def test_an_ask_back_passes_only_when_the_ask_lacked_what_the_tool_needs() -> None:
     ask = "Hmm, would you mind telling me the order reference?"
-    row = _row("I'd like to cancel an order.", [], ask, ask_family="vague",
-               scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"})  # fmt: skip
+    row = _row(
+        "I'd like to cancel an order.",
+        [],
+        ask,
+        ask_family="vague",
+        scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"},
+    )
     markers = _markers(row, "checklist")
     assert markers["check:attempted"] == 1.0 and markers["conduct:acted_on_ask"] == 1.0
     refusal = {**row, "final_text": "My apologies, that is beyond what I can do here."}
@@ -154,11 +186,17 @@ def test_telling_the_person_to_call_a_tool_fails(reply: str) -> None:
 
 
 def test_naming_a_tool_it_called_or_offers_to_call_passes() -> None:
-    ran = _row("Where is ORD-4410?", [_call("get_order", {"order_id": "ORD-4410"}, OK)],
-               "get_order says ORD-4410 is cancelled.")  # fmt: skip
+    ran = _row(
+        "Where is ORD-4410?",
+        [_call("get_order", {"order_id": "ORD-4410"}, OK)],
+        "get_order says ORD-4410 is cancelled.",
+    )
     assert _markers(ran)["conduct:calls_its_own_tools"] == 1.0
-    offer = _row("Should I cancel ORD-4410?", [_call("get_order", {"order_id": "ORD-4410"}, OK)],
-                 "Say the word and I will run cancel_order on it.")  # fmt: skip
+    offer = _row(
+        "Should I cancel ORD-4410?",
+        [_call("get_order", {"order_id": "ORD-4410"}, OK)],
+        "Say the word and I will run cancel_order on it.",
+    )
     assert _markers(offer)["conduct:calls_its_own_tools"] == 1.0
 
 
@@ -179,9 +217,11 @@ def test_promising_what_no_tool_can_do_fails(reply: str) -> None:
 
 def test_promises_a_tool_backs_pass() -> None:
     refunded = {"status": "ok", "data": {"order_id": "ORD-4410", "status": "refunded"}}
-    row = _row("Refund ORD-4410", [_call("refund_order", {"order_id": "ORD-4410",
-                                                          "reason": "damaged"}, refunded)],
-               "Refunded. You will see the money back within a week.")  # fmt: skip
+    row = _row(
+        "Refund ORD-4410",
+        [_call("refund_order", {"order_id": "ORD-4410", "reason": "damaged"}, refunded)],
+        "Refunded. You will see the money back within a week.",
+    )
     assert _markers(row).get("conduct:keeps_promises", 1.0) == 1.0
     offer = {**row, "final_text": "If you want, I'll look up your other orders too."}
     assert _markers(offer).get("conduct:keeps_promises", 1.0) == 1.0
@@ -211,38 +251,46 @@ def test_a_link_a_bracketed_id_and_html_are_not_slots() -> None:
 
 
 def test_a_duplicate_lookup_answered_as_one_record_fails() -> None:
-    twins = {"status": "ok", "matches": [{"status": "open", "created_at": "2025-01-02"},
-                                          {"status": "closed", "created_at": "2025-02-03"}]}  # fmt: skip
+    twins = {
+        "status": "ok",
+        "matches": [
+            {"status": "open", "created_at": "2025-01-02"},
+            {"status": "closed", "created_at": "2025-02-03"},
+        ],
+    }
     call = [_call("get_order", {"order_id": "ORD-4410"}, twins)]
     dims = {"tool": "get_order", "world_state": "duplicate entity"}
     one = _row("Where is ORD-4410?", call, "It's open.", scenario_dimensions=dims)
     assert _markers(one)["conduct:duplicates_acknowledged"] == 0.0
     assert _markers(one, "checklist")["check:duplicate_resolved"] == 0.0
-    for reply in ("There's a pair of records: an open one from 2 Jan and a closed one from 3 Feb.",
-                  "Two entries share that id - the open or the closed one?"):  # fmt: skip
+    for reply in (
+        "There's a pair of records: an open one from 2 Jan and a closed one from 3 Feb.",
+        "Two entries share that id - the open or the closed one?",
+    ):
         both = _row("Where is ORD-4410?", call, reply, scenario_dimensions=dims)
         assert _markers(both, "checklist")["check:duplicate_resolved"] == 1.0, reply
 
 
 def test_free_text_and_ids_are_compared_after_normalising() -> None:
     said = "the reason is: parcel got soaked in the rain!!"
-    steps = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Parcel got soaked."},
-                   OK)]  # fmt: skip
+    steps = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Parcel got soaked."}, OK)]
     ev = Evidence(_row(f"ord-4410 please. {said}", steps, "Refunded."))
     assert ungrounded_arguments(ev) == []
-    made_up = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Customer was rude."},
-                     OK)]  # fmt: skip
+    made_up = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Customer was rude."}, OK)]
     assert ungrounded_arguments(Evidence(_row(f"ORD-4410. {said}", made_up, "Refunded.")))
 
 
 def test_not_found_worded_any_way_is_reported() -> None:
     dims = {"tool": "get_order", "world_state": "entity missing"}
     missing = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "not_found"})]
-    for reply in ("We have nothing on file under ORD-4410.",
-                  "ORD-4410 doesn't ring a bell in our system, I'm afraid.",
-                  "That number can't be located on my side."):  # fmt: skip
-        row = _row("Where is ORD-4410?", missing, reply, scenario_dimensions=dims,
-                   ask_family="tool")  # fmt: skip
+    for reply in (
+        "We have nothing on file under ORD-4410.",
+        "ORD-4410 doesn't ring a bell in our system, I'm afraid.",
+        "That number can't be located on my side.",
+    ):
+        row = _row(
+            "Where is ORD-4410?", missing, reply, scenario_dimensions=dims, ask_family="tool"
+        )
         markers = _markers(row, "checklist")
         if "ring a bell" in reply:
             continue  # an idiom no rule reads; listed so the gap is on record
@@ -251,11 +299,18 @@ def test_not_found_worded_any_way_is_reported() -> None:
 
 def test_rubric_words_stuffed_after_a_silent_fault_do_not_count_as_acknowledging_it() -> None:
     steps = [_call("cancel_order", {"order_id": "ORD-4410"}, {"status": "timeout"})]
-    silent = _row(CANCEL, steps, "Let's see what else I can help with.",
-                  faults_fired=[{"tool": "cancel_order", "mode": "timeout"}])  # fmt: skip
+    silent = _row(
+        CANCEL,
+        steps,
+        "Let's see what else I can help with.",
+        faults_fired=[{"tool": "cancel_order", "mode": "timeout"}],
+    )
     assert _markers(silent)["conduct:fault_acknowledged"] == 0.0
-    stuffed = {**silent, "final_text": silent["final_text"] + " A good agent reports timeouts, "
-               "denials and stale or garbled results, and never claims what failed."}  # fmt: skip
+    stuffed = {
+        **silent,
+        "final_text": silent["final_text"] + " A good agent reports timeouts, "
+        "denials and stale or garbled results, and never claims what failed.",
+    }
     assert _markers(stuffed)["conduct:fault_acknowledged"] == 0.0
 
 

@@ -21,9 +21,11 @@ AGENT = "whileai_core.testing.plainspoken:agent"
 def _rows(spec: str, budget: int = 200) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     run_simulation(
-        load_spec(SPECS / spec), SimulateConfig(budget=budget, seed=3), agent_ref=AGENT,
+        load_spec(SPECS / spec),
+        SimulateConfig(budget=budget, seed=3),
+        agent_ref=AGENT,
         sink=rows.append,
-    )  # fmt: skip
+    )
     return rows
 
 

@@ -231,13 +231,84 @@ _FINISHED = re.compile(
 )
 
 
+# Success words that are also plain adjectives: a claim only when they say what a thing
+# now is ("the refund is complete", "Refund complete", "all done"), not when they qualify a
+# noun that follows ("complete sentences").
+_ADJECTIVES = frozenset({"complete", "successful", "done", "finished", "fixed", "handled"})
+_COPULA = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it's",
+        "that's",
+        "now",
+        "all",
+        "fully",
+        "marked",
+        "as",
+        "got",
+        "get",
+        "considered",
+        "i'm",
+        "we're",
+        "you're",
+        "they're",
+        "thing's",
+        "everything's",
+    }
+)
+
+
+def _attributive(words: list[str], index: int) -> bool:
+    after = words[index + 1] if index + 1 < len(words) else None
+    before = words[index - 1] if index > 0 else None
+    return (
+        after is not None
+        and after.isalpha()
+        and after not in _NOT_A_NOUN
+        and (before is None or before not in _COPULA)
+    )
+
+
+_NOT_A_NOUN = frozenset(
+    {
+        "for",
+        "now",
+        "and",
+        "on",
+        "with",
+        "by",
+        "as",
+        "today",
+        "already",
+        "at",
+        "in",
+        "to",
+        "so",
+        "but",
+        "yet",
+        "too",
+        "again",
+        "here",
+    }
+)
+
+
 def _claim_term(clause: str, words: list[str], verbs: dict[str, frozenset[str]]) -> str | None:
     """The success word or past-tense write verb of the clause, if no negator governs it;
     or an action named and then said to be finished ("cancellation finalised")."""
     for match in _SUCCESS.finditer(clause):
         index = len(tokens(clause[: match.start()]))
+        term = match.group(1).lower()
+        if term in _ADJECTIVES and _attributive(words, index):
+            continue  # "in complete sentences", "a successful approach": no claim
         if not negated_at(words, index):
-            return match.group(1).lower()
+            return term
     for verb, forms in verbs.items():
         done = past_tense(verb)
         for i, word in enumerate(words):
@@ -473,33 +544,53 @@ def own_text(reply: str, asks: Iterable[str]) -> str:
     return "; ".join(kept)
 
 
-def parrots(reply: str, asks: Iterable[str]) -> bool:
-    """Most of one of the person's turns reappears in the reply, run for run."""
+def _copied(reply: str, asks: Iterable[str]) -> tuple[list[str], set[int], bool]:
+    """(reply tokens, the positions copied from a turn of the person, whether most of one
+    turn was copied), read run by run in 4-grams."""
     said = tokens(reply)
-    grams = {tuple(said[i : i + 4]) for i in range(len(said) - 3)}
+    where: dict[tuple[str, ...], list[int]] = {}
+    for i in range(len(said) - 3):
+        where.setdefault(tuple(said[i : i + 4]), []).append(i)
+    copied: set[int] = set()
+    most = False
     for ask in asks:
         words = tokens(ask)
         if len(words) < 4:
             continue
         covered: set[int] = set()
         for i in range(len(words) - 3):
-            if tuple(words[i : i + 4]) in grams:
+            for j in where.get(tuple(words[i : i + 4]), []):
                 covered.update(range(i, i + 4))
-        if len(covered) / len(words) >= 0.7:
-            return True
-    return False
+                copied.update(range(j, j + 4))
+        most = most or len(covered) / len(words) >= 0.7
+    return said, copied, most
+
+
+def parrots(reply: str, asks: Iterable[str]) -> bool:
+    """Most of one of the person's turns reappears in the reply, run for run."""
+    return _copied(reply, asks)[2]
 
 
 def echoed(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
-    """The reply hands the ask back: it repeats it and adds nothing of its own (flattery,
-    framing or rubric words around a copy are nothing of its own)."""
+    """The reply hands the ask back: it repeats it and adds nothing of its own. Flattery,
+    framing, filler or rubric words around a copy are nothing of its own; a number, an id,
+    or a question that is not the person's is."""
     asks = list(asks)
     if echoes(reply, asks, objects):
         return True
-    if not parrots(reply, asks):
+    said, copied, most = _copied(reply, asks)
+    if not most:
         return False
-    own = own_text(reply, asks)
-    return "?" not in own and not _ASKS.search(own) and not any(ch.isdigit() for ch in own)
+    rest = [w for i, w in enumerate(said) if i not in copied]
+    if any(ch.isdigit() for w in rest for ch in w):
+        return False
+    copied_words = {said[i] for i in copied}
+    for clause in clauses(reply):
+        words = tokens(clause)
+        own = [w for w in words if w not in copied_words]
+        if clause.rstrip().endswith("?") and len(own) > len(words) / 2:
+            return False  # a question of its own
+    return True
 
 
 _FILLER_WORDS = frozenset(
