@@ -60,6 +60,16 @@ def grade(
     tolerance: Annotated[
         float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
     ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            envvar="WHILEAI_GRADE_SCALE",
+            help="The judge rates on LO,HI (e.g. 1,5): the rating is kept in "
+            "judge_meta.rating and reward = (rating - LO) / (HI - LO). Without it a verdict "
+            "outside [0, 1] is invalid_result.",
+        ),
+    ] = None,
     concurrency: Annotated[
         int,
         typer.Option(
@@ -124,7 +134,19 @@ def grade(
             rubric_text = Path(rubric).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    rating_scale = None
+    if scale:
+        from whileai_core.errors import ConfigError
+        from whileai_core.judges.contract import parse_scale
+
+        from ..options import bad_flag
+
+        try:
+            rating_scale = parse_scale(scale)
+        except ConfigError as exc:
+            bad_flag("--scale", str(exc))
     opts = JudgeOptions(
+        scale=rating_scale,
         field=field,
         schema=schema,
         tolerance=tolerance,
@@ -161,6 +183,8 @@ def grade(
         )
     for note in result.notes:
         warn(note)
+    for warning in result.report.get("warnings", []):
+        warn(warning)
     for status, reason in result.report["first_reasons"].items():
         count = result.report["judge_status"].get(status, 0)
         warn(f"{count} row(s) not judged ({status}); first: {reason}")
