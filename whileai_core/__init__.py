@@ -55,6 +55,14 @@ _NAMES = {
     "to_row": ".row",
     "strip_privileged": ".privileged",
     "WhileaiError": ".errors",
+    # trust the numbers
+    "attach_labels": ".trust.labels",
+    "judge_trust": ".trust.trust",
+    "judge_probes": ".trust.probes",
+    "judge_agreement": ".trust.agreement",
+    "judge_pairs": ".trust.pairs",
+    "write_rubrics": ".trust.rubrics",
+    "rubric_judge": ".trust.rubrics",
 }
 __all__ = [
     "Judge",
@@ -65,10 +73,15 @@ __all__ = [
     "Spec",
     "WhileaiError",
     "__version__",
+    "attach_labels",
     "export_environment",
     "from_row",
     "grade",
     "grade_files",
+    "judge_agreement",
+    "judge_pairs",
+    "judge_probes",
+    "judge_trust",
     "load_spec",
     "open_store",
     "optimize",
@@ -80,10 +93,12 @@ __all__ = [
     "push_rows",
     "read_rows",
     "report",
+    "rubric_judge",
     "simulate_rows",
     "strip_privileged",
     "to_row",
     "training_samples",
+    "write_rubrics",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
@@ -105,3 +120,9 @@ if TYPE_CHECKING:
     from .spec import Spec, load_spec
     from .store import open_store
     from .store.push import pull_rows, push_rows
+    from .trust.agreement import judge_agreement
+    from .trust.labels import attach_labels
+    from .trust.pairs import judge_pairs
+    from .trust.probes import judge_probes
+    from .trust.rubrics import rubric_judge, write_rubrics
+    from .trust.trust import judge_trust
