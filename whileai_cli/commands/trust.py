@@ -98,6 +98,36 @@ def _judge(
     return parse_judge(ref, opts)
 
 
+def _setup(
+    inputs: list[str] | None,
+    judge: str | None,
+    spec: str | None,
+    rubric: str | None,
+    model: str | None,
+    concurrency: int,
+    timeout: float,
+    on_error: Any,
+) -> tuple[list[dict[str, Any]], Judge | None, Spec | None, str | None]:
+    """Rows, the judge named (None when none was), the spec, and the rubric text to use:
+    --rubric, else the spec's rubric.md."""
+    loaded = _spec(spec)
+    rubric_text = _text_file(rubric, "rubric")
+    rows = _rows(inputs, on_error)
+    chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout) if judge else None
+    return rows, chosen, loaded, rubric_text or (loaded.rubric if loaded else None)
+
+
+def _show(report: Any, json: bool, report_file: str | None, rows_on_stdout: bool) -> None:
+    """--json / --report FILE, else the report's lines: on stdout when it is the output,
+    on stderr when rows are."""
+    from ..console import emit_report
+
+    if not emit_report(
+        report.as_dict(), json=json, report_file=report_file, data_on_stdout=rows_on_stdout
+    ):
+        (_tell if rows_on_stdout else _print)(report.lines())
+
+
 def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
     from whileai_core.jsonl import ReadStats, read_rows
 
@@ -158,7 +188,7 @@ def label(
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
     from whileai_core.trust.labels import LabelReport, label_stream, read_labels
 
-    from ..console import check_report_path, emit_report, warn
+    from ..console import check_report_path, warn
     from ..options import bad_flag, resolve_inputs
 
     if not labels:
@@ -174,10 +204,7 @@ def label(
         writer.write_many(label_stream(rows, parsed, report))
     if stats.skipped:
         warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
-    if not emit_report(
-        report.as_dict(), json=json, report_file=report_file, data_on_stdout=output is None
-    ):
-        _tell(report.lines())
+    _show(report, json, report_file, rows_on_stdout=output is None)
     if report.matched == 0:
         raise typer.Exit(1)
 
@@ -239,13 +266,12 @@ def trust(
     Exits 1 when measured and below --min-agreement or --min-kappa."""
     from whileai_core.trust.trust import judge_trust
 
-    from ..console import check_report_path, emit_report
+    from ..console import check_report_path
 
     check_report_path(report_file)
-    loaded = _spec(spec)
-    rubric_text = _text_file(rubric, "rubric")
-    rows = _rows(inputs, on_error)
-    chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout) if judge else None
+    rows, chosen, loaded, rubric_text = _setup(
+        inputs, judge, spec, rubric, model, concurrency, timeout, on_error
+    )
     if probes and chosen is None:
         from ..options import bad_flag
 
@@ -258,13 +284,12 @@ def trust(
         sample=sample,
         seed=seed,
         probes=probes,
-        rubric=rubric_text or (loaded.rubric if loaded else None),
+        rubric=rubric_text,
         spec=loaded,
         concurrency=concurrency,
         timeout=timeout or None,
     )
-    if not emit_report(report.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
-        _print(report.lines())
+    _show(report, json, report_file, rows_on_stdout=False)
     if report.failed:
         raise typer.Exit(1)
 
@@ -318,18 +343,18 @@ def probes(
     when any probe is a hole (exploitable_by is not empty)."""
     from whileai_core.trust.probes import judge_probes
 
-    from ..console import check_report_path, emit_report
+    from ..console import check_report_path
 
     check_report_path(report_file)
-    loaded = _spec(spec)
-    rubric_text = _text_file(rubric, "rubric")
-    rows = _rows(inputs, on_error)
-    chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout)
+    rows, chosen, loaded, rubric_text = _setup(
+        inputs, judge or "checklist", spec, rubric, model, concurrency, timeout, on_error
+    )
+    assert chosen is not None
     report = judge_probes(
         rows,
         chosen,
         probes=which,
-        rubric=rubric_text or (loaded.rubric if loaded else None),
+        rubric=rubric_text,
         spec=loaded,
         sample=sample,
         seed=seed,
@@ -337,8 +362,7 @@ def probes(
         concurrency=concurrency,
         timeout=timeout or None,
     )
-    if not emit_report(report.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
-        _print(report.lines())
+    _show(report, json, report_file, rows_on_stdout=False)
     if report.exploitable_by:
         raise typer.Exit(1)
 
@@ -359,14 +383,13 @@ def agreement(
     counted, not guessed. Same statistics as `whileai trust`."""
     from whileai_core.trust.agreement import judge_agreement
 
-    from ..console import check_report_path, emit_report
+    from ..console import check_report_path
 
     check_report_path(report_file)
     rows = _rows([first], on_error)
     gold = _rows([second], on_error) if second else None
     report = judge_agreement(rows, gold, names=(first, second or first))
-    if not emit_report(report.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
-        _print(report.lines())
+    _show(report, json, report_file, rows_on_stdout=False)
 
 
 def pairs(
@@ -401,7 +424,7 @@ def pairs(
     from whileai_core.models.options import ModelOptions
     from whileai_core.trust.pairs import judge_pairs
 
-    from ..console import check_report_path, emit_report
+    from ..console import check_report_path
     from ..options import bad_flag
 
     if not judge:
@@ -414,10 +437,7 @@ def pairs(
     judged, report = judge_pairs(items, judge, rubric=_text_file(rubric, "rubric"), options=options)
     with RowWriter(output) as writer:
         writer.write_many(judged)
-    if not emit_report(
-        report.as_dict(), json=json, report_file=report_file, data_on_stdout=output is None
-    ):
-        _tell(report.lines())
+    _show(report, json, report_file, rows_on_stdout=output is None)
     if items and not report.judged:
         raise typer.Exit(1)
 
@@ -452,7 +472,7 @@ def rubrics(
     from whileai_core.models.options import ModelOptions
     from whileai_core.trust.rubrics import write_rubrics
 
-    from ..console import check_report_path, emit_report
+    from ..console import check_report_path
 
     check_report_path(report_file)
     rows = _rows(inputs, on_error)
@@ -460,9 +480,6 @@ def rubrics(
     written, report = write_rubrics(rows, writer, domain=domain, options=options)
     with RowWriter(output) as out_rows:
         out_rows.write_many(written)
-    if not emit_report(
-        report.as_dict(), json=json, report_file=report_file, data_on_stdout=output is None
-    ):
-        _tell(report.lines())
+    _show(report, json, report_file, rows_on_stdout=output is None)
     if rows and not report.written:
         raise typer.Exit(1)

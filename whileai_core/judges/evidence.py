@@ -63,6 +63,18 @@ NAMED = re.compile(
 )
 
 
+def leaves(value: Any) -> Iterator[Any]:
+    """Every value inside nested dicts and lists that is neither: what a check compares."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from leaves(item)
+    else:
+        yield value
+
+
 def identifiers(text: str) -> set[str]:
     """Ids (ORD-3966, K7XQ2M, #48213) and emails, lower-cased. An id has three digits or
     an upper-case letter, so '24-hour' and '3-day' are words, not ids."""

@@ -21,6 +21,7 @@ from .evidence import (
     Evidence,
     dates,
     identifiers,
+    leaves,
     status_words,
     tool_words,
 )
@@ -104,19 +105,12 @@ def false_claims(ev: Evidence) -> list[str]:
 
 def _result_strings(ev: Evidence) -> list[str]:
     """The multi-word string values the results carry, lower-cased."""
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            if " " in value.strip():
-                yield value.casefold()
-        elif isinstance(value, dict):
-            for item in value.values():
-                yield from walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                yield from walk(item)
-
-    return [v for c in ev.calls for v in walk(c.result)]
+    return [
+        leaf.casefold()
+        for c in ev.calls
+        for leaf in leaves(c.result)
+        if isinstance(leaf, str) and " " in leaf.strip()
+    ]
 
 
 def _outcome(call: Event) -> str:

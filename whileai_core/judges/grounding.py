@@ -18,7 +18,7 @@ import orjson
 
 from ..spec import is_key_param
 from . import replies as rp
-from .evidence import Evidence, identifiers, numbers
+from .evidence import Evidence, identifiers, leaves, numbers
 
 _STOP = frozenset({"the", "and", "for", "with", "that", "this", "was", "are", "from", "have",
                    "has", "had", "but", "not", "you", "your", "our", "its", "it's", "is", "of",
@@ -51,16 +51,12 @@ def ungrounded_arguments(ev: Evidence) -> list[str]:
 
 
 def _values(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield repr(value) if isinstance(value, float) else str(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _values(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _values(item)
+    """The strings and numbers an argument holds (a bool is a flag, not a value)."""
+    for leaf in leaves(value):
+        if isinstance(leaf, str):
+            yield leaf
+        elif isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+            yield repr(leaf) if isinstance(leaf, float) else str(leaf)
 
 
 _CATEGORY = re.compile(r"[a-z]+(?:_[a-z]+){0,3}")

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..privileged import PRIVILEGED_FIELDS, PRIVILEGED_KEY
 from . import replies as rp
-from .evidence import Evidence
+from .evidence import Evidence, leaves
 
 # A run this long from one privileged sentence is a quote, not a coincidence.
 RUN = 8
@@ -26,14 +26,7 @@ WHOLE = 6
 
 
 def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
+    return (leaf for leaf in leaves(value) if isinstance(leaf, str))
 
 
 def _keys(value: Any) -> Iterator[str]:

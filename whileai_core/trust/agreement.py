@@ -16,7 +16,7 @@ from typing import Any
 
 from ..metrics.tally import passed, reward_of
 from .labels import row_key
-from .measure import block_lines, measured, pairs_of
+from .measure import block_lines, measured, pairs_of, report_fields
 from .trust import gold_of
 
 
@@ -28,28 +28,12 @@ class AgreementReport:
     counts: dict[str, int]
 
     def as_dict(self) -> dict[str, Any]:
-        stats = self.block["stats"]
         return {
             "judge": self.judge,
             "gold": self.gold,
             "measured": self.block["measured"],
-            **{
-                k: stats[k]
-                for k in (
-                    "n",
-                    "agreement",
-                    "ci95",
-                    "kappa",
-                    "confusion",
-                    "pass_when_gold_fail",
-                    "fail_when_gold_pass",
-                )
-            },
-            "stats": stats,
-            "halves": self.block.get("halves"),
-            "length_bias": self.block.get("length_bias"),
-            "review_queue": self.block.get("review_queue", []),
-            "notes": self.block.get("notes", []),
+            "n": self.block["stats"]["n"],
+            **report_fields(self.block),
             "counts": self.counts,
         }
 

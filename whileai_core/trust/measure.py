@@ -127,6 +127,22 @@ def measured(pairs: list[Pair]) -> dict[str, Any]:
     return block
 
 
+HEADLINE = ("agreement", "ci95", "kappa", "confusion", "pass_when_gold_fail", "fail_when_gold_pass")
+
+
+def report_fields(block: dict[str, Any]) -> dict[str, Any]:
+    """The keys every trust and agreement report carries at its top level."""
+    stats = block["stats"]
+    return {
+        **{k: stats[k] for k in HEADLINE},
+        "stats": stats,
+        "halves": block.get("halves"),
+        "length_bias": block.get("length_bias"),
+        "review_queue": block.get("review_queue", []),
+        "notes": block.get("notes", []),
+    }
+
+
 def stats_lines(stats: dict[str, Any]) -> list[str]:
     """The agreement figures as a reader wants them."""
     if not stats["n"]:

@@ -25,7 +25,7 @@ from ..judges.contract import Judge
 from ..metrics.tally import reward_of
 from ..spec import Spec
 from .labels import gold_value
-from .measure import block_lines, measured, pairs_of
+from .measure import block_lines, measured, pairs_of, report_fields
 from .probes import THRESHOLD, parse_probes, plan, score
 from .variants import FILLER, judge_all, verdict, with_reply
 
@@ -68,34 +68,18 @@ class TrustReport:
         return "TRUSTED" if not self.warnings else "MEASURED, WITH WARNINGS"
 
     def as_dict(self) -> dict[str, Any]:
-        stats = self.block["stats"]
         return {
             "verdict": self.verdict,
             "ok": self.ok,
             "measured": self.measured,
             "judge": self.judge,
             "rows": self.rows,
-            "labelled": stats["n"],
+            "labelled": self.block["stats"]["n"],
             "skipped": self.skipped,
-            **{
-                k: stats[k]
-                for k in (
-                    "agreement",
-                    "ci95",
-                    "kappa",
-                    "confusion",
-                    "pass_when_gold_fail",
-                    "fail_when_gold_pass",
-                )
-            },
-            "stats": stats,
-            "halves": self.block.get("halves"),
-            "length_bias": self.block.get("length_bias"),
+            **report_fields(self.block),
             "rejudge": self.rejudge,
             "probes": self.probes,
             "exploitable_by": (self.probes or {}).get("exploitable_by", []),
-            "review_queue": self.block.get("review_queue", []),
-            "notes": self.block.get("notes", []),
             "gates": self.gates,
             "failed": self.failed,
             "warnings": self.warnings,

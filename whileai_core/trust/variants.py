@@ -15,6 +15,7 @@ from typing import Any
 from ..agents.transcript import messages_from_steps
 from ..judges.contract import Judge, grade_rows
 from ..metrics.tally import passed, reward_of
+from ..row import ask_text
 
 # Neutral: no claim, no fact, no question, no apology, no promise; only more words.
 FILLER = (
@@ -61,15 +62,7 @@ def with_reply(row: dict[str, Any], text: str) -> dict[str, Any]:
 
 def opener(row: dict[str, Any]) -> str:
     """The person's first turn."""
-    prompt = row.get("prompt")
-    if isinstance(prompt, str) and prompt:
-        return prompt
-    for message in row.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-    return ""
+    return ask_text(row)
 
 
 def replaced(row: dict[str, Any], text: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
