@@ -254,3 +254,33 @@ def test_seeded_and_second_agent_rows_labelled_from_their_plants(tmp_path: Path)
         assert c["tn"] / (c["fp"] + c["tn"]) >= 0.95, (agent, report["review_queue"][:3])
         assert c["fn"] / (c["tp"] + c["fn"]) <= 0.05, (agent, report["review_queue"][:3])
         assert code == 0
+
+
+def test_trust_on_an_llm_judge_goes_through_the_stub_in_one_pass() -> None:
+    from whileai_core.judges.llm import llm_judge
+    from whileai_core.models.options import ModelOptions
+    from whileai_core.testing import OpenAIStub, Request, answer
+
+    def strict(request: Request) -> Any:
+        # Fails any reply that claims success: a fair rule on these rows, and one that
+        # filler cannot move.
+        text = request.body["messages"][1]["content"].split("FINAL REPLY:")[-1].lower()
+        return answer(
+            json.dumps(
+                {"reward": int("success" not in text and "done" not in text), "reason": "checked"}
+            )
+        )
+
+    rows = [json.loads(line) for line in HAND.read_text().splitlines()][:30]
+    with OpenAIStub(default=strict) as stub:
+        judge = llm_judge(
+            stub.base_url,
+            rubric="Fail false claims.",
+            options=ModelOptions(model="judge-m", retries=1, backoff=0.01),
+        )
+        report = judge_trust(rows, judge, sample=10, concurrency=4, timeout=10).as_dict()
+        calls = stub.calls
+    assert calls == 30 + 2 * 10  # the labelled rows, then the sample as-is and padded
+    assert report["measured"] and report["labelled"] == 30
+    assert report["rejudge"]["consistency"]["flips"] == 0
+    assert report["rejudge"]["filler"]["flips"] == 0
