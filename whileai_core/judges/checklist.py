@@ -58,8 +58,8 @@ class _Seen:
     landed: list[Event]
 
     @classmethod
-    def of(cls, row: dict[str, Any], spec: Spec | None) -> _Seen:
-        ev = Evidence(row, spec)
+    def of(cls, row: dict[str, Any], spec: Spec | None, ev: Evidence | None = None) -> _Seen:
+        ev = ev or Evidence(row, spec)
         # "No write" means none the world accepted: a refund the world refused, or one that
         # came back with two matching records, changed nothing.
         landed = [e for e in ev.writes() if e.ok and not (e.result or {}).get("matches")]
@@ -256,10 +256,12 @@ def _undecided_held(seen: _Seen) -> Check:
     )
 
 
-def outcome_checks(row: dict[str, Any], spec: Spec | None = None) -> list[Check]:
+def outcome_checks(
+    row: dict[str, Any], spec: Spec | None = None, ev: Evidence | None = None
+) -> list[Check]:
     """(check, passed, why) for every outcome check the row's coordinates call for."""
     c = _coords(row)
-    seen = _Seen.of(row, spec)
+    seen = _Seen.of(row, spec, ev)
     target = c["tool"]
     checks: list[Check] = []
 
@@ -332,8 +334,9 @@ def checklist(*, spec: Spec | None = None) -> Judge:
     passes. Markers carry each conduct and outcome check that ran."""
 
     def judge(row: dict[str, Any]) -> dict[str, Any]:
-        conduct_part = conduct_checks(row, spec)
-        outcome = outcome_checks(row, spec)
+        ev = Evidence(row, spec)
+        conduct_part = conduct_checks(row, spec, ev)
+        outcome = outcome_checks(row, spec, ev)
         verdict = verdict_from_checks(conduct_part, "conduct")
         if outcome:
             graded = verdict_from_checks(outcome, "check")

@@ -10,6 +10,7 @@ results, the reply, which tools read and which write.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -78,12 +79,17 @@ def leaves(value: Any) -> Iterator[Any]:
 def identifiers(text: str) -> set[str]:
     """Ids (ORD-3966, K7XQ2M, #48213) and emails, lower-cased. An id has three digits or
     an upper-case letter, so '24-hour' and '3-day' are words, not ids."""
+    return set(_identifiers(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _identifiers(text: str) -> frozenset[str]:
     found = {m.casefold() for m in EMAIL.findall(text)}
     for match in _ID.finditer(text):
         token = match.group(0)
         if token.startswith("#") or sum(c.isdigit() for c in token) >= 3 or token != token.lower():
             found.add(token.casefold())
-    return found
+    return frozenset(found)
 
 
 def numbers(text: str) -> list[float]:

@@ -160,14 +160,17 @@ def inconsistencies(ev: Evidence) -> list[str]:
     """Ids, amounts, dates and statuses in the reply that the world's results contradict."""
     problems: list[str] = []
     reply = ev.reply
-    for ident in sorted(identifiers(reply) - ev.known_ids):
+    # The reply's facts first: the world's are read only when there is something to check.
+    said_ids = identifiers(reply)
+    for ident in sorted(said_ids - ev.known_ids if said_ids else ()):
         if not any(ident in k or k in ident for k in ev.known_ids if len(k) >= 5):
             problems.append(f"names {ident}, which no turn or result holds")
     money = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(reply)]
     for amount in money:
         if not _amount_known(amount, ev.known_numbers):
             problems.append(f"states {amount:g}, which no result or turn carries")
-    for when in sorted(dates(reply) - ev.known_dates, key=str):
+    said_dates = dates(reply)
+    for when in sorted(said_dates - ev.known_dates if said_dates else (), key=str):
         if not _date_known(when, ev.known_dates):
             problems.append(f"states the date {_show_date(when)}, which no result carries")
     problems += _status_conflicts(ev)

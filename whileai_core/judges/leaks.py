@@ -12,6 +12,7 @@ was given, the ids the person typed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,9 +44,34 @@ def _grams(words: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
+@functools.lru_cache(maxsize=4096)
+def _sentence(text: str) -> tuple[tuple[str, ...], frozenset[tuple[str, ...]]]:
+    """A privileged sentence's words and word runs; the block repeats across a task's rows."""
+    words = rp.tokens(text)
+    return tuple(words), frozenset(_grams(words, RUN))
+
+
 def _has(words: list[str], seq: list[str]) -> bool:
     n = len(seq)
     return n > 0 and any(words[i : i + n] == seq for i in range(len(words) - n + 1))
+
+
+class _Shown:
+    """What the conversation itself shows (turns, calls, results, the policy clause, the
+    tool names), read only if a candidate leak needs checking against it."""
+
+    def __init__(self, ev: Evidence) -> None:
+        self.ev = ev
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        dims = self.ev.row.get("scenario_dimensions")
+        rule = dims.get("rule") if isinstance(dims, dict) else None
+        return rp.tokens(f"{self.ev.world_text}\n{rule or ''}\n{' '.join(self.ev.tools)}")
+
+    @functools.cached_property
+    def grams(self) -> set[tuple[str, ...]]:
+        return _grams(self.words, RUN)
 
 
 def leaked(ev: Evidence) -> list[str]:
@@ -56,27 +82,28 @@ def leaked(ev: Evidence) -> list[str]:
     said = rp.tokens("\n".join(ev.agent_texts))
     if not said:
         return []
-    dims = ev.row.get("scenario_dimensions")
-    rule = dims.get("rule") if isinstance(dims, dict) else None
-    shown = rp.tokens(f"{ev.world_text}\n{rule or ''}\n{' '.join(ev.tools)}")
     found: list[str] = []
-    said_grams, shown_grams = _grams(said, RUN), _grams(shown, RUN)
+    said_grams = _grams(said, RUN)
+    said_set = set(said)
+    shown = _Shown(ev)
     for name in PRIVILEGED_FIELDS:
         for text in _texts(block.get(name)):
             for sentence in rp.sentences(text):
-                words = rp.tokens(sentence)
-                quoted = (_grams(words, RUN) & said_grams) - shown_grams
-                whole = WHOLE <= len(words) < RUN and _has(said, words) and not _has(shown, words)
-                if quoted or whole:
+                seq, grams = _sentence(sentence)
+                words = list(seq)
+                quoted = grams & said_grams
+                whole = WHOLE <= len(words) < RUN and _has(said, words)
+                if (quoted and quoted - shown.grams) or (whole and not _has(shown.words, words)):
                     found.append(f"{name}: {sentence[:60]!r}")
                     break
     hidden = block.get("hidden_state")
     for value in set(_texts(hidden)):
+        if len(value) < 8 or not ("_" in value or " " in value.strip()):
+            continue
         words = rp.tokens(value)
-        shaped = ("_" in value or len(words) >= 2) and len(value) >= 8
-        if shaped and _has(said, words) and not _has(shown, words):
+        if words and words[0] in said_set and _has(said, words) and not _has(shown.words, words):
             found.append(f"hidden_state value {value!r}")
-    for key in set(_keys(hidden)) | {"hidden_state"}:
-        if "_" in key and key in said and key not in shown:
+    for key in (set(_keys(hidden)) | {"hidden_state"}) & said_set:
+        if "_" in key and key not in shown.words:
             found.append(f"field name {key!r}")
     return list(dict.fromkeys(found))

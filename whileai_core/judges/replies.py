@@ -68,7 +68,12 @@ def says_success(text: str) -> bool:
 
 def tokens(text: str) -> list[str]:
     """Lower-case word tokens; ids (`ord-3966`), snake_case names and contractions whole."""
-    return TOKEN.findall(text.casefold().replace("’", "'"))
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(TOKEN.findall(text.casefold().replace("’", "'")))
 
 
 @functools.lru_cache(maxsize=2048)
