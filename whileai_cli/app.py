@@ -32,6 +32,7 @@ class Command(NamedTuple):
 
 _MAKE, _ROWS, _PLATFORM, _ACCOUNT = "Make data", "Rows and specs", "Platform", "Account and server"
 _MEASURE = "Measure"
+_TRUST = "Trust the numbers"
 COMMANDS: dict[str, Command] = {
     "simulate": Command("simulate", "simulate", _MAKE,
         "Play the agent against a mock world across the coverage grid; rows to stdout or -o."),
@@ -57,6 +58,18 @@ COMMANDS: dict[str, Command] = {
         "The eval's own re-run standard deviation, overall and --by; feeds delta --run-std."),
     "logprobs": Command("logprobs", "logprobs_app", _MEASURE,
         "Logprob checks: coverage, a reference model's scores, mean KL, staleness."),
+    "label": Command("trust", "label", _TRUST,
+        "Attach human labels (gold_reward 0/1, who said what) to rows; report unmatched labels."),
+    "trust": Command("trust", "trust", _TRUST,
+        "Is the judge trustworthy? Agreement, kappa, length bias and probes against gold labels."),
+    "probes": Command("trust", "probes", _TRUST,
+        "Try the reward hacks a policy finds first on a judge; name the holes at >= 10%."),
+    "agreement": Command("trust", "agreement", _TRUST,
+        "Agreement between two judges or runs (the second as gold), or rows against gold_reward."),
+    "pairs": Command("trust", "pairs", _TRUST,
+        "Judge A vs B pairs with an LLM both ways round: winner, tie, position_flip_rate."),
+    "rubrics": Command("trust", "rubrics", _TRUST,
+        "Write per-prompt rubric items onto privileged.rubric (by a model, or from the grid)."),
     "validate": Command("inspect", "validate", _ROWS,
         "Check rows against the row model; print file:line: problem for each bad row."),
     "schema": Command("inspect", "schema", _ROWS,

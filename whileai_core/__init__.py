@@ -80,6 +80,14 @@ _NAMES = {
     "to_row": ".row",
     "strip_privileged": ".privileged",
     "WhileaiError": ".errors",
+    # trust the numbers
+    "attach_labels": ".trust.labels",
+    "judge_trust": ".trust.trust",
+    "judge_probes": ".trust.probes",
+    "judge_agreement": ".trust.agreement",
+    "judge_pairs": ".trust.pairs",
+    "write_rubrics": ".trust.rubrics",
+    "rubric_judge": ".trust.rubrics",
 }
 __all__ = [
     "DeltaOptions",
@@ -93,6 +101,7 @@ __all__ = [
     "TrainingRun",
     "WhileaiError",
     "__version__",
+    "attach_labels",
     "calibrate_kl",
     "compare_runs",
     "current_rollout",
@@ -105,6 +114,10 @@ __all__ = [
     "from_row",
     "grade",
     "grade_files",
+    "judge_agreement",
+    "judge_pairs",
+    "judge_probes",
+    "judge_trust",
     "leakage_report",
     "load_spec",
     "load_traces",
@@ -122,6 +135,7 @@ __all__ = [
     "read_rows",
     "reference_files",
     "report",
+    "rubric_judge",
     "simulate_rows",
     "spec_from_traces",
     "split_pseudo_production",
@@ -131,6 +145,7 @@ __all__ = [
     "trace_report",
     "training_run",
     "training_samples",
+    "write_rubrics",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
@@ -168,3 +183,9 @@ if TYPE_CHECKING:
     from .traces.load import load_traces
     from .traces.mine import mine_traces, trace_report
     from .traces.split import split_pseudo_production
+    from .trust.agreement import judge_agreement
+    from .trust.labels import attach_labels
+    from .trust.pairs import judge_pairs
+    from .trust.probes import judge_probes
+    from .trust.rubrics import rubric_judge, write_rubrics
+    from .trust.trust import judge_trust

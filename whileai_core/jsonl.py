@@ -132,9 +132,11 @@ def iter_lines(
     *,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
+    check: bool = True,
 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """Yield (source, line number, row) for every usable line of every input, lazily."""
-    for line in iter_located(inputs, on_error=on_error, stats=stats):
+    """Yield (source, line number, row) for every usable line of every input, lazily;
+    `check=False` leaves the row rules to a caller reading other JSON (labels, traces)."""
+    for line in iter_located(inputs, on_error=on_error, stats=stats, check=check):
         yield line.source, line.lineno, line.row
 
 

@@ -340,6 +340,19 @@ def call_function(call: dict[str, Any]) -> dict[str, Any]:
     return inner if isinstance(inner, dict) else call
 
 
+def ask_text(row: dict[str, Any]) -> str:
+    """The person's ask: `prompt`, else the first user message with text."""
+    prompt = row.get("prompt")
+    if isinstance(prompt, str) and prompt:
+        return prompt
+    for message in row.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+    return ""
+
+
 def reply_text(row: dict[str, Any]) -> str:
     """The agent's final reply: `final_text`, else the last assistant message with text.
 

@@ -153,10 +153,10 @@ def test_async_judge_runs_and_times_out() -> None:
 def test_order_is_kept_with_many_in_flight() -> None:
     def jitter(row: dict[str, Any]) -> float:
         time.sleep(0.02 * (row["keep"]["x"] % 3))
-        return float(row["keep"]["x"])
+        return row["keep"]["x"] / 100
 
     out = list(grade_rows([_row(i) for i in range(30)], Judge("j", jitter), concurrency=8))
-    assert [r["reward"] for r in out] == [float(i) for i in range(30)]
+    assert [r["reward"] for r in out] == [i / 100 for i in range(30)]
 
 
 def test_input_rows_are_not_mutated_and_no_key_is_dropped() -> None:
@@ -234,7 +234,7 @@ def test_checklist_runs_the_checks_the_grid_cell_calls_for() -> None:
         ],
     }
     names = {name: ok for name, ok, _ in outcome_checks(row)}
-    assert names == {"missing_reported": True}
+    assert names == {"attempted": True, "missing_reported": True}
     out = next(grade_rows([row], parse_judge(None)))
     assert out["reward"] == 1.0 and out["markers"]["check:missing_reported"] == 1.0
 
@@ -451,9 +451,9 @@ def test_a_record_read_as_already_done_must_be_acknowledged_not_redone() -> None
         steps=[read],
         final_text="ORD-12345 has already been cancelled, so I have not run it again.",
     )
-    assert _checks(row) == {"already_done_acknowledged": True}
+    assert _checks(row) == {"attempted": True, "already_done_acknowledged": True}
     row["final_text"] = "Nothing has been changed."
-    assert _checks(row) == {"already_done_acknowledged": False}
+    assert _checks(row) == {"attempted": True, "already_done_acknowledged": False}
 
 
 def test_a_person_still_deciding_gets_options_not_a_write() -> None:
@@ -464,11 +464,11 @@ def test_a_person_still_deciding_gets_options_not_a_write() -> None:
         final_text="Nothing has been changed; tell me if you want to go ahead.",
     )
     checks = _checks(row)
-    assert checks == {"options_before_write": True}
+    assert checks == {"attempted": True, "options_before_write": True}
     row["steps"].append(
         _call("cancel_order", {"order_id": "ORD-12345"}, {"status": "ok", "data": {}})
     )
-    assert _checks(row) == {"options_before_write": False}
+    assert _checks(row) == {"attempted": True, "options_before_write": False}
 
 
 def test_a_write_answered_with_two_matches_changed_nothing() -> None:
@@ -548,7 +548,7 @@ def test_checklist_reads_odd_but_valid_coordinates_as_absent() -> None:
 
 def test_a_plain_answer_may_close_with_all_set_but_may_not_claim_an_action() -> None:
     answer = {"prompt": "Do you sell gift cards?", "final_text": "Yes, we do. You're all set."}
-    assert "conduct:no_false_success" not in conduct().fn(answer)["markers"]
+    assert conduct().fn(answer)["markers"].get("conduct:no_false_success", 1.0) == 1.0
     claimed = {"prompt": "Refund ORD-12345", "final_text": "Your order has been refunded."}
     assert conduct().fn(claimed)["markers"]["conduct:no_false_success"] == 0.0
 

@@ -91,6 +91,16 @@ def grade(
             "it) or none (only for code you trust: it runs unisolated). [default: bubblewrap]",
         ),
     ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            envvar="WHILEAI_GRADE_SCALE",
+            help="The judge rates on LO,HI (e.g. 1,5): the rating is kept in "
+            "judge_meta.rating and reward = (rating - LO) / (HI - LO). Without it a verdict "
+            "outside [0, 1] is invalid_result.",
+        ),
+    ] = None,
     concurrency: Annotated[
         int,
         typer.Option(
@@ -155,7 +165,19 @@ def grade(
             rubric_text = Path(rubric).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    rating_scale = None
+    if scale:
+        from whileai_core.errors import ConfigError
+        from whileai_core.judges.contract import parse_scale
+
+        from ..options import bad_flag
+
+        try:
+            rating_scale = parse_scale(scale)
+        except ConfigError as exc:
+            bad_flag("--scale", str(exc))
     opts = JudgeOptions(
+        scale=rating_scale,
         field=field,
         schema=schema,
         tolerance=tolerance,

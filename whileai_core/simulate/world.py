@@ -1,8 +1,9 @@
 """The mock world: tool results made up from the tools' own schemas, consistent per rollout.
 
 `World(tools).call(name, arguments)` answers like a backend would. Arguments are checked
-against the tool's schema first (missing required fields or placeholder values come
-back `rejected`, naming the fields). The row's `world_state` then shapes every answer
+against the tool's schema first, with `jsonschema` (missing required fields, wrong types,
+values outside an enum or a bound, unknown fields where none are allowed, or placeholder
+values come back `rejected`, naming the fields). The row's `world_state` then shapes every answer
 about the entities the person named: missing ones are `not_found`, acted-on ones answer
 writes with `already_done`, duplicated ones come back as two matches, half-done ones
 as a record with steps still pending. Last, the fault schedule may swap the answer for
@@ -17,6 +18,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import ConfigError
+from ..schemas import argument_problems
 from ..spec import Tool, guess_kind, is_key_param, name_words, past_tense
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
@@ -146,20 +149,16 @@ class World:
     # -- arguments -------------------------------------------------------------------
 
     def _check(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, str]:
-        problems: dict[str, str] = {}
-        props = tool.properties
-        for field in tool.required:
-            if field not in arguments or arguments[field] is None:
-                problems[field] = "required"
+        """What a backend refuses: the tool's schema (through `jsonschema`, the one
+        validator the judges use too), then placeholder values a person never typed."""
+        try:
+            problems = argument_problems(tool.parameters, arguments)
+        except ConfigError:
+            # A schema jsonschema cannot read checks nothing but the required fields.
+            problems = {f: "required" for f in tool.required if arguments.get(f) is None}
         for field, value in arguments.items():
-            schema = props.get(field)
-            if schema is None:
-                if tool.parameters.get("additionalProperties") is False:
-                    problems[field] = "unknown parameter"
-                continue
-            problem = _type_problem(schema, value)
-            if problem:
-                problems[field] = problem
+            if field not in problems and _placeholder(value):
+                problems[field] = "placeholder value"
         return problems
 
     # -- answers ---------------------------------------------------------------------
@@ -249,23 +248,10 @@ def _describe(keys: dict[str, str]) -> str:
     return ", ".join(keys.values()) or "that request"
 
 
-def _type_problem(schema: dict[str, Any], value: Any) -> str | None:
-    kind = schema.get("type")
-    if isinstance(value, str) and value.strip().lower().strip("<>{}[] ") in _PLACEHOLDERS:
-        return "placeholder value"
-    if isinstance(value, str) and re.fullmatch(r"<[^>]*>|\{[^}]*\}", value.strip()):
-        return "placeholder value"
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum and value not in enum:
-        return f"must be one of {enum}"
-    checks: dict[str, Any] = {
-        "string": lambda v: isinstance(v, str),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "array": lambda v: isinstance(v, list),
-        "object": lambda v: isinstance(v, dict),
-    }
-    if isinstance(kind, str) and kind in checks and not checks[kind](value):
-        return f"expected {kind}"
-    return None
+def _placeholder(value: Any) -> bool:
+    """A value standing in for one: `string`, `<id>`, `{order_id}`, `n/a`."""
+    if not isinstance(value, str):
+        return False
+    if value.strip().lower().strip("<>{}[] ") in _PLACEHOLDERS:
+        return True
+    return re.fullmatch(r"<[^>]*>|\{[^}]*\}", value.strip()) is not None
