@@ -7,7 +7,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench clean sdk-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ demo: $(STAMP)
 	  | $(BIN)/whileai grade -o demo/graded.jsonl
 	$(BIN)/whileai report demo/graded.jsonl
 	$(BIN)/whileai optimize demo/graded.jsonl --mode rl --report demo/optimize.json -o demo/train.jsonl
-	$(BIN)/whileai export demo/train.jsonl --format trl -o demo/train.trl.jsonl
+	$(BIN)/whileai export demo/train.jsonl --format trl --spec specs/orders -o demo/train.trl.jsonl
 	WHILEAI_HOME=demo/home $(BIN)/whileai push demo/train.jsonl --name orders-rl-demo --mode rl
 	WHILEAI_HOME=demo/home $(BIN)/whileai datasets
 
@@ -38,10 +38,48 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+# The original SDK, pinned, in a venv of its own: the compatibility tests drive `whileai
+# serve` with it (tests/server/test_sdk_compat.py). Built once (stamp), never in git; where
+# PyPI cannot be reached the tests that need it skip and say why.
+SDK_VENV ?= .venv-sdk
+SDK_VERSION := 0.131
+SDK_STAMP := $(SDK_VENV)/.installed-$(SDK_VERSION)
+
+$(SDK_STAMP):
+	rm -rf $(SDK_VENV)
+	$(PYTHON) -m venv $(SDK_VENV)
+	if $(SDK_VENV)/bin/python -m pip install -q 'whileai==$(SDK_VERSION)'; then \
+	  touch $(SDK_STAMP); \
+	else \
+	  echo "sdk-venv: could not install whileai==$(SDK_VERSION); its compatibility tests will skip" >&2; \
+	  rm -rf $(SDK_VENV); \
+	fi
+
+sdk-venv: $(SDK_STAMP)
+
+
+# The side environment the export tests run the exported RL environment in: verifiers
+# (Python >= 3.11, not in .venv) with whileai installed from this tree, and TRL's wheel
+# without its dependencies (the tests read its chat templates as files, never import it).
+# Built once; where no Python >= 3.11 exists it records why, and those tests skip.
+SIDE_VF := side/verifiers
+$(SIDE_VF)/.installed: pyproject.toml
+	rm -rf $(SIDE_VF)/venv $(SIDE_VF)/skip && mkdir -p $(SIDE_VF)
+	py=$$(for p in $(PYTHON) python3.13 python3.12 python3.11; do \
+	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; \
+	done); \
+	if [ -z "$$py" ]; then echo "no Python >= 3.11 found for verifiers" > $(SIDE_VF)/skip; else \
+	  $$py -m venv $(SIDE_VF)/venv && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q --upgrade pip && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q 'verifiers>=0.4,<0.5' -e . && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q --no-deps 'trl>=1.0,<2'; \
+	fi
+	touch $@
+
+test: sdk-venv $(SIDE_VF)/.installed lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) demo .pytest_cache .mypy_cache .ruff_cache

@@ -17,6 +17,9 @@ def sdk_rows() -> list[dict]:
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """No test reads or writes the user's real ~/.whileai or talks to a configured server."""
     monkeypatch.setenv("WHILEAI_HOME", str(tmp_path_factory.mktemp("whileai-home")))
-    monkeypatch.delenv("WHILEAI_API_URL", raising=False)
-    monkeypatch.delenv("WHILEAI_API_KEY", raising=False)
+    for name in ("API_URL", "API_KEY", "DELEGATED_CREDENTIAL"):
+        monkeypatch.delenv(f"WHILEAI_{name}", raising=False)
+        monkeypatch.delenv(f"ZEROPROOF_{name}", raising=False)
+    # The original SDK's old home (its saved credentials are read as a last resort).
+    monkeypatch.setenv("ZEROPROOF_HOME", str(tmp_path_factory.mktemp("zeroproof-home")))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)

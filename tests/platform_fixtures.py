@@ -144,3 +144,75 @@ def fifty_concurrent_pushes(tmp_path: Path, open_store: Callable[[], Store]) -> 
 
 def jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+# --- OTLP JSON for trace tests ---------------------------------------------------
+
+_ids = itertools.count(1)
+
+
+def otlp_attr(key: str, value: object) -> dict:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    if isinstance(value, float):
+        return {"key": key, "value": {"doubleValue": value}}
+    return {"key": key, "value": {"stringValue": str(value)}}
+
+
+def otlp_run(
+    agent: str, scenario: str, prompt: str, reward: float | None = None
+) -> tuple[str, list]:
+    """One agent run as OTLP JSON spans: a root span and one tool span."""
+    n = next(_ids)
+    trace_id = f"{n:032x}"
+    root_attrs = [
+        otlp_attr("gen_ai.agent.name", agent),
+        otlp_attr("gen_ai.request.model", "m-small"),
+        otlp_attr("gen_ai.usage.input_tokens", 100),
+        otlp_attr("gen_ai.usage.output_tokens", 20),
+        otlp_attr("zeroproof.scenario_id", scenario),
+        otlp_attr("gen_ai.prompt", prompt),
+        otlp_attr("gen_ai.completion", "done"),
+    ]
+    if reward is not None:
+        root_attrs.append(otlp_attr("whileai.reward", reward))
+    start = 1_700_000_000_000_000_000 + n * 1_000_000
+    spans = [
+        {
+            "traceId": trace_id,
+            "spanId": f"{n:016x}",
+            "name": "invoke_agent",
+            "startTimeUnixNano": str(start),
+            "endTimeUnixNano": str(start + 5000),
+            "attributes": root_attrs,
+        },
+        {
+            "traceId": trace_id,
+            "spanId": f"{n + 10**6:016x}",
+            "parentSpanId": f"{n:016x}",
+            "name": "execute_tool get_order",
+            "startTimeUnixNano": str(start + 10),
+            "endTimeUnixNano": str(start + 20),
+            "attributes": [
+                otlp_attr("gen_ai.operation.name", "execute_tool"),
+                otlp_attr("gen_ai.tool.name", "get_order"),
+                otlp_attr("gen_ai.tool.call.arguments", '{"order_id": "A1"}'),
+                otlp_attr("gen_ai.tool.call.result", '{"status": "ok"}'),
+            ],
+        },
+    ]
+    return trace_id, spans
+
+
+def otlp_export(spans: list) -> bytes:
+    doc = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [otlp_attr("service.name", "svc")]},
+                "scopeSpans": [{"scope": {"name": "test"}, "spans": spans}],
+            }
+        ]
+    }
+    return orjson.dumps(doc)

@@ -58,6 +58,30 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def print_lines(lines: list[str]) -> None:
+    """A report's text (built in core) on stdout, as written: no markup, no highlighting."""
+    console = out()
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
+
+
+def print_table(columns: list[str], cells: list[list[str]]) -> None:
+    """A table on stdout: drawn on a terminal, one tab-separated line a row when piped
+    (never truncated to a terminal's width)."""
+    if sys.stdout.isatty():
+        from rich.table import Table
+
+        table = Table(title_justify="left")
+        for col in columns:
+            table.add_column(col)
+        for row in cells:
+            table.add_row(*row)
+        out().print(table)
+        return
+    for row in [columns, *cells]:
+        print("\t".join(row))
+
+
 def stderr_is_terminal() -> bool:
     return sys.stderr.isatty()
 

@@ -61,6 +61,58 @@ BandOpt = Annotated[
 ]
 
 
+# Names that once meant different things in different commands, and what replaced each
+# there. The old name is still read (after the new one), with one warning on stderr.
+RENAMED_ENV: dict[str, dict[str, str]] = {
+    "WHILEAI_CONCURRENCY": {
+        "simulate": "WHILEAI_SIMULATE_CONCURRENCY",
+        # Judge calls at once, in every command that runs a judge over rows.
+        "grade": "WHILEAI_JUDGE_CONCURRENCY",
+        "evaluate": "WHILEAI_JUDGE_CONCURRENCY",  # evaluate takes grade's flags
+        "trust": "WHILEAI_JUDGE_CONCURRENCY",
+        "probes": "WHILEAI_JUDGE_CONCURRENCY",
+        "pairs": "WHILEAI_JUDGE_CONCURRENCY",
+        "rubrics": "WHILEAI_JUDGE_CONCURRENCY",
+        "mark": "WHILEAI_JUDGE_CONCURRENCY",
+    },
+    "WHILEAI_SEED": {
+        "simulate": "WHILEAI_SIMULATE_SEED",
+        "grade": "WHILEAI_BOOTSTRAP_SEED",
+        "report": "WHILEAI_BOOTSTRAP_SEED",
+        "evaluate": "WHILEAI_BOOTSTRAP_SEED",
+        "optimize": "WHILEAI_OPTIMIZE_SEED",
+        # The rows trust and probes draw to re-judge.
+        "trust": "WHILEAI_TRUST_SEED",
+        "probes": "WHILEAI_TRUST_SEED",
+        # The hack scan's shuffles.
+        "scan": "WHILEAI_SCAN_SEED",
+    },
+    "WHILEAI_HOLDOUT": {
+        "push": "WHILEAI_PUSH_HOLDOUT",
+        "cut": "WHILEAI_CUT_HOLDOUT",
+        "export": "WHILEAI_EXPORT_HOLDOUT",
+    },
+}
+
+
+def scoped_env(old: str, command: str) -> list[str]:
+    """The envvar list of an option whose old name was shared: the command's own name
+    first, the old one second (click reads the first that is set)."""
+    return [RENAMED_ENV[old][command], old]
+
+
+def warn_renamed_env(command: str) -> None:
+    """One line on stderr for each old, shared name this command still read."""
+    import os
+
+    from .console import warn
+
+    for old, scoped in RENAMED_ENV.items():
+        new = scoped.get(command)
+        if new and old in os.environ and new not in os.environ:
+            warn(f"{old} is deprecated for `whileai {command}`: set {new} (read {old} for now)")
+
+
 def bad_flag(flag: str, problem: str) -> NoReturn:
     """A flag value that cannot work: one line, exit 2, like click's own checks."""
     raise typer.BadParameter(problem, param_hint=f"'{flag}'")

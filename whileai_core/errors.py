@@ -1,6 +1,45 @@
-"""One exception root, so the CLI can turn any library failure into one line and exit 1.
+"""One exception root, and the map of every error the toolkit raises on purpose.
 
-The library never prints or exits; it raises one of these with what the message needs.
+The library never prints or exits; it raises one of these with what the message needs,
+and the CLI turns any of them into one line on stderr and exit 1. Two kinds matter to a
+caller: an error that stops the stage (everything but `Failure`), and a `Failure`, which
+loses one item (a rollout, a verdict, a model call, an exported row) that the stage counts
+and reports while it goes on. A stage must never let a `Failure` stop it, and never
+swallow anything else.
+
+    WhileaiError                  the root
+    ├── BadRowError               a line that is not a usable row (.source, .line, .problem)
+    ├── SpecError                 a spec that cannot drive a run (.source, .problem)
+    ├── ConfigError               a flag, variable or plug-in reference that does not resolve
+    │   └── UnreadableCache       the model-call cache file is not a database
+    ├── PublishGateError          rl rows a grouped update cannot learn from (.report)
+    │                             (defined with its report, in select/gate.py)
+    ├── HackScanRefusal           push --strict-hacks and a reward the hack scan calls a
+    │                             reward hack (.scan; defined in store/push.py)
+    ├── ModelStopped              a model endpoint stopped the run
+    │   ├── AllowanceExhausted    429 for good, or the quota is spent (.endpoint, .reason)
+    │   ├── EndpointRefused       401/403/404: wrong for every call (.endpoint, .status)
+    │   └── WriterError           no opener could be written, so no rollout can start
+    ├── StoreError                a store refused a request (.status: the HTTP status)
+    │   ├── BadRequest 400        (the server's SignupError and DeviceError subclass it)
+    │   ├── Unauthorized 401, Forbidden 403, NotFound 404, Conflict 409, Gone 410
+    │   ├── TooLarge 413          over a named limit (.limit)
+    │   └── TooManyRequests 429   over a rate limit or daily quota (.retry_after, .limit)
+    └── Failure                   one item failed; counted, the stage goes on
+        ├── AgentError            a rollout is lost: the agent raised or answered the wrong shape
+        ├── ModelCallError        one model call failed after its retries (.kind, .status)
+        ├── JudgeFailure          one verdict could not be had
+        │   ├── JudgeTimeout      a judge that keeps its own deadline ran past it
+        │   ├── InvalidVerdict    a reply that cannot be read as a verdict
+        │   ├── JudgeFailed       a status another judge earned (.status), passed on
+        │   └── NoGold            the row carries nothing to compare against
+        ├── SourceCopy            an aimed run's opener keeps near-copying a source trace:
+        │                         that ask is dropped (defined in simulate/openers.py)
+        ├── SandboxUnavailable    code-exec cannot start its sandbox on this machine
+        └── Refused               an export will not write one row (.reason: how it counts)
+
+Code that runs inside the code-exec sandbox (`judges/codeexec/wire.py`, `runner.py`) has
+its own plain exceptions: it sees only the standard library.
 """
 
 from __future__ import annotations
@@ -31,3 +70,155 @@ class SpecError(WhileaiError):
 
 class ConfigError(WhileaiError):
     """A flag, environment variable or plug-in reference that does not resolve."""
+
+
+class UnreadableCache(ConfigError):
+    """The cache file is not a SQLite database (truncated, overwritten)."""
+
+
+# -- a model endpoint stopped the run ---------------------------------------------------
+
+
+class ModelStopped(WhileaiError):
+    """The model behind the run will not answer any further call: stop and say why."""
+
+
+class AllowanceExhausted(ModelStopped):
+    """The endpoint keeps refusing with 429: the run stops and says why."""
+
+    def __init__(self, endpoint: str, reason: str) -> None:
+        self.endpoint = endpoint
+        self.reason = reason
+        super().__init__(f"model endpoint {endpoint} refused: {reason}")
+
+
+class EndpointRefused(ModelStopped):
+    """401/403/404: the key, the permission or the model name is wrong for every call."""
+
+    def __init__(self, endpoint: str, status: int, reason: str) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.reason = reason
+        super().__init__(f"model endpoint {endpoint} refused with HTTP {status}: {reason}")
+
+
+class WriterError(ModelStopped):
+    """The writer could not produce an opener even after the client's retries: without
+    openers there are no rollouts, so the run stops and says why."""
+
+
+# -- the store refused ------------------------------------------------------------------
+
+
+class StoreError(WhileaiError):
+    """A store refused a request; `status` is the HTTP status the server answers with."""
+
+    status = 400
+
+
+class BadRequest(StoreError):
+    status = 400
+
+
+class Unauthorized(StoreError):
+    status = 401
+
+
+class NotFound(StoreError):
+    status = 404
+
+
+class Conflict(StoreError):
+    status = 409
+
+
+class Gone(StoreError):
+    """An expired upload/download link or device code."""
+
+    status = 410
+
+
+class Forbidden(StoreError):
+    """A refusal that no key would change: a bad link signature, a form from another site,
+    signups closed."""
+
+    status = 403
+
+
+class TooLarge(StoreError):
+    """A request over one of the server's named limits (`Limits`): refused whole, nothing
+    of it stored. `limit` is the limit's name, as the flag and the error spell it."""
+
+    status = 413
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class TooManyRequests(StoreError):
+    """A client over a rate limit or a daily quota; `retry_after` is how many seconds until
+    it may try again, `limit` the quota's name when one refused it."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after: float = 0.0, limit: str = "") -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.limit = limit
+
+
+# -- one item failed; the stage counts it and goes on -----------------------------------
+
+
+class Failure(WhileaiError):
+    """One item (a rollout, a verdict, a call, an exported row) is lost; never a run stop."""
+
+
+class AgentError(Failure):
+    """The agent raised or returned the wrong shape: the rollout is dropped and counted."""
+
+
+class ModelCallError(Failure):
+    """One model call failed for good (after retries). `kind` names how, for counting."""
+
+    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
+        self.kind = kind
+        self.status = status
+        super().__init__(message)
+
+
+class JudgeFailure(Failure):
+    """One verdict could not be had: the row is marked with a status, never scored 0."""
+
+
+class JudgeTimeout(JudgeFailure):
+    """Raised by a judge that enforces its own deadline (a co-process, a sandbox)."""
+
+
+class InvalidVerdict(JudgeFailure):
+    """Raised by a judge whose wire reply could not be read as a verdict at all."""
+
+
+class JudgeFailed(JudgeFailure):
+    """Raised to pass on a status another judge earned (a part of a composite judge)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+class NoGold(JudgeFailure):
+    """The row carries nothing to compare against; grading it would invent a 0."""
+
+
+class SandboxUnavailable(Failure):
+    """The code-exec sandbox cannot be started here; nothing of the candidate ran."""
+
+
+class Refused(Failure):
+    """A row this export will not write; `reason` is the key it is counted under."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

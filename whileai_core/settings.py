@@ -15,5 +15,24 @@ def home() -> Path:
     return Path(os.environ.get("WHILEAI_HOME") or Path.home() / ".whileai").expanduser()
 
 
+LEGACY_PREFIX = "ZEROPROOF_"
+
+
+def env_setting(name: str) -> tuple[str, str] | None:
+    """(value, variable) of `WHILEAI_<name>`, else of the legacy `ZEROPROOF_<name>` the
+    original SDK's users may still export; the new name wins. Empty counts as unset."""
+    for variable in ("WHILEAI_" + name, LEGACY_PREFIX + name):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value, variable
+    return None
+
+
+def legacy_home() -> Path:
+    """Where the original SDK kept its files under its old name (ZEROPROOF_HOME, default
+    ~/.zeroproof); only its saved credentials are read from there."""
+    return Path(os.environ.get(LEGACY_PREFIX + "HOME") or Path.home() / ".zeroproof").expanduser()
+
+
 def debug_enabled() -> bool:
     return os.environ.get("WHILEAI_DEBUG", "").lower() in ("1", "true", "yes", "on")

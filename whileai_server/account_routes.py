@@ -1,4 +1,5 @@
-"""Routes that need no key: signup and the device login flow; and `/me`.
+"""Routes that need no key: signup and the device login flow; and `/me` and the delegated
+credentials, which do.
 
 These are the routes anyone can reach, so each is rate limited per client
 (`ratelimit.py`) and the approval form is guarded against other sites (`security.py`).
@@ -32,6 +33,8 @@ class AccountRoutes:
             ("/device/approve", self.device_approve, ["POST"]),
             ("/device/token", self.device_token, ["POST"]),
             ("/me", self.me, ["GET"]),
+            ("/auth/issue-credential", self.issue_credential, ["POST"]),
+            ("/auth/revoke-credential", self.revoke_credential, ["POST"]),
         ]
 
     async def signup(self, request: Request) -> Response:
@@ -113,6 +116,29 @@ class AccountRoutes:
         account = await self.s.account(request)
         return JSONResponse(await self.s.thread(self.s.accounts.me, account))
 
+    async def issue_credential(self, request: Request) -> Response:
+        """A delegated credential minted from a key (never from another credential, so one
+        that leaks cannot outlive its expiry)."""
+        account = await self.s.account(request)
+        if account.expires_at is not None:
+            raise Forbidden("a delegated credential cannot mint another: use the account's key")
+        body = await json_body(request, self.s.limits)
+        ttl = body.get("ttlSeconds", body.get("ttl_seconds", 3600))
+        issued = await self.s.thread(
+            self.s.accounts.delegated.issue,
+            account.id,
+            ttl,
+            body.get("name"),
+            self.s.config.max_credential_ttl,
+        )
+        return JSONResponse(issued, status_code=201)
+
+    async def revoke_credential(self, request: Request) -> Response:
+        account = await self.s.account(request)
+        body = await json_body(request, self.s.limits)
+        revoke = self.s.accounts.delegated.revoke
+        return JSONResponse(await self.s.thread(revoke, account.id, body.get("credential")))
+
 
 def _text(body: dict[str, Any], key: str) -> str | None:
     value = body.get(key)
@@ -122,4 +148,5 @@ def _text(body: dict[str, Any], key: str) -> str | None:
 def _page_headers(response: Response) -> Response:
     response.headers["content-security-policy"] = device_page.CSP
     response.headers["cache-control"] = "no-store"
+    response.headers["referrer-policy"] = security.FORM_REFERRER_POLICY
     return response

@@ -19,13 +19,13 @@ expiry.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from whileai_core.store.agents import iso
 from whileai_core.store.base import (
     BadRequest,
     Conflict,
@@ -35,23 +35,15 @@ from whileai_core.store.base import (
 )
 from whileai_core.store.local import Storage, new_id
 
+from .delegated import DELEGATED_PREFIX, Delegated
+from .signing import token_hash
+
 KEY_PREFIX = "wai_"
 INVITE_PREFIX = "inv_"
-TIER = "self-hosted"
 NOT_APPROVED = (
     "not approved: to sign in to an account you have, paste one of its API keys; "
     "to make a new account, give an email that has none"
 )
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS invites (
-    hash TEXT PRIMARY KEY,
-    note TEXT,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    used_by TEXT,
-    used_at REAL
-);
-"""
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -69,19 +61,20 @@ class DeviceError(BadRequest):
     """An RFC 8628 token-endpoint error; the message is the error code itself."""
 
 
-def key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+key_hash = token_hash
 
 
-def mint_invites(storage: Storage, count: int, ttl: float, note: str | None = None) -> list[str]:
-    """`count` one-use invite codes valid for `ttl` seconds (shown once, stored hashed)."""
-    Accounts.ensure_schema(storage)
+def mint_invites(
+    storage: Storage, count: int, ttl: float, note: str | None = None, tier: str | None = None
+) -> list[str]:
+    """`count` one-use invite codes valid for `ttl` seconds (shown once, stored hashed); an
+    account made with one gets `tier`."""
     now = time.time()
     codes = [INVITE_PREFIX + secrets.token_urlsafe(16) for _ in range(count)]
     with storage.tx() as db:
         db.executemany(
-            "INSERT INTO invites (hash, note, created_at, expires_at) VALUES (?,?,?,?)",
-            [(key_hash(c), note, now, now + ttl) for c in codes],
+            "INSERT INTO invites (hash, note, created_at, expires_at, tier) VALUES (?,?,?,?,?)",
+            [(key_hash(c), note, now, now + ttl, tier) for c in codes],
         )
     return codes
 
@@ -91,10 +84,8 @@ class Account:
     id: str
     email: str | None
     name: str | None
-
-    def wire(self) -> dict[str, Any]:
-        """The account as `/signup` and `/me` answer it (the original SDK's field names)."""
-        return {"user_id": self.id, "email": self.email, "name": self.name, "tier": TIER}
+    # Set when the request came with a delegated credential: when that credential ends.
+    expires_at: float | None = None
 
 
 class Accounts:
@@ -110,12 +101,13 @@ class Accounts:
         self.device_ttl = device_ttl
         self.interval = interval
         self.mode = signup
-        self.ensure_schema(storage)
+        self.delegated = Delegated(storage)
         self.forget_device_codes()
 
-    @staticmethod
-    def ensure_schema(storage: Storage) -> None:
-        storage.create_tables(_SCHEMA)
+    def wire(self, account: Account) -> dict[str, Any]:
+        """The account as `/signup` and `/me` answer it (the original SDK's field names)."""
+        tier, _ = self.storage.quotas_for(account.id)
+        return {"user_id": account.id, "email": account.email, "name": account.name, "tier": tier}
 
     # --- accounts and keys ---------------------------------------------------------
 
@@ -131,6 +123,12 @@ class Accounts:
     def by_email(self, email: str) -> Account | None:
         found = self.storage.query(
             "SELECT id, email, name FROM accounts WHERE email = ?", (email.lower(),)
+        )
+        return Account(*found[0]) if found else None
+
+    def by_id(self, account_id: str) -> Account | None:
+        found = self.storage.query(
+            "SELECT id, email, name FROM accounts WHERE id = ?", (account_id,)
         )
         return Account(*found[0]) if found else None
 
@@ -155,6 +153,7 @@ class Accounts:
                     f"an account for {email} exists: sign in with `whileai login`",
                     status=409,
                 )
+            tier = None
             if self.mode == "invite":
                 spent = db.execute(
                     "UPDATE invites SET used_by = ?, used_at = ? WHERE hash = ?"
@@ -169,19 +168,30 @@ class Accounts:
                         else "that invite code is unknown, used or expired",
                         status=403,
                     )
+                tier = db.execute(
+                    "SELECT tier FROM invites WHERE hash = ?", (key_hash(invite or ""),)
+                ).fetchone()["tier"]
             db.execute(
-                "INSERT INTO accounts (id, email, name, created_at) VALUES (?,?,?,?)",
-                (account.id, account.email, account.name, now),
+                "INSERT INTO accounts (id, email, name, created_at, tier) VALUES (?,?,?,?,?)",
+                (account.id, account.email, account.name, now, tier),
             )
         return account
 
     def signup(self, email: str, name: str | None, invite: str | None = None) -> dict[str, Any]:
         account = self._create(email, name, invite)
-        return {"api_key": self._mint_key(account.id, "signup"), **account.wire()}
+        return {"api_key": self._mint_key(account.id, "signup"), **self.wire(account)}
 
     def authenticate(self, key: str | None) -> Account:
         if not key:
             raise Unauthorized("missing API key: send it as X-Api-Key")
+        if key.startswith(DELEGATED_PREFIX):
+            account_id, expires_at = self.delegated.check(key)
+            found = self.storage.query(
+                "SELECT id, email, name FROM accounts WHERE id = ?", (account_id,)
+            )
+            if not found:
+                raise Unauthorized("unknown API key")
+            return Account(found[0]["id"], found[0]["email"], found[0]["name"], expires_at)
         found = self.storage.query(
             "SELECT a.id, a.email, a.name FROM api_keys k JOIN accounts a ON a.id = k.account"
             " WHERE k.hash = ?",
@@ -192,16 +202,20 @@ class Accounts:
         return Account(*found[0])
 
     def me(self, account: Account) -> dict[str, Any]:
-        usage = self.storage.query(
-            "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM datasets WHERE account = ?"
-            " AND status = 'ready'",
-            (account.id,),
-        )[0]
-        return {
-            **account.wire(),
-            "datasets": usage[0],
-            "bytes": usage[1],
+        """Who the key is, the tier's quotas and today's usage (what `whileai status` and
+        the original SDK's `account()` show); `datasets` and `bytes` stay at the top level
+        for the clients that read them there."""
+        usage = self.storage.usage(account.id)
+        record = {
+            **self.wire(account),
+            "datasets": usage["usage"]["datasets"],
+            "bytes": usage["usage"]["storedBytes"],
+            "limits": usage["limits"],
+            "usage": usage["usage"],
         }
+        if account.expires_at is not None:
+            record["credential"] = {"delegated": True, "expiresAt": iso(account.expires_at)}
+        return record
 
     # --- device flow ---------------------------------------------------------------
 

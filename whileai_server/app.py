@@ -1,7 +1,8 @@
 """The ASGI app behind `whileai serve`: the original SDK's wire format over the `Store`.
 
-Routes live in `account_routes.py` (signup, device login, `/me`) and `store_routes.py`
-(datasets, agents, traces); `server.py` holds what they share. Errors are
+Routes live in `account_routes.py` (signup, device login, `/me`, delegated credentials),
+`store_routes.py` (datasets, public cards, agents, traces), `run_routes.py` (training
+runs) and `dashboard/` (the web pages); `server.py` holds what they share. Errors are
 `{"error": "..."}` with the status of the `StoreError` that caused them: 413 names the
 limit (`"limit": "max_spans"`), 429 carries `Retry-After`. What one request may cost is
 bounded by `ServerConfig.limits`, and every response carries the headers in `security.py`.
@@ -30,6 +31,8 @@ from whileai_core.store.base import StoreError
 
 from .account_routes import AccountRoutes
 from .config import ServerConfig
+from .dashboard.routes import DashboardRoutes
+from .run_routes import RunRoutes
 from .security import SecurityHeaders
 from .server import Server
 from .store_routes import StoreRoutes
@@ -80,6 +83,8 @@ def create_app(
         ("/health", _health, ["GET"]),
         *AccountRoutes(server).table(),
         *StoreRoutes(server).table(),
+        *RunRoutes(server).table(),
+        *DashboardRoutes(server).table(),
     ]
 
     @asynccontextmanager

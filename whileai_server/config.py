@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from whileai_core.errors import ConfigError
 from whileai_core.store.base import STALE_UPLOAD_SECONDS
 from whileai_core.store.limits import Limits
+from whileai_core.store.quotas import QuotaPolicy
 
 from .ratelimit import Rate
 
@@ -24,6 +25,8 @@ APPROVE_RATE = Rate(10, 60)  # approval forms a client may post, per minute
 @dataclass(frozen=True)
 class ServerConfig:
     limits: Limits = field(default_factory=Limits)
+    # What an account may hold and push (`quotas.py`): the default tier's and named tiers.
+    quotas: QuotaPolicy = field(default_factory=QuotaPolicy)
     # open: anyone may create an account; invite: only with a code `whileai invite` minted;
     # closed: no new accounts (existing ones still sign in).
     signup: str = "open"
@@ -33,6 +36,10 @@ class ServerConfig:
     url_ttl: float = STALE_UPLOAD_SECONDS
     device_interval: float = 5.0
     device_ttl: float = 900.0
+    # `whileai token --ttl`: the longest a delegated credential may live.
+    max_credential_ttl: float = 7 * 86400.0
+    # A dashboard sign-in lasts this long (or until the credential it used expires).
+    session_ttl: float = 12 * 3600.0
 
     def __post_init__(self) -> None:
         if self.signup not in SIGNUP_MODES:

@@ -4,7 +4,8 @@ approval form's defences against being submitted from another site.
 Every response gets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`, a
 `Content-Security-Policy` that allows nothing (the approval page sets its own, which
 allows its inline style by hash and a form posting here), and `Referrer-Policy:
-no-referrer` (the approval link carries the user code).
+no-referrer` (the approval link carries the user code); pages with a form use
+`same-origin` instead (`FORM_REFERRER_POLICY`).
 
 The approval form is guarded twice: a browser's `Origin` must be this server's own host,
 and the form must carry the CSRF token that the page's cookie pairs with
@@ -27,6 +28,10 @@ from whileai_core.store.base import Forbidden
 from . import signing
 
 CSRF_COOKIE = "whileai_csrf"
+# Pages with a form: under `no-referrer` a browser posts the form with `Origin: null`,
+# which the origin check must refuse; `same-origin` keeps the Origin on posts to this
+# server and still sends nothing (no user code in a URL) to any other site.
+FORM_REFERRER_POLICY = "same-origin"
 _HEADERS = {
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
@@ -63,26 +68,31 @@ def csrf_pair(secret: bytes, request: Request) -> tuple[str, str]:
     return cookie, signing.csrf_token(secret, cookie)
 
 
-def set_csrf_cookie(request: Request, response: Response, cookie: str) -> None:
+def set_csrf_cookie(
+    request: Request, response: Response, cookie: str, path: str = "/device"
+) -> None:
     response.set_cookie(
         CSRF_COOKIE,
         cookie,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
-        path="/device",
+        path=path,
     )
 
 
-def check_form_origin(secret: bytes, request: Request, form_token: str) -> None:
-    """Refuse a post from another site, or one without the page's token."""
+def check_origin(request: Request) -> None:
+    """Refuse a post a browser sent from another site's page."""
     origin = request.headers.get("origin")
     if origin is not None:
         host = request.headers.get("host", "")
         if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
-            raise Forbidden(
-                "this form was sent from another site: open the link from your terminal"
-            )
+            raise Forbidden("this form was sent from another site: open this server's own page")
+
+
+def check_form_origin(secret: bytes, request: Request, form_token: str) -> None:
+    """Refuse a post from another site, or one without the page's token."""
+    check_origin(request)
     cookie = request.cookies.get(CSRF_COOKIE, "")
     expected = signing.csrf_token(secret, cookie) if cookie else ""
     if not expected or not hmac.compare_digest(expected, form_token):

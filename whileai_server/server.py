@@ -10,8 +10,8 @@ Store calls run in worker threads, so SQLite and disk never block the event loop
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,7 +19,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from whileai_core.store.base import Forbidden, Gone, Store, Unauthorized
-from whileai_core.store.local import BoundStore, Storage
+from whileai_core.store.bound import BoundStore
+from whileai_core.store.local import Storage
 
 from . import signing
 from .accounts import Account, Accounts
@@ -33,7 +34,7 @@ class Server:
     def __init__(self, data_dir: Path, config: ServerConfig) -> None:
         self.config = config
         self.limits = config.limits
-        self.storage = Storage(data_dir, config.limits)
+        self.storage = Storage(data_dir, config.limits, config.quotas)
         self.storage.sweep()
         self.accounts = Accounts(
             self.storage,
@@ -84,6 +85,16 @@ class Server:
         if account is None:
             account = (await self.account(request)).id
         store = self.open_store(account)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    @contextmanager
+    def public_store(self) -> Iterator[Store]:
+        """A store of no account: what it can answer is public (the catalog) and nothing
+        else, since every other record belongs to an account."""
+        store = self.open_store("")
         try:
             yield store
         finally:

@@ -23,6 +23,12 @@ from urllib.parse import urlencode
 SECRET_FILE = "server-secret"
 
 
+def token_hash(token: str) -> str:
+    """How a key, a delegated credential, an invite or a session token is kept at rest:
+    its sha256, so a copy of the database holds nothing usable."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def load_secret(data_dir: Path) -> bytes:
     """The server's signing secret, made once per data directory (mode 0600)."""
     path = data_dir / SECRET_FILE

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from whileai_core.store.agents import SPEC_FIELDS
 from whileai_core.store.base import TRACE_PAGE_SIZE, BadRequest, NewDataset
 
 from .server import Server
@@ -42,6 +43,11 @@ class StoreRoutes:
             ("/datasets/{id}/meta", self.meta, ["POST"]),
             ("/datasets/{id}/preview", self.preview, ["GET"]),
             ("/datasets/{id}/profile", self.profile, ["GET"]),
+            ("/datasets/{id}/publish", self.publish, ["POST"]),
+            ("/datasets/{id}/unpublish", self.unpublish, ["POST"]),
+            ("/catalog", self.catalog, ["GET"]),
+            ("/catalog/{id}/download", self.public_download, ["GET"]),
+            ("/catalog/{id}/rows", self.public_rows, ["GET"]),
             ("/upload/{id}", self.upload, ["PUT"]),
             ("/files/{id}", self.file, ["GET"]),
             ("/agents", self.list_agents, ["GET"]),
@@ -155,6 +161,44 @@ class StoreRoutes:
             report = await self.s.thread(store.profile, request.path_params["id"])
         return JSONResponse({"profile": report})
 
+    # --- public cards --------------------------------------------------------------
+
+    async def publish(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            body = await json_body(request, self.s.limits)
+            card = await self.s.thread(
+                store.publish, request.path_params["id"], body.get("agent"), body.get("description")
+            )
+        return JSONResponse(card)
+
+    async def unpublish(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            return JSONResponse(await self.s.thread(store.unpublish, request.path_params["id"]))
+
+    async def catalog(self, request: Request) -> Response:
+        """Every public card, no key needed (cards span accounts and never name one)."""
+        with self.s.public_store() as store:
+            return JSONResponse(await self.s.thread(store.catalog))
+
+    async def public_download(self, request: Request) -> Response:
+        """The original SDK's grant shape, pointing at the public rows route."""
+        dataset_id = request.path_params["id"]
+        with self.s.public_store() as store:
+            await self.s.thread(store.public_card, dataset_id)  # 404 unless public
+        url = f"{str(request.base_url).rstrip('/')}/catalog/{dataset_id}/rows"
+        return JSONResponse({"downloadUrl": url, "parts": [url], "expiresIn": None})
+
+    async def public_rows(self, request: Request) -> Response:
+        dataset_id = request.path_params["id"]
+        with self.s.public_store() as store:
+            card = await self.s.thread(store.public_card, dataset_id)
+            chunks = await self.s.thread(store.download_public, dataset_id)
+        headers = {
+            "content-length": str(card["sizeBytes"]),
+            "content-disposition": f'attachment; filename="{dataset_id}.jsonl"',
+        }
+        return StreamingResponse(chunks, media_type="application/x-ndjson", headers=headers)
+
     # --- agents --------------------------------------------------------------------
 
     async def list_agents(self, request: Request) -> Response:
@@ -170,15 +214,7 @@ class StoreRoutes:
             description = body.get("description")
             if description is not None and not isinstance(description, str):
                 raise BadRequest("description must be a string")
-            spec: dict[str, Any] = {}
-            if body.get("tools") is not None:
-                if not isinstance(body["tools"], list):
-                    raise BadRequest("tools must be a list of tool schemas")
-                spec["tools"] = body["tools"]
-            if body.get("system_prompt") is not None:
-                if not isinstance(body["system_prompt"], str):
-                    raise BadRequest("system_prompt must be a string")
-                spec["system_prompt"] = body["system_prompt"]
+            spec = {k: body[k] for k in SPEC_FIELDS if body.get(k) is not None}
             agent = await self.s.thread(store.create_agent, slug, description, spec or None)
         return JSONResponse(agent, status_code=201)
 

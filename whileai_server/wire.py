@@ -35,7 +35,7 @@ def error(status: int, message: str, code: str | None = None, **extra: Any) -> J
 def store_error(exc: StoreError) -> JSONResponse:
     """The response for a refusal: 413s name their limit, 429s say when to come back."""
     extra: dict[str, Any] = {}
-    if isinstance(exc, TooLarge) and exc.limit:
+    if isinstance(exc, (TooLarge, TooManyRequests)) and exc.limit:
         extra["limit"] = exc.limit
     response = error(exc.status, str(exc), getattr(exc, "code", None), **extra)
     if isinstance(exc, TooManyRequests):

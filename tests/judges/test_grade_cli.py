@@ -51,8 +51,8 @@ def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
         b"".join(
             orjson.dumps(r) + b"\n"
             for r in [
-                {"scenario_id": "a", "final_text": "42", "meta": {"want": "42"}},
-                {"scenario_id": "b", "final_text": "41", "meta": {"want": "42"}},
+                {"scenario_id": "a", "prompt": "6x7?", "final_text": "42", "meta": {"want": "42"}},
+                {"scenario_id": "b", "prompt": "6x7?", "final_text": "41", "meta": {"want": "42"}},
             ]
         )
     )
@@ -133,22 +133,26 @@ def test_an_unwritable_report_file_fails_before_any_row_is_graded(tmp_path: Path
 
 def test_cron_options_read_their_environment_variables() -> None:
     wanted = {
-        "simulate": ["WHILEAI_BUDGET", "WHILEAI_MODE", "WHILEAI_SEED", "WHILEAI_CONCURRENCY",
+        "simulate": ["WHILEAI_BUDGET", "WHILEAI_MODE", "WHILEAI_SIMULATE_SEED",
+                     "WHILEAI_SIMULATE_CONCURRENCY",
                      "WHILEAI_TIME_BUDGET", "WHILEAI_REPEATS", "WHILEAI_FAULT_RATE",
                      "WHILEAI_AVG_TURNS", "WHILEAI_WRITER", "WHILEAI_GRADER", "WHILEAI_AGENT",
                      "WHILEAI_TEMPERATURE", "WHILEAI_MAX_TOKENS", "WHILEAI_TOP_P",
                      "WHILEAI_UNTIL", "WHILEAI_REPRODUCIBLE", "WHILEAI_CACHE"],
         "grade": ["WHILEAI_JUDGE", "WHILEAI_SPEC", "WHILEAI_RUBRIC", "WHILEAI_JUDGE_MODEL",
-                  "WHILEAI_CONCURRENCY", "WHILEAI_JUDGE_TIMEOUT", "WHILEAI_ON_ERROR",
-                  "WHILEAI_SEED"],
+                  "WHILEAI_JUDGE_CONCURRENCY", "WHILEAI_JUDGE_TIMEOUT", "WHILEAI_ON_ERROR",
+                  "WHILEAI_BOOTSTRAP_SEED", "WHILEAI_CACHE"],
         "optimize": ["WHILEAI_OPTIMIZE_MODE", "WHILEAI_BAND", "WHILEAI_TRUNCATED",
-                     "WHILEAI_MAX_GROUPS", "WHILEAI_SELECT", "WHILEAI_MIN_REWARD", "WHILEAI_SEED",
+                     "WHILEAI_MAX_GROUPS", "WHILEAI_SELECT", "WHILEAI_MIN_REWARD",
+                     "WHILEAI_OPTIMIZE_SEED",
                      "WHILEAI_ON_ERROR"],
         "push": ["WHILEAI_NAME", "WHILEAI_PURPOSE", "WHILEAI_MODE", "WHILEAI_AGENT_NAME",
-                 "WHILEAI_HOLDOUT"],
-        "cut": ["WHILEAI_AGENT_NAME", "WHILEAI_KIND", "WHILEAI_BAND", "WHILEAI_SINCE"],
-        "export": ["WHILEAI_EXPORT_FORMAT", "WHILEAI_SPEC", "WHILEAI_BAND", "WHILEAI_HOLDOUT",
-                   "WHILEAI_MASK", "WHILEAI_MAX_TOOL_OUTPUT_CHARS", "WHILEAI_ON_ERROR"],
+                 "WHILEAI_PUSH_HOLDOUT"],
+        "cut": ["WHILEAI_AGENT_NAME", "WHILEAI_KIND", "WHILEAI_BAND", "WHILEAI_SINCE",
+                "WHILEAI_CUT_HOLDOUT"],
+        "export": ["WHILEAI_EXPORT_FORMAT", "WHILEAI_SPEC", "WHILEAI_BAND",
+                   "WHILEAI_EXPORT_HOLDOUT", "WHILEAI_MASK", "WHILEAI_MAX_TOOL_OUTPUT_CHARS",
+                   "WHILEAI_ON_ERROR"],
     }  # fmt: skip
     for command, names in wanted.items():
         shown = run_cli(command, "--help", env={"COLUMNS": "400"}).stdout.decode()
@@ -157,6 +161,50 @@ def test_cron_options_read_their_environment_variables() -> None:
     env = {"WHILEAI_TRUNCATED": "bogus"}
     bad = run_cli("optimize", str(SDK_ROWS), env=env)
     assert bad.returncode == 2 and b"WHILEAI_TRUNCATED" in bad.stderr
+
+
+def test_no_environment_variable_means_two_things() -> None:
+    """Every option that reads a variable, across every command: a name read by two
+    commands must mean one thing (the same help), except the old shared names, which are
+    read second, after each command's own name, with a deprecation warning."""
+    import click
+
+    from whileai_cli.app import COMMANDS, load_command
+    from whileai_cli.options import RENAMED_ENV
+
+    meanings: dict[str, set[str]] = {}
+
+    def walk(command: click.Command, path: str) -> None:
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, f"{path} {name}")
+            return
+        for param in command.params:
+            names = param.envvar if isinstance(param.envvar, list) else [param.envvar]
+            for env in filter(None, names):
+                if env in RENAMED_ENV:
+                    assert names[0] == RENAMED_ENV[env][path.split()[0]], (path, env)
+                    continue
+                meanings.setdefault(env, set()).add(str(param.name))
+
+    for name in COMMANDS:
+        walk(load_command(name), name)
+    assert {env: opts for env, opts in meanings.items() if len(opts) > 1} == {}
+
+
+def test_an_old_shared_variable_still_works_with_one_warning(tmp_path: Path) -> None:
+    done = run_cli("simulate", "specs/orders", "--budget", "2", env={"WHILEAI_CONCURRENCY": "3"})
+    assert done.returncode == 0
+    warned = [ln for ln in done.stderr.decode().splitlines() if "deprecated" in ln]
+    assert warned == [
+        "warning: WHILEAI_CONCURRENCY is deprecated for `whileai simulate`: set "
+        "WHILEAI_SIMULATE_CONCURRENCY (read WHILEAI_CONCURRENCY for now)"
+    ]
+    scoped = run_cli(
+        "simulate", "specs/orders", "--budget", "2",
+        env={"WHILEAI_CONCURRENCY": "3", "WHILEAI_SIMULATE_CONCURRENCY": "2"},
+    )  # fmt: skip
+    assert b"deprecated" not in scoped.stderr
 
 
 def test_report_into_a_reader_that_went_away_exits_zero(tmp_path: Path) -> None:

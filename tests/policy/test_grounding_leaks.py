@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 
 from whileai_core.api import simulate_rows
-from whileai_core.judges.conduct import ungrounded_arguments
-from whileai_core.judges.trajectory import events_of
+from whileai_core.judges.evidence import Evidence
+from whileai_core.judges.grounding import ungrounded_arguments
 from whileai_core.policy.audit import AuditOptions, audit_rows
 from whileai_core.policy.grounding import GroundingOptions, invented
 from whileai_core.policy.view import view
@@ -39,7 +39,7 @@ def test_invented_values_are_named_by_tool_and_key() -> None:
         ("refund_order", "note", "approved by a manager")
     ]
     # The conduct judge reads the same implementation, in its own format.
-    assert ungrounded_arguments(events_of(ROW)) == ["refund_order.note='approved by a manager'"]
+    assert ungrounded_arguments(Evidence(ROW)) == ["refund_order.note='approved by a manager'"]
     assert invented(view(ROW), GroundingOptions(ignore_keys=("note",))) == []
     assert invented(view(ROW), GroundingOptions(ignore_keys=("refund_order.note",))) == []
     assert invented(view(ROW), GroundingOptions(allow=("approved by a manager",))) == []

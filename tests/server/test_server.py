@@ -292,9 +292,16 @@ def test_a_small_json_route_stops_reading_a_huge_body_at_its_cap(tmp_path) -> No
     for path in ("/signup", "/device/approve"):
         sent[0], replies[:] = 0, []
         scope = {
-            "type": "http", "method": "POST", "path": path, "raw_path": path.encode(),
-            "query_string": b"", "headers": [], "server": ("127.0.0.1", 80),
-            "scheme": "http", "root_path": "", "http_version": "1.1",
+            "type": "http",
+            "method": "POST",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "headers": [],
+            "server": ("127.0.0.1", 80),
+            "scheme": "http",
+            "root_path": "",
+            "http_version": "1.1",
         }
         asyncio.run(app(scope, receive, send))
         assert replies[0]["status"] == 413, path

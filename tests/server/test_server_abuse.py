@@ -19,8 +19,9 @@ import httpx
 import orjson
 import pytest
 
+from whileai_core.store.bound import BoundStore
 from whileai_core.store.http import HttpStore
-from whileai_core.store.local import BoundStore, Storage
+from whileai_core.store.local import Storage
 from whileai_server.config import ServerConfig
 from whileai_server.ratelimit import Rate, RateLimiter, parse_rate
 
@@ -235,7 +236,8 @@ def test_an_agent_named_with_a_slash_can_be_deleted(server: LiveServer) -> None:
 _FINALIZE = textwrap.dedent(
     """
     import sys
-    from whileai_core.store.local import BoundStore, Storage
+    from whileai_core.store.bound import BoundStore
+    from whileai_core.store.local import Storage
     BoundStore(Storage(sys.argv[1]), "acct").finalize(sys.argv[2])
     """
 )

@@ -4,10 +4,8 @@ the run, and cuts into train/holdout datasets, on both stores."""
 from __future__ import annotations
 
 import gzip
-import itertools
 from pathlib import Path
 
-import orjson
 import pytest
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -27,72 +25,7 @@ server = platform_fixtures.server
 store_env = platform_fixtures.store_env
 
 
-_ids = itertools.count(1)
-
-
-def _attr(key: str, value: object) -> dict:
-    if isinstance(value, bool):
-        return {"key": key, "value": {"boolValue": value}}
-    if isinstance(value, int):
-        return {"key": key, "value": {"intValue": str(value)}}
-    if isinstance(value, float):
-        return {"key": key, "value": {"doubleValue": value}}
-    return {"key": key, "value": {"stringValue": str(value)}}
-
-
-def _run(agent: str, scenario: str, prompt: str, reward: float | None = None) -> tuple[str, list]:
-    """One agent run as OTLP JSON spans: a root span and one tool span."""
-    n = next(_ids)
-    trace_id = f"{n:032x}"
-    root_attrs = [
-        _attr("gen_ai.agent.name", agent),
-        _attr("gen_ai.request.model", "m-small"),
-        _attr("gen_ai.usage.input_tokens", 100),
-        _attr("gen_ai.usage.output_tokens", 20),
-        _attr("zeroproof.scenario_id", scenario),
-        _attr("gen_ai.prompt", prompt),
-        _attr("gen_ai.completion", "done"),
-    ]
-    if reward is not None:
-        root_attrs.append(_attr("whileai.reward", reward))
-    start = 1_700_000_000_000_000_000 + n * 1_000_000
-    spans = [
-        {
-            "traceId": trace_id,
-            "spanId": f"{n:016x}",
-            "name": "invoke_agent",
-            "startTimeUnixNano": str(start),
-            "endTimeUnixNano": str(start + 5000),
-            "attributes": root_attrs,
-        },
-        {
-            "traceId": trace_id,
-            "spanId": f"{n + 10**6:016x}",
-            "parentSpanId": f"{n:016x}",
-            "name": "execute_tool get_order",
-            "startTimeUnixNano": str(start + 10),
-            "endTimeUnixNano": str(start + 20),
-            "attributes": [
-                _attr("gen_ai.operation.name", "execute_tool"),
-                _attr("gen_ai.tool.name", "get_order"),
-                _attr("gen_ai.tool.call.arguments", '{"order_id": "A1"}'),
-                _attr("gen_ai.tool.call.result", '{"status": "ok"}'),
-            ],
-        },
-    ]
-    return trace_id, spans
-
-
-def _export(spans: list) -> bytes:
-    doc = {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": [_attr("service.name", "svc")]},
-                "scopeSpans": [{"scope": {"name": "test"}, "spans": spans}],
-            }
-        ]
-    }
-    return orjson.dumps(doc)
+_run, _export = platform_fixtures.otlp_run, platform_fixtures.otlp_export
 
 
 def test_span_from_the_opentelemetry_sdk_exporter_lands_as_a_trace(server: LiveServer) -> None:

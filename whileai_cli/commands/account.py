@@ -74,9 +74,13 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
     if json:
         print_json(info)
         return
+    from whileai_core.store.profile import usage_lines
+
     console = out()
     console.print(f"store: {info['store']} ({info['location']})", markup=False)
     if info["store"] == "embedded":
+        for line in usage_lines(info.get("account") or {}):
+            console.print(line, markup=False)
         return
     if info["key"] is None:
         console.print(f"key: none ({info['error']}; run `whileai login`)", markup=False)
@@ -91,6 +95,13 @@ def status(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
             f"tier {account.get('tier')}, {account.get('datasets')} datasets",
             markup=False,
         )
+        credential = account.get("credential")
+        if isinstance(credential, dict):
+            console.print(
+                f"delegated credential, expires {credential.get('expiresAt')}", markup=False
+            )
+        for line in usage_lines(account):
+            console.print(line, markup=False)
 
 
 def signup(
@@ -120,3 +131,46 @@ def signup(
         f"account {record['user_id']} for {email}; key {credentials.mask(record['api_key'])} "
         f"saved to {path}"
     )
+
+
+def token(
+    ttl: Annotated[
+        int,
+        typer.Option(
+            "--ttl", min=60, envvar="WHILEAI_TOKEN_TTL", help="Seconds the credential lives."
+        ),
+    ] = 3600,
+    name: Annotated[
+        str | None, typer.Option("--name", help="What it is for (kept with it).")
+    ] = None,
+    revoke: Annotated[
+        str | None,
+        typer.Option("--revoke", help="Revoke this delegated credential instead of minting one."),
+    ] = None,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Mint a short-lived delegated credential (zp_dc_...) from your key; prints it once.
+
+    Use it as WHILEAI_DELEGATED_CREDENTIAL where the key itself should not go:
+    export WHILEAI_DELEGATED_CREDENTIAL=$(whileai token --ttl 3600)"""
+    from whileai_core.errors import ConfigError
+    from whileai_core.store.http import HttpStore
+
+    from ..console import print_json, say
+    from .platform import opened
+
+    url = _server_url()
+    with opened(api_key) as store:
+        if not isinstance(store, HttpStore):
+            raise ConfigError(f"{url}: not a server store")
+        if revoke is not None:
+            store.revoke_credential(revoke)
+            say("revoked: the credential is refused from now on")
+            return
+        issued = store.issue_credential(ttl, name)
+    if json:
+        print_json(issued)
+        return
+    print(issued["credential"])
+    say(f"delegated credential for {url}, expires {issued['expiresAt']} (shown once)")

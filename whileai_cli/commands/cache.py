@@ -15,7 +15,6 @@ cache_app = typer.Typer(
 )
 
 
-
 @cache_app.command("stats")
 def stats(json: JsonOpt = False) -> None:
     """How many completions are cached, for which models, and how often they were reused."""

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-from ..options import Inputs, JsonOpt, OnErrorOpt, Output, ReportFile, SpecOpt
+from ..options import (
+    Inputs,
+    JsonOpt,
+    OnErrorOpt,
+    Output,
+    ReportFile,
+    SpecOpt,
+    scoped_env,
+    warn_renamed_env,
+)
+
+# `whileai evaluate` runs grade's body with its own stage function in place of grade_files
+# (same flags, same judge, lineage stamped): see commands/evaluate.py.
+GRADE_RUNNER: ContextVar[Callable[..., Any] | None] = ContextVar("grade_runner", default=None)
 
 KOpt = Annotated[
     int | None,
     typer.Option("--k", min=1, help="k for pass^k / pass@k (default: the smallest group)."),
 ]
 SeedOpt = Annotated[
-    int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Bootstrap seed (reproducible).")
+    int,
+    typer.Option(
+        "--seed",
+        envvar=scoped_env("WHILEAI_SEED", "report"),
+        help="Bootstrap seed (reproducible).",
+    ),
 ]
 
 
@@ -58,7 +77,29 @@ def grade(
         str | None, typer.Option("--schema", help="JSON Schema file for json-schema.")
     ] = None,
     tolerance: Annotated[
-        float | None, typer.Option("--tolerance", help="Absolute tolerance for numeric.")
+        float | None,
+        typer.Option(
+            "--tolerance", help="Absolute tolerance for numeric and for code-exec's float cases."
+        ),
+    ] = None,
+    sandbox: Annotated[
+        Literal["bubblewrap", "none"] | None,
+        typer.Option(
+            "--sandbox",
+            envvar="WHILEAI_SANDBOX",
+            help="Isolation for code-exec: bubblewrap (the default; refuses to run without "
+            "it) or none (only for code you trust: it runs unisolated). [default: bubblewrap]",
+        ),
+    ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            envvar="WHILEAI_GRADE_SCALE",
+            help="The judge rates on LO,HI (e.g. 1,5): the rating is kept in "
+            "judge_meta.rating and reward = (rating - LO) / (HI - LO). Without it a verdict "
+            "outside [0, 1] is invalid_result.",
+        ),
     ] = None,
     concurrency: Annotated[
         int,
@@ -66,7 +107,7 @@ def grade(
             "--concurrency",
             "-c",
             min=1,
-            envvar="WHILEAI_CONCURRENCY",
+            envvar=scoped_env("WHILEAI_CONCURRENCY", "grade"),
             help="Rows judged at once (judges that block or call out).",
         ),
     ] = 8,
@@ -98,10 +139,10 @@ def grade(
 
     Exits 1 when rows came in and the judge could judge none of them (it raised, timed out
     or answered no verdict on every row): the graded rows are still written, reward null."""
+    warn_renamed_env("grade")
     from whileai_core.errors import WhileaiError
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
-    from whileai_core.metrics.passat import summary_line
     from whileai_core.models.options import ModelOptions
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
@@ -124,7 +165,19 @@ def grade(
             rubric_text = Path(rubric).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    rating_scale = None
+    if scale:
+        from whileai_core.errors import ConfigError
+        from whileai_core.judges.contract import parse_scale
+
+        from ..options import bad_flag
+
+        try:
+            rating_scale = parse_scale(scale)
+        except ConfigError as exc:
+            bad_flag("--scale", str(exc))
     opts = JudgeOptions(
+        scale=rating_scale,
         field=field,
         schema=schema,
         tolerance=tolerance,
@@ -132,6 +185,7 @@ def grade(
         spec=loaded,
         rubric=rubric_text,
         use_privileged=use_privileged,
+        sandbox=sandbox,
         models=ModelOptions(
             model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
         ),
@@ -143,7 +197,8 @@ def grade(
             if update is not None and n % 100 == 0:
                 update(n)
 
-        result = grade_files(
+        runner = GRADE_RUNNER.get() or grade_files
+        result = runner(
             files,
             chosen,
             output=output,
@@ -154,21 +209,17 @@ def grade(
             seed=seed,
             on_row=on_row,
         )
-    if judge is None:
-        say(
-            "no --judge: graded only the conduct floor and the task checklist "
-            "(pass --judge for a verifier, a rubric judge or your own)"
-        )
-    for note in result.notes:
-        warn(note)
-    for status, reason in result.report["first_reasons"].items():
-        count = result.report["judge_status"].get(status, 0)
-        warn(f"{count} row(s) not judged ({status}); first: {reason}")
-    if result.read.skipped:
-        warn(f"skipped {result.read.skipped} bad line(s); first: {result.read.first_error}")
+    result.default_judge = judge is None
     data = result.report
-    if not emit_report(data, json=json, report_file=report_file, data_on_stdout=output is None):
-        say(f"{result.judge}: {summary_line(data)}")
+    json_printed = emit_report(
+        data, json=json, report_file=report_file, data_on_stdout=output is None
+    )
+    for line in [] if json_printed else result.lines()[:-1]:
+        say(line)
+    for message in result.warnings():
+        warn(message)
+    if not json_printed:
+        say(result.lines()[-1])
     if data["rows"] and not data["judged"]:
         raise WhileaiError(f"{result.judge}: judged none of {data['rows']} rows (see above)")
 
@@ -185,6 +236,7 @@ def report(
 
     Also the per-task pass-rate histogram, judge status counts and every marker's mean
     with its interval."""
+    warn_renamed_env("report")
     from whileai_core.jsonl import ReadStats, read_rows
     from whileai_core.metrics.passat import pass_report
 
@@ -207,25 +259,16 @@ def report(
 
 
 def _print_report(r: dict[str, Any]) -> None:
-    from whileai_core.metrics.passat import summary_line
+    from whileai_core.metrics.passat import report_text
 
     from ..console import out
 
     console = out()
-    console.print(summary_line(r))
-    if r.get("k_note"):
-        console.print(f"k-way: {r['k_note']}")
-    if r.get("note"):
-        console.print(str(r["note"]))
-    console.print(_table("per-task pass rate", ("pass rate", "tasks"), r["histogram"].items()))
-    console.print(_table("judge status", ("status", "rows"), r["judge_status"].items()))
-    if r["markers"]:
-        rows = (
-            (name, f"{m['mean']:.2f}", f"[{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}]", m["n"])
-            for name, m in r["markers"].items()
-        )
-        header = ("marker", "mean", "95% interval", "rows")
-        console.print(_table("markers (1.0 = good)", header, rows))
+    lines, tables = report_text(r)
+    for line in lines:
+        console.print(line)
+    for title, header, rows in tables:
+        console.print(_table(title, header, rows))
 
 
 def _table(title: str, header: tuple[str, ...], rows: Iterable[Iterable[Any]]) -> Table:

@@ -17,6 +17,8 @@ from ..options import (
     PhrasesOpt,
     ReportFile,
     SpecsOpt,
+    scoped_env,
+    warn_renamed_env,
 )
 
 StageName = Literal["sft", "rm", "rl", "eval", "mid"]
@@ -58,7 +60,11 @@ def mark(
     concurrency: Annotated[
         int,
         typer.Option(
-            "--concurrency", "-c", min=1, envvar="WHILEAI_CONCURRENCY", help="Rows judged at once."
+            "--concurrency",
+            "-c",
+            min=1,
+            envvar=scoped_env("WHILEAI_CONCURRENCY", "mark"),
+            help="Rows judged at once.",
         ),
     ] = 8,
     timeout: Annotated[
@@ -80,6 +86,7 @@ def mark(
     With none of --style/--trace/--grounding, all three run. Every marker is 1.0 for the
     good outcome, and its source (mark:style, mark:trace, mark:grounding, mark:spec) is
     kept in marker_sources, so a later `whileai grade` keeps it."""
+    warn_renamed_env("mark")
     from whileai_core.models.options import ModelOptions
     from whileai_core.policy.mark import FAMILIES, MarkOptions, mark_files, resolve_flags
 

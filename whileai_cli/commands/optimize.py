@@ -6,7 +6,17 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import BandOpt, EndorsedOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
+from ..options import (
+    BandOpt,
+    EndorsedOpt,
+    Inputs,
+    JsonOpt,
+    OnErrorOpt,
+    Output,
+    ReportFile,
+    scoped_env,
+    warn_renamed_env,
+)
 
 
 def optimize(
@@ -71,7 +81,12 @@ def optimize(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seed for the random_* rules.")
+        int,
+        typer.Option(
+            "--seed",
+            envvar=scoped_env("WHILEAI_SEED", "optimize"),
+            help="Seed for the random_* rules.",
+        ),
     ] = 0,
     endorsed: EndorsedOpt = None,
     output: Output = None,
@@ -83,6 +98,7 @@ def optimize(
 
     With --endorsed the hack scan runs over the kept rows (its own pass over the input)
     and rides in the report as hack_scan, its warnings among the hygiene warnings."""
+    warn_renamed_env("optimize")
     from whileai_core.select.optimize import OptimizeOptions, optimize_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say, warn

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from ..options import EndorsedOpt, JsonOpt
+from ..options import EndorsedOpt, JsonOpt, OnErrorOpt, SpecOpt, scoped_env, warn_renamed_env
 
 if TYPE_CHECKING:
     from whileai_core.store import Store
@@ -40,16 +40,16 @@ def check_source(source: str) -> str:
 
 
 @contextmanager
-def opened(api_key: str | None) -> Iterator[Store]:
-    """The store every platform command talks to, closed when the command is done."""
+def opened(api_key: str | None, public: bool = False) -> Iterator[Store]:
+    """The store every platform command talks to, closed when the command is done;
+    `public` lets a server be used without a key, for what it serves to anyone."""
     from whileai_core.store import open_store
 
-    store = open_store(api_key)
+    store = open_store(api_key, public=public)
     try:
         yield store
     finally:
         store.close()
-
 
 
 def push(
@@ -77,7 +77,7 @@ def push(
         float,
         typer.Option(
             "--holdout",
-            envvar="WHILEAI_HOLDOUT",
+            envvar=scoped_env("WHILEAI_HOLDOUT", "push"),
             help="Fraction of tasks to push as a linked holdout set, split by scenario_id.",
         ),
     ] = 0.0,
@@ -95,13 +95,18 @@ def push(
     description: Annotated[
         str | None, typer.Option("--description", help="Free-text description.")
     ] = None,
+    spec: SpecOpt = None,
+    on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     api_key: ApiKeyOpt = None,
 ) -> None:
-    """Push rows as a dataset (privileged blocks removed; gated unless --no-gate)."""
+    """Push rows as a dataset (privileged blocks removed; gated unless --no-gate).
+
+    With --spec and --agent, the spec's tools and system prompt go on the agent's record."""
+    warn_renamed_env("push")
     from whileai_core.errors import ConfigError
     from whileai_core.select.gate import PublishGateError
-    from whileai_core.store.push import HackScanRefusal, push_rows
+    from whileai_core.store.push import HackScanRefusal, agent_spec, push_rows
 
     from ..console import print_json, say, warn
     from ..options import split_endorsed
@@ -112,6 +117,9 @@ def push(
         from ..options import bad_flag
 
         bad_flag("--strict-hacks", "needs --endorsed (what the reward should track)")
+    if spec is not None and not agent:
+        raise ConfigError("--spec goes on an agent's record: give --agent too")
+    attach = agent_spec(spec) if spec is not None else None
     with opened(api_key) as store:
         try:
             result = push_rows(
@@ -127,6 +135,8 @@ def push(
                 gate=not no_gate,
                 endorsed=split_endorsed(endorsed),
                 strict_hacks=strict_hacks,
+                agent_spec=attach,
+                on_error=on_error,
             )
         except PublishGateError as exc:
             raise ConfigError(f"{exc} (nothing stored; --no-gate pushes it anyway)") from None
@@ -139,6 +149,8 @@ def push(
             warn(f"gate: {message}")
     if result["stripped"]:
         say(f"removed privileged data from {result['stripped']} rows")
+    if result["skipped_lines"]:
+        warn(f"skipped {result['skipped_lines']} bad line(s); first: {result['first_error']}")
     if result.get("left_out_leaks"):
         warn(f"left out {result['left_out_leaks']} rows that repeat their own answer key")
     if json:
@@ -163,12 +175,12 @@ def pull(
     ] = None,
     api_key: ApiKeyOpt = None,
 ) -> None:
-    """Download a dataset's rows as JSONL."""
+    """Download a dataset's rows as JSONL (a public one needs no key)."""
     from whileai_core.store.push import pull_rows
 
     from ..console import say
 
-    with opened(api_key) as store:
+    with opened(api_key, public=True) as store:
         size = pull_rows(store, dataset_id, output)
     if output not in (None, "-"):
         say(f"{dataset_id}: {size} bytes -> {output}")
@@ -185,9 +197,7 @@ def datasets(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """List your datasets."""
-    import sys
-
-    from ..console import out, print_json, say
+    from ..console import print_json, print_table, say
 
     with opened(api_key) as store:
         records = store.list_datasets(status="pending" if pending else "ready")
@@ -209,19 +219,7 @@ def datasets(
         ]
         for d in records
     ]
-    if sys.stdout.isatty():
-        from rich.table import Table
-
-        table = Table(title_justify="left")
-        for col in columns:
-            table.add_column(col)
-        for row in cells:
-            table.add_row(*row)
-        out().print(table)
-    else:
-        # Piped: one tab-separated line per set, never truncated to a terminal width.
-        for row in [list(columns), *cells]:
-            print("\t".join(row))
+    print_table(list(columns), cells)
     total = sum(int(d["sizeBytes"]) for d in records)
     say(f"{len(records)} datasets, {total} bytes on {store.kind} store {store.location}")
 
@@ -232,22 +230,16 @@ def profile(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Pass rate, tasks, mixed tasks and tool use of a stored dataset."""
-    from ..console import out, print_json
+    from whileai_core.store.profile import profile_lines
+
+    from ..console import print_json, print_lines
 
     with opened(api_key) as store:
         report = store.profile(dataset_id)
     if json:
         print_json(report)
         return
-    rate = report.get("passRate")
-    console = out()
-    console.print(
-        f"{dataset_id}: {report['rows']} rows, {report['graded']} graded, pass rate "
-        f"{'-' if rate is None else f'{rate:.1%}'}; {report['tasks']} tasks, "
-        f"{report['mixedTasks']} mixed"
-    )
-    for tool, count in report.get("toolUse", {}).items():
-        console.print(f"  {tool}: {count}")
+    print_lines(profile_lines(report))
 
 
 def delete(
@@ -317,16 +309,57 @@ def _tally(counts: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def agents(json: JsonOpt = False, api_key: ApiKeyOpt = None) -> None:
-    """List agents: traces and datasets by purpose."""
-    from ..console import out, print_json
+def update(
+    dataset_id: Annotated[str, typer.Argument(help="Dataset id (ds_…).")],
+    purpose: Annotated[
+        Purpose | None, typer.Option("--purpose", help="train, holdout or eval.")
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="A new name.")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="Simulation mode to record.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent the set belongs to.")] = None,
+    description: Annotated[
+        str | None, typer.Option("--description", help="Free-text description.")
+    ] = None,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """Change a dataset's purpose, name, mode, agent or description (only what you give)."""
+    from whileai_core.errors import ConfigError
+
+    from ..console import print_json, say
+
+    given = {"purpose": purpose, "name": name, "mode": mode, "agent": agent}
+    fields = {k: v for k, v in {**given, "description": description}.items() if v is not None}
+    if not fields:
+        raise ConfigError("update needs something to change: --purpose, --name, --mode, --agent"
+                          " or --description")  # fmt: skip
+    with opened(api_key) as store:
+        record = store.update_meta(dataset_id, fields)
+    if json:
+        print_json(record)
+        return
+    changed = ", ".join(f"{k} {record.get(k)}" for k in fields)
+    say(f"{dataset_id}: {changed}")
+
+
+def preview(
+    dataset_id: Annotated[str, typer.Argument(help="Dataset id (ds_…).")],
+    n: Annotated[int, typer.Option("-n", "--rows", min=0, max=100, help="Rows to show.")] = 3,
+    json: JsonOpt = False,
+    api_key: ApiKeyOpt = None,
+) -> None:
+    """The first rows of a stored dataset (JSONL on stdout) and its profile (stderr)."""
+    from whileai_core.jsonl import dumps
+    from whileai_core.store.profile import profile_lines
+
+    from ..console import print_json, say
 
     with opened(api_key) as store:
-        records = store.list_agents()
+        result = store.preview(dataset_id, n)
     if json:
-        print_json({"agents": records})
+        print_json(result)
         return
-    console = out()
-    for a in records:
-        sets = ", ".join(f"{k} {v}" for k, v in sorted(a["datasets"].items())) or "no datasets"
-        console.print(f"{a['slug']}: {a['traces']} traces; {sets}")
+    for row in result["rows"]:
+        print(dumps(row).decode(), end="")
+    for line in profile_lines(result["profile"]):
+        say(line)

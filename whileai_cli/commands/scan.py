@@ -6,7 +6,16 @@ from typing import Annotated
 
 import typer
 
-from ..options import EndorsedOpt, Inputs, JsonOpt, KindsOpt, OnErrorOpt, ReportFile
+from ..options import (
+    EndorsedOpt,
+    Inputs,
+    JsonOpt,
+    KindsOpt,
+    OnErrorOpt,
+    ReportFile,
+    scoped_env,
+    warn_renamed_env,
+)
 
 
 def scan(
@@ -26,7 +35,10 @@ def scan(
         ),
     ] = 50,
     seed: Annotated[
-        int, typer.Option("--seed", envvar="WHILEAI_SEED", help="Seed for the shuffles.")
+        int,
+        typer.Option(
+            "--seed", envvar=scoped_env("WHILEAI_SEED", "scan"), help="Seed for the shuffles."
+        ),
     ] = 0,
     feature: Annotated[
         list[str] | None,
@@ -45,6 +57,7 @@ def scan(
 
     Regimes: train, reward_hack, unknown, no_signal, pool_exhausted, degenerate. With
     --endorsed the scan says whether what the reward pays for most is what it should."""
+    warn_renamed_env("scan")
     from whileai_core.errors import ConfigError
     from whileai_core.policy.actions import parse_kinds
     from whileai_core.policy.features import FeatureOptions, user_features

@@ -21,6 +21,14 @@ def _limit(flag: str, what: str) -> Any:
     return typer.Option(flag, envvar=env, help=what, show_default=False)
 
 
+def _quota(flag: str, what: str) -> Any:
+    env = "WHILEAI_" + flag[2:].replace("-", "_").upper()
+    return typer.Option(
+        flag, envvar=env, help=f"{what} Default off (no limit); `off` turns it off.",
+        rich_help_panel="Account quotas (the default tier)", show_default=False,
+    )  # fmt: skip
+
+
 def _rate(flag: str, env: str, what: str) -> Any:
     return typer.Option(
         flag, envvar=env, help=f"{what}: N/PERIOD (10/h, 5/10min) or off.", show_default=False
@@ -72,6 +80,38 @@ def serve(
     max_line_bytes: Annotated[
         str | None, _limit("--max-line-bytes", "One row of a dataset body. Default 4MiB.")
     ] = None,
+    max_run_points: Annotated[
+        str | None, _limit("--max-run-points", "Points in one run log batch. Default 500.")
+    ] = None,
+    max_datasets: Annotated[
+        str | None, _quota("--max-datasets", "Datasets an account may hold.")
+    ] = None,
+    max_stored_bytes: Annotated[
+        str | None, _quota("--max-stored-bytes", "Bytes an account may store (e.g. 5GB).")
+    ] = None,
+    max_push_rows: Annotated[
+        str | None, _quota("--max-push-rows", "Rows in one pushed dataset.")
+    ] = None,
+    max_daily_rows: Annotated[
+        str | None, _quota("--max-daily-rows", "Rows an account may push a day (UTC).")
+    ] = None,
+    max_daily_bytes: Annotated[
+        str | None, _quota("--max-daily-bytes", "Bytes an account may push a day.")
+    ] = None,
+    max_daily_traces: Annotated[
+        str | None, _quota("--max-daily-traces", "Traces an account may send a day.")
+    ] = None,
+    max_daily_tokens: Annotated[
+        str | None, _quota("--max-daily-tokens", "Tokens those traces may report a day.")
+    ] = None,
+    tiers: Annotated[
+        str | None,
+        typer.Option(
+            "--tiers",
+            envvar="WHILEAI_TIERS",
+            help="JSON/YAML file of named tiers' quotas; `invite --tier` gives one to an account.",
+        ),
+    ] = None,
     signup_rate: Annotated[
         str | None,
         _rate("--signup-rate", "WHILEAI_SIGNUP_RATE", "Signups per client (default 10/h)"),
@@ -97,6 +137,7 @@ def serve(
     from whileai_core.errors import ConfigError
     from whileai_core.settings import home
     from whileai_core.store.limits import Limits, flag, parse_size
+    from whileai_core.store.quotas import QuotaPolicy, Quotas, load_tiers, parse_quota
     from whileai_server import create_app
     from whileai_server.config import ServerConfig
     from whileai_server.ratelimit import parse_rate
@@ -110,6 +151,16 @@ def serve(
         "max_otlp_bytes": max_otlp_bytes,
         "max_upload_bytes": max_upload_bytes,
         "max_line_bytes": max_line_bytes,
+        "max_run_points": max_run_points,
+    }
+    given_quotas = {
+        "max_datasets": max_datasets,
+        "max_stored_bytes": max_stored_bytes,
+        "max_push_rows": max_push_rows,
+        "max_daily_rows": max_daily_rows,
+        "max_daily_bytes": max_daily_bytes,
+        "max_daily_traces": max_daily_traces,
+        "max_daily_tokens": max_daily_tokens,
     }
     try:
         limits = Limits(**{k: parse_size(v, flag(k)) for k, v in given.items() if v is not None})
@@ -121,10 +172,16 @@ def serve(
         rates: dict[str, Any] = {
             k: parse_rate(v, flag(k)) for k, v in given_rates.items() if v is not None
         }
+        quotas = Quotas(
+            **{k: parse_quota(v, flag(k)) for k, v in given_quotas.items() if v is not None}
+        )
     except ConfigError as exc:
         text = str(exc)
         bad_flag(text.split(":")[0].split()[0], text)
-    config = ServerConfig(limits=limits, signup=signup, device_interval=poll_interval)
+    policy = QuotaPolicy(default=quotas, tiers=load_tiers(tiers) if tiers else {})
+    config = ServerConfig(
+        limits=limits, signup=signup, device_interval=poll_interval, quotas=policy
+    )
     config = dataclasses.replace(config, **rates)
     directory = data or str(home() / "server")
     app = create_app(directory, config)
@@ -147,6 +204,10 @@ def invite(
     ] = "7d",
     note: Annotated[
         str | None, typer.Option("--note", help="Who the codes are for (kept with them).")
+    ] = None,
+    tier: Annotated[
+        str | None,
+        typer.Option("--tier", help="The tier (from serve --tiers) an account made with it gets."),
     ] = None,
     data: Annotated[
         str | None,
@@ -181,7 +242,7 @@ def invite(
         )
     storage = Storage(directory)
     try:
-        codes = mint_invites(storage, count, ttl, note)
+        codes = mint_invites(storage, count, ttl, note, tier)
     finally:
         storage.close()
     for code in codes:

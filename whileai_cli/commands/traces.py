@@ -6,13 +6,13 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt
+from ..options import JsonOpt, ReportFile, SpecOpt, scoped_env, warn_renamed_env
 from .platform import ApiKeyOpt, check_source, opened
 
 traces_app = typer.Typer(
-    help="Ingest, list and delete traces (OTLP spans from your agent).", no_args_is_help=True
+    help="Ingest, list and delete traces (OTLP spans from your agent); report what they show.",
+    no_args_is_help=True,
 )
-
 
 
 @traces_app.command("ingest")
@@ -90,6 +90,39 @@ def list_traces(
     say(f"{len(result['traces'])} traces on page {result['page']}{more}")
 
 
+@traces_app.command("report")
+def report(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="Traces: a JSONL file ('-' for stdin), a dataset id, agent:NAME (ingested "
+            "traces of that agent) or platform (every ingested trace)."
+        ),
+    ],
+    spec: SpecOpt = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", envvar="WHILEAI_SINCE", help="Only ingested traces this recent: 7d, 12h."
+        ),
+    ] = None,
+    json: JsonOpt = False,
+    report_file: ReportFile = None,
+) -> None:
+    """What traces show before you aim a run with them: tools, faults, failures, emphasis."""
+    from whileai_core.traces.mine import report_traces
+
+    from ..console import check_report_path, emit_report, out
+
+    check_report_path(report_file)
+    result = report_traces(source, spec, since=since)
+    if emit_report(result.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
+        return
+    console = out()
+    for line in result.lines():
+        console.print(line, markup=False, highlight=False)
+
+
 @traces_app.command("delete")
 def delete_trace(
     trace_id: Annotated[str, typer.Argument(help="Trace id (32 hex).")],
@@ -133,7 +166,11 @@ def cut(
     ] = "0.2,0.8",
     holdout: Annotated[
         float,
-        typer.Option("--holdout", envvar="WHILEAI_HOLDOUT", help="Share of prompts held out."),
+        typer.Option(
+            "--holdout",
+            envvar=scoped_env("WHILEAI_HOLDOUT", "cut"),
+            help="Share of prompts held out.",
+        ),
     ] = 0.2,
     since: Annotated[
         str | None, typer.Option("--since", envvar="WHILEAI_SINCE", help="Only traces this recent.")
@@ -146,6 +183,7 @@ def cut(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Make training data from scored traces: a train set and a holdout set; prints their ids."""
+    warn_renamed_env("cut")
     from whileai_core.store.cut import cut as run_cut
     from whileai_core.store.cut import parse_since
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import AgentError as AgentError
 from ..spec import Spec
 
 
@@ -84,6 +85,3 @@ class Writer(Protocol):
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None: ...
 
-
-class AgentError(Exception):
-    """The agent raised or returned the wrong shape: the rollout is dropped and counted."""

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
+from ..errors import Refused
 from ..privileged import privileged_texts, quotes_privileged, strip_privileged
 from ..row import call_function
 
@@ -29,14 +30,6 @@ Row = dict[str, Any]
 Message = dict[str, Any]
 
 _MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
-
-
-class Refused(Exception):
-    """A row this export will not write; `reason` is the key it is counted under."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 @dataclass

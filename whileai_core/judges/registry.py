@@ -13,7 +13,7 @@
 Built-ins and plug-ins are found by name in the one registry (`whileai_core.registry`,
 where each verifier registers with a decorator and a package adds its own through the
 `whileai.judges` entry-point group). Options that apply to many judges (`--field`,
-`--schema`, `--tolerance`, `--timeout`, `--spec`) come in through JudgeOptions; a value
+`--schema`, `--tolerance`, `--timeout`, `--spec`, `--sandbox`) come in through JudgeOptions; a value
 written in the judge string wins. An LLM judge gets its client from the same factory as
 agents and writers (`models.factory.client_for`), so `--cache`, the concurrency bound and
 the failure counts are shared the same way.
@@ -47,20 +47,27 @@ class JudgeOptions:
     spec: Spec | None = None
     rubric: str | None = None
     use_privileged: bool = False
+    sandbox: str | None = None  # code-exec: bubblewrap (the default) or none
+    # A rating judge's scale (`grade --scale 1,5`): its verdicts map to (r - lo) / (hi - lo).
+    scale: tuple[float, float] | None = None
     # How an LLM judge reaches its model: the same knobs, and the same per-run clients, as
     # the agent and the writer (`model` is the name for a bare URL).
     models: ModelOptions = dataclasses.field(default_factory=lambda: ModelOptions(concurrency=8))
 
 
-@JUDGES.register("code-exec", options=("field",))
+@JUDGES.register("code-exec", options=("field", "tolerance", "sandbox"))
 def _code_exec(*, judge_options: JudgeOptions, timeout: float | None = None, **kw: Any) -> Judge:
     """Run the reply's code against the row's hidden tests, sandboxed."""
-    return code_exec(timeout=min(judge_options.timeout, 30.0) if timeout is None else timeout, **kw)
+    if timeout is None:  # --timeout 0 means no per-row limit, not a 0 s wall for the code
+        timeout = min(judge_options.timeout, 30.0) if judge_options.timeout > 0 else 30.0
+    return code_exec(timeout=timeout, **kw)
 
 
 DEFAULT_JUDGE = "checklist"
 # Options whose value is a number: caught when the judge is named, not on every row.
-_NUMBER_OPTIONS = frozenset({"tolerance", "relative", "timeout", "memory_mb", "file_mb"})
+_NUMBER_OPTIONS = frozenset(
+    {"tolerance", "relative", "timeout", "memory_mb", "file_mb", "max_procs"}
+)
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -163,8 +170,17 @@ def _callable(ref: str) -> Judge:
 
 
 def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
-    """The judge a `--judge` value names. None means the default: conduct × checklist."""
+    """The judge a `--judge` value names. None means the default: conduct × checklist.
+    With `opts.scale` the judge is read as a rater on that scale."""
     opts = opts or JudgeOptions()
+    judge = _parse(value, opts)
+    if opts.scale is not None and judge.scale is None:
+        judge.scale = opts.scale
+        judge.meta = {**judge.meta, "scale": list(opts.scale)}
+    return judge
+
+
+def _parse(value: str | None, opts: JudgeOptions) -> Judge:
     text = (value or DEFAULT_JUDGE).strip()
     if not text:
         raise ConfigError("--judge is empty")
@@ -179,6 +195,7 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
             spec=opts.spec,
             use_privileged=opts.use_privileged,
             options=opts.models,
+            scale=opts.scale,
         )
     for kind in ("all", "any", "weighted"):
         if text.startswith(kind + ":"):

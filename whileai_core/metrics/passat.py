@@ -309,3 +309,27 @@ def summary_line(report: dict[str, Any]) -> str:
         failed = {s: c for s, c in report["judge_status"].items() if s != "ok" and c}
         tail += " (" + ", ".join(f"{c} {s}" for s, c in failed.items()) + ")"
     return " | ".join(parts) + f" ({tail})"
+
+
+Table = tuple[str, tuple[str, ...], list[tuple[Any, ...]]]
+
+
+def report_text(report: dict[str, Any]) -> tuple[list[str], list[Table]]:
+    """What `whileai report` shows a person: lines, then (title, header, rows) tables.
+    Built here, next to the numbers, so every command that prints them says the same."""
+    lines = [summary_line(report)]
+    if report.get("k_note"):
+        lines.append(f"k-way: {report['k_note']}")
+    if report.get("note"):
+        lines.append(str(report["note"]))
+    tables: list[Table] = [
+        ("per-task pass rate", ("pass rate", "tasks"), list(report["histogram"].items())),
+        ("judge status", ("status", "rows"), list(report["judge_status"].items())),
+    ]
+    if report["markers"]:
+        rows = [
+            (name, f"{m['mean']:.2f}", f"[{m['ci95'][0]:.2f}, {m['ci95'][1]:.2f}]", m["n"])
+            for name, m in report["markers"].items()
+        ]
+        tables.append(("markers (1.0 = good)", ("marker", "mean", "95% interval", "rows"), rows))
+    return lines, tables

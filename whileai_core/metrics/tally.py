@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..row import ask_text
+
 # Partial credit splits at 0.5: a reward at or above it counts as a pass.
 PASS_THRESHOLD = 0.5
 
@@ -24,19 +26,6 @@ def task_key(row: dict[str, Any]) -> str:
     if isinstance(sid, str) and sid:
         return sid
     return ask_text(row)
-
-
-def ask_text(row: dict[str, Any]) -> str:
-    """What was asked: `prompt`, else the first user message ("" when neither)."""
-    prompt = row.get("prompt")
-    if isinstance(prompt, str) and prompt:
-        return prompt
-    for message in row.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-    return ""
 
 
 def reward_of(row: dict[str, Any]) -> float | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import ConfigError
+from ..errors import UnreadableCache
 from ..settings import home
 
 _SCHEMA = """
@@ -48,10 +48,6 @@ class CacheStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class UnreadableCache(ConfigError):
-    """The cache file is not a SQLite database (truncated, overwritten)."""
 
 
 class ModelCache:

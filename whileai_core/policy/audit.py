@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..jsonl import OnError, ReadStats, read_rows
-from ..metrics.tally import ask_text, task_key
+from ..metrics.tally import task_key
+from ..row import ask_text
 from .duplicates import DuplicateGroups, NearDuplicatePrompts
 from .flags import TraceOptions
 from .grounding import GroundingOptions, GroundingReport, invented

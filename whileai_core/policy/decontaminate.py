@@ -25,8 +25,7 @@ import orjson
 
 from ..errors import ConfigError
 from ..jsonl import OnError, ReadStats, RowWriter, iter_lines, read_rows
-from ..metrics.tally import ask_text
-from ..row import reply_text
+from ..row import ask_text, reply_text
 from .view import words
 
 ANSWER_KEYS = ("final_text", "answer", "reference", "expected", "gold")

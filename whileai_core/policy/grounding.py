@@ -4,7 +4,7 @@ A policy trained to call a tool learns to call it before it learns when not to, 
 first thing it invents is an id the person never gave. `argument_grounding` is 1.0 when
 every string (or number) argument of every call appears in the prompt, the person's
 turns, the system prompt or an earlier tool result (a row with no calls is grounded),
-else 0.0. The check itself is the conduct judge's (`judges.conduct.invented_arguments`):
+else 0.0. The check itself is the conduct judge's (`judges.grounding.invented_arguments`):
 one implementation, so the marker and the judge can never disagree about a value.
 
 `ignore_keys` skips free-text arguments (a comment, a file's new content); `allow` lists
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..judges.conduct import Invented, invented_arguments
+from ..judges.grounding import Invented, invented_arguments
 from ..spec import Spec
 from .view import RowView, system_texts
 

@@ -1,6 +1,6 @@
 """The select stage: what a trainer sees.
 
-    optimize.py    graded rows in, the rows a trainer should see out (rl groups, sft picks)
-    gate.py        the publish gate: refuse gradient-free rl data, warn on the rest
-    hygiene.py     warnings a selection carries: reward correlations, pass@k survival
+optimize.py    graded rows in, the rows a trainer should see out (rl groups, sft picks)
+gate.py        the publish gate: refuse gradient-free rl data, warn on the rest
+hygiene.py     warnings a selection carries: reward correlations, pass@k survival
 """

@@ -29,7 +29,8 @@ from typing import Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
-from ..metrics.tally import TaskTally, ask_text, task_key
+from ..metrics.tally import TaskTally, task_key
+from ..row import ask_text
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
 from ..privileged import privileged_texts
 from ..row import reply_text
@@ -77,7 +78,6 @@ class Recorder:
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
         junk = self._junk_reason(row, reward)
-        lineage = row.get("lineage")
         carried = isinstance(row.get("calibration"), dict)
         policy = policy_of(row)
         rec = Record(
@@ -91,7 +91,7 @@ class Recorder:
             policy=sys.intern(policy) if policy is not None else None,
             features=row_features(row),
             carried=carried,
-            eval_sourced=isinstance(lineage, dict) and lineage.get("source") == "eval",
+            eval_sourced=is_eval_sourced(row),
             clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
         )
         if junk is None:
@@ -119,10 +119,12 @@ class Recorder:
         block = row.get("privileged")
         if not isinstance(block, dict):
             return False
-        key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
-        secrets = self._secrets.get(key)
+        # A digest, not the JSON itself: orjson hands back each small dump in a 4 KB buffer,
+        # and one per ask of a 100k-row file held 50 MB.
+        key = hashlib.blake2b(orjson.dumps(block, option=orjson.OPT_SORT_KEYS), digest_size=16)
+        secrets = self._secrets.get(key.digest())
         if secrets is None:
-            secrets = self._secrets[key] = [s.lower() for s in privileged_texts(row)]
+            secrets = self._secrets[key.digest()] = [s.lower() for s in privileged_texts(row)]
         if not secrets:
             return False
         texts = [reply_text(row)]

@@ -10,6 +10,7 @@ small as the cell count touches every pair.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from dataclasses import dataclass
@@ -110,9 +111,13 @@ def tool_values(spec: Spec) -> list[str]:
     return values
 
 
-def build_axes(spec: Spec) -> dict[str, list[str]]:
+def build_axes(spec: Spec, tools: list[str] | None = None) -> dict[str, list[str]]:
+    """The grid's axes; `tools` narrows the tool axis (a run aimed at some tools). With no
+    `unrelated` tool value there is no general question either (they go together)."""
+    tool = tools if tools is not None else tool_values(spec)
+    families = [f for f in ASK_FAMILIES if UNRELATED in tool or f != "general"]
     return {
-        "tool": tool_values(spec),
+        "tool": list(tool),
         "rule": [*spec.rules, UNSPECIFIED],
         "world_state": list(WORLD_STATES),
         "tool_condition": list(TOOL_CONDITIONS),
@@ -122,7 +127,7 @@ def build_axes(spec: Spec) -> dict[str, list[str]]:
         "texture": list(TEXTURES),
         "persona": list(PERSONAS),
         "length": list(LENGTHS),
-        "ask_family": list(ASK_FAMILIES),
+        "ask_family": families,
     }
 
 
@@ -153,6 +158,21 @@ def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
     return True
 
 
+def compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
+    """Whether `value` on `axis` can share a cell with the `fixed` coordinates."""
+    return _compatible(axis, value, fixed)
+
+
+def block_axes(axes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The axes one rule block's design covers (all but `rule`)."""
+    return {name: axes[name] for name in _BLOCK_AXES}
+
+
+def ordered_coords(coords: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A cell's coordinates in the grid's axis order (the order rows and ids use)."""
+    return tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
+
+
 def _pair_ok(a: str, va: str, b: str, vb: str) -> bool:
     return _compatible(a, va, {b: vb}) and _compatible(b, vb, {a: va})
 
@@ -165,13 +185,11 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
     """
     names = list(axes)
     rng = random.Random(seed)
-    uncovered: set[tuple[str, str, str, str]] = set()
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            for va in axes[a]:
-                for vb in axes[b]:
-                    if _pair_ok(a, va, b, vb):
-                        uncovered.add((a, va, b, vb))
+    pairs = _coverable_pairs(tuple((name, tuple(values)) for name, values in axes.items()))
+    uncovered: set[tuple[str, str, str, str]] = set(pairs)
+    # The smallest uncovered pair seeds each row; pairs are only ever removed, so the
+    # smallest is the first of the sorted list still uncovered (not a scan of the set).
+    next_seed = 0
     order = {name: i for i, name in enumerate(names)}
 
     def key(a: str, va: str, b: str, vb: str) -> tuple[str, str, str, str]:
@@ -179,7 +197,9 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
 
     rows: list[dict[str, str]] = []
     while uncovered:
-        start = min(uncovered)  # deterministic choice of the seed pair
+        while pairs[next_seed] not in uncovered:
+            next_seed += 1
+        start = pairs[next_seed]  # deterministic choice of the seed pair
         best: dict[str, str] | None = None
         best_gain = -1
         for _attempt in range(4):
@@ -208,6 +228,21 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
     return rows
 
 
+@functools.lru_cache(maxsize=16)
+def _coverable_pairs(
+    axes: tuple[tuple[str, tuple[str, ...]], ...],
+) -> list[tuple[str, str, str, str]]:
+    """Every compatible value pair of two axes, sorted; the same for every rule block."""
+    found = []
+    for i, (a, values_a) in enumerate(axes):
+        for b, values_b in axes[i + 1 :]:
+            for va in values_a:
+                for vb in values_b:
+                    if _pair_ok(a, va, b, vb):
+                        found.append((a, va, b, vb))
+    return sorted(found)
+
+
 def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) -> int:
     return sum(
         1
@@ -217,19 +252,18 @@ def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) 
     )
 
 
-def build_grid(spec: Spec) -> Grid:
+def build_grid(spec: Spec, tools: list[str] | None = None) -> Grid:
     """The run's cells: one pairwise block per rule clause (plus `unspecified`), interleaved."""
-    axes = build_axes(spec)
-    block_axes = {name: axes[name] for name in _BLOCK_AXES}
+    axes = build_axes(spec, tools)
+    design_axes = block_axes(axes)
     blocks: list[list[Cell]] = []
     for index, rule in enumerate(axes["rule"]):
-        design = pairwise_design(block_axes, seed_int("block", rule, block_axes))
+        design = pairwise_design(design_axes, seed_int("block", rule, design_axes))
         cells = []
         for row in design:
             coords = {"tool": row["tool"], "rule": rule}
             coords.update({k: row[k] for k in _BLOCK_AXES if k != "tool"})
-            ordered = tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
-            cells.append(Cell(coords=ordered, block=index))
+            cells.append(Cell(coords=ordered_coords(coords), block=index))
         # Ordinary asks first, then the edges (fewer unusual values lead), taking the tool
         # values in turn so a small budget is not all one kind of ask.
         by_tool: dict[str, list[Cell]] = {}

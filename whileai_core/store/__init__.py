@@ -7,7 +7,6 @@ it is not. Callers never branch on which one they got.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..errors import ConfigError
@@ -40,8 +39,13 @@ __all__ = [
 
 
 def api_url() -> str | None:
-    url = os.environ.get("WHILEAI_API_URL", "").strip()
-    return url.rstrip("/") or None
+    """WHILEAI_API_URL (or the legacy ZEROPROOF_API_URL)."""
+    from ..settings import env_setting
+
+    found = env_setting("API_URL")
+    if found is None:
+        return None
+    return found[0].rstrip("/") or None
 
 
 def _other_server(url: str) -> str:
@@ -57,9 +61,13 @@ def describe(api_key: str | None = None) -> dict[str, Any]:
     reported under `error`, not raised: status is what you run when something is wrong."""
     url = api_url()
     if url is None:
-        from ..settings import home
+        from .bound import LocalStore
 
-        return {"store": "embedded", "location": str(home())}
+        local = LocalStore()
+        try:
+            return {"store": "embedded", "location": local.location, "account": local.usage()}
+        finally:
+            local.close()
     from . import credentials
     from .http import HttpStore
 
@@ -79,16 +87,20 @@ def describe(api_key: str | None = None) -> dict[str, Any]:
     return info
 
 
-def open_store(api_key: str | None = None) -> Store:
+def open_store(api_key: str | None = None, *, public: bool = False) -> Store:
+    """The store in use; `public` allows a server without a key, for what it gives anyone
+    (the catalog and public datasets)."""
     url = api_url()
     if url is None:
-        from .local import LocalStore
+        from .bound import LocalStore
 
         return LocalStore()
     from . import credentials
     from .http import HttpStore
 
     resolved = credentials.resolve(api_key, url)
+    if resolved is None and public:
+        return HttpStore(url, None)
     if resolved is None:
         hint = _other_server(url)
         raise ConfigError(

@@ -12,9 +12,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, Literal, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ..errors import WhileaiError
+from ..errors import (  # noqa: F401  (re-exported: the store's errors live in errors.py)
+    BadRequest,
+    Conflict,
+    Forbidden,
+    Gone,
+    NotFound,
+    StoreError,
+    TooLarge,
+    TooManyRequests,
+    Unauthorized,
+    WhileaiError,
+)
+
+if TYPE_CHECKING:
+    from .runs import NewRun
 
 PURPOSES: tuple[str, ...] = ("train", "holdout", "eval")
 Purpose = Literal["train", "holdout", "eval"]
@@ -26,62 +40,6 @@ TRACE_PAGE_SIZE = 100
 # `purge` removes such datasets; the storage sweeps the files a killed upload left.
 STALE_UPLOAD_SECONDS = 3600.0
 DATASET_STATUSES: tuple[str, ...] = ("ready", "pending")
-
-
-class StoreError(WhileaiError):
-    """A store refused a request; `status` is the HTTP status the server answers with."""
-
-    status = 400
-
-
-class BadRequest(StoreError):
-    status = 400
-
-
-class Unauthorized(StoreError):
-    status = 401
-
-
-class NotFound(StoreError):
-    status = 404
-
-
-class Conflict(StoreError):
-    status = 409
-
-
-class Gone(StoreError):
-    """An expired upload/download link or device code."""
-
-    status = 410
-
-
-class Forbidden(StoreError):
-    """A refusal that no key would change: a bad link signature, a form from another site,
-    signups closed."""
-
-    status = 403
-
-
-class TooLarge(StoreError):
-    """A request over one of the server's named limits (`Limits`): refused whole, nothing
-    of it stored. `limit` is the limit's name, as the flag and the error spell it."""
-
-    status = 413
-
-    def __init__(self, message: str, limit: str = "") -> None:
-        super().__init__(message)
-        self.limit = limit
-
-
-class TooManyRequests(StoreError):
-    """A client over a rate limit; `retry_after` is how many seconds until it may try again."""
-
-    status = 429
-
-    def __init__(self, message: str, retry_after: float = 0.0) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 ERRORS_BY_STATUS: dict[int, type[StoreError]] = {
@@ -216,6 +174,67 @@ class Store(Protocol):
 
     def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
         """Record a verdict that arrived after the run; the same name again corrects it."""
+        ...
+
+    # training runs
+    def create_run(self, spec: NewRun) -> dict[str, Any]:
+        """A new run, `running`, with no points yet."""
+        ...
+
+    def log_run(
+        self, run_id: str, points: list[dict[str, Any]], total_steps: int | None = None
+    ) -> dict[str, Any]:
+        """Append a batch of points (stored whole or not at all)."""
+        ...
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        summary: dict[str, Any] | None = None,
+        adapter: str | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        """Set the run's status; a summary is merged into the one it has (a finished run
+        can be finished again to add to it)."""
+        ...
+
+    def attach_delta(self, run_id: str, report: dict[str, Any]) -> dict[str, Any]:
+        """Put a delta report on the run (`summary.delta`)."""
+        ...
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run with `series`, its points oldest first."""
+        ...
+
+    def list_runs(self) -> list[dict[str, Any]]: ...
+
+    def delete_run(self, run_id: str) -> None: ...
+
+    # public cards
+    def publish(
+        self, dataset_id: str, agent: str, description: str | None = None
+    ) -> dict[str, Any]:
+        """Make a finalized dataset with rows a public card under `agent`."""
+        ...
+
+    def unpublish(self, dataset_id: str) -> dict[str, Any]: ...
+
+    def catalog(self) -> dict[str, Any]:
+        """Every public card: `{"datasets": [...], "agents": [...]}`."""
+        ...
+
+    def public_card(self, dataset_id: str) -> dict[str, Any]:
+        """One public card (whoever owns it); NotFound unless it is public."""
+        ...
+
+    def download_public(self, dataset_id: str) -> Iterator[bytes]:
+        """A public dataset's rows, whoever owns it, with no key."""
+        ...
+
+    # the account
+    def usage(self) -> dict[str, Any]:
+        """The account's tier, its quotas and what it has used of them."""
         ...
 
     def close(self) -> None:

@@ -1,7 +1,10 @@
 """Which API key a platform call uses, where it came from, and how it is kept on disk.
 
-Resolution order: the `--api-key` flag, then `WHILEAI_API_KEY`, then the key `whileai
-login` saved to WHILEAI_HOME/credentials.json. The file is created with mode 0600 (never
+Resolution order: the `--api-key` flag; `WHILEAI_DELEGATED_CREDENTIAL` (a short-lived
+`zp_dc_...` that `whileai token` mints); `WHILEAI_API_KEY`; the same two under their
+legacy `ZEROPROOF_` names; the key `whileai login` saved to WHILEAI_HOME/credentials.json;
+and last the one the original SDK saved under its old name, ~/.zeroproof/credentials.json
+(new names always win). The file is created with mode 0600 (never
 widened by an umask race: it is opened with that mode, then renamed into place). A key
 is never shown whole: `mask` keeps just enough to tell two keys apart.
 """
@@ -17,7 +20,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ..settings import home
+from ..settings import LEGACY_PREFIX, home, legacy_home
 
 CREDENTIALS_FILE = "credentials.json"
 PENDING_LOGIN_FILE = "login-pending.json"
@@ -66,8 +69,24 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data
 
 
+def legacy_credentials_path() -> Path:
+    return legacy_home() / CREDENTIALS_FILE
+
+
 def load_saved() -> dict[str, Any] | None:
     return read_json(credentials_path())
+
+
+def _saved_key(path: Path, api_url: str | None) -> ResolvedKey | None:
+    """The key saved at `path`, if it was issued by `api_url`: pointing WHILEAI_API_URL
+    elsewhere must not hand that server your key."""
+    saved = read_json(path)
+    if not saved or not isinstance(saved.get("api_key"), str) or not saved["api_key"]:
+        return None
+    issuer = saved.get("api_url")
+    if api_url is not None and issuer and str(issuer).rstrip("/") != api_url.rstrip("/"):
+        return None
+    return ResolvedKey(saved["api_key"], str(path))
 
 
 def save(api_key: str, *, api_url: str | None, name: str | None, user_id: str | None) -> Path:
@@ -91,21 +110,19 @@ def resolve(flag: str | None = None, api_url: str | None = None) -> ResolvedKey 
     issued by: pointing WHILEAI_API_URL elsewhere must not hand that server your key."""
     if flag:
         return ResolvedKey(flag, "--api-key")
-    env = os.environ.get("WHILEAI_API_KEY")
-    if env:
-        return ResolvedKey(env, "WHILEAI_API_KEY")
-    saved = load_saved()
-    if not saved or not isinstance(saved.get("api_key"), str) or not saved["api_key"]:
-        return None
-    issuer = saved.get("api_url")
-    if api_url is not None and issuer and str(issuer).rstrip("/") != api_url.rstrip("/"):
-        return None
-    return ResolvedKey(saved["api_key"], str(credentials_path()))
+    for prefix in ("WHILEAI_", LEGACY_PREFIX):
+        for name in ("DELEGATED_CREDENTIAL", "API_KEY"):
+            value = os.environ.get(prefix + name, "").strip()
+            if value:
+                return ResolvedKey(value, prefix + name)
+    if credentials_path().exists():
+        return _saved_key(credentials_path(), api_url)
+    return _saved_key(legacy_credentials_path(), api_url)
 
 
 def saved_issuer() -> str | None:
     """The server the saved key belongs to (for `whileai status` when it is not used)."""
-    saved = load_saved()
+    saved = load_saved() if credentials_path().exists() else read_json(legacy_credentials_path())
     issuer = saved.get("api_url") if saved else None
     return str(issuer) if issuer else None
 

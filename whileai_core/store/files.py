@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from .base import STALE_UPLOAD_SECONDS, BadRequest, NotFound, TooLarge
+from .base import STALE_UPLOAD_SECONDS, BadRequest, NotFound, StoreError, TooLarge
 from .limits import Limits, refuse, row_depth_problem
 
 CHUNK = 1024 * 1024
@@ -48,12 +48,22 @@ class DatasetFiles:
 
     # --- upload ----------------------------------------------------------------------
 
-    def write(self, dataset_id: str, chunks: Iterable[bytes], declared: int | None = None) -> int:
+    def write(
+        self,
+        dataset_id: str,
+        chunks: Iterable[bytes],
+        declared: int | None = None,
+        budget: tuple[int, Callable[[int], StoreError]] | None = None,
+    ) -> int:
         """Stream one upload attempt to a fresh file, which becomes the dataset's part only
-        once complete, so a cut-off or concurrent retry never leaves a torn file to finalize."""
+        once complete, so a cut-off or concurrent retry never leaves a torn file to finalize.
+        `budget` is (bytes an account quota still allows, the refusal for a size past it)."""
         cap = self.limits.max_upload_bytes
         if declared is not None and declared > cap:
             raise refuse("max_upload_bytes", "the dataset body is too large", cap)
+        allowed, over_budget = budget if budget is not None else (None, None)
+        if over_budget is not None and declared is not None and declared > (allowed or 0):
+            raise over_budget(declared)
         tmp = self.path_of(dataset_id, f"{secrets.token_hex(4)}.upload")
         lines = _LineMeter(self.limits.max_line_bytes)
         size = 0
@@ -63,6 +73,8 @@ class DatasetFiles:
                     size += len(chunk)
                     if size > cap:
                         raise refuse("max_upload_bytes", "the dataset body is too large", cap)
+                    if allowed is not None and over_budget is not None and size > allowed:
+                        raise over_budget(size)
                     lines.feed(chunk)
                     fh.write(chunk)
             os.replace(tmp, self.path_of(dataset_id, "part"))
@@ -102,16 +114,20 @@ class DatasetFiles:
         return checking
 
     def check_and_publish(
-        self, dataset_id: str, problem_of: Callable[[bytes], str | None]
+        self,
+        dataset_id: str,
+        problem_of: Callable[[bytes], str | None],
+        row_cap: tuple[int, Callable[[int], StoreError]] | None = None,
     ) -> tuple[int, int]:
         """Validate every line of the part, then publish it as the dataset's file; returns
-        (rows, bytes). A bad line leaves the part in place (a newer upload wins)."""
+        (rows, bytes). A bad line leaves the part in place (a newer upload wins). `row_cap`
+        is (most rows allowed, the refusal once a row past it is read)."""
         checking = self._take_part(dataset_id)
         part = self.path_of(dataset_id, "part")
         try:
             with self._checkers, checking.open("rb") as fh:
-                rows = self._check_lines(dataset_id, fh, problem_of)
-        except (BadRequest, TooLarge):
+                rows = self._check_lines(dataset_id, fh, problem_of, row_cap)
+        except StoreError:
             if not part.exists():
                 os.replace(checking, part)
             checking.unlink(missing_ok=True)
@@ -121,7 +137,11 @@ class DatasetFiles:
         return rows, size
 
     def _check_lines(
-        self, dataset_id: str, fh: IO[bytes], problem_of: Callable[[bytes], str | None]
+        self,
+        dataset_id: str,
+        fh: IO[bytes],
+        problem_of: Callable[[bytes], str | None],
+        row_cap: tuple[int, Callable[[int], StoreError]] | None = None,
     ) -> int:
         cap = self.limits.max_line_bytes
         rows = 0
@@ -143,6 +163,8 @@ class DatasetFiles:
             if problem is not None:
                 raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
             rows += 1
+            if row_cap is not None and rows > row_cap[0]:
+                raise row_cap[1](rows)
         return rows
 
     # --- reading and housekeeping ----------------------------------------------------

@@ -26,6 +26,7 @@ from .base import (
     Unauthorized,
     check_score,
 )
+from .runs import NewRun
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
@@ -104,8 +105,11 @@ def _retry_after(response: httpx.Response) -> float:
 class HttpStore:
     kind = "server"
 
-    def __init__(self, base_url: str, api_key: str, key_source: str | None = None) -> None:
+    def __init__(self, base_url: str, api_key: str | None, key_source: str | None = None) -> None:
+        """`api_key` None: a store for what the server gives anyone (the catalog, public
+        datasets); every other call is refused as the server refuses it."""
         self.location = base_url.rstrip("/")
+        self._keyed = bool(api_key)
         self._http = _client(self.location, api_key)
         self._bare = _client(self.location)  # signed links carry no key
         self._upload_urls: dict[str, str] = {}
@@ -166,20 +170,24 @@ class HttpStore:
         return result
 
     def download(self, dataset_id: str) -> Iterator[bytes]:
-        links = self._get(f"/datasets/{_seg(dataset_id)}/download")
+        """Your own dataset, or else a public one of that id (as the original SDK pulls)."""
+        if not self._keyed:
+            return self.download_public(dataset_id)
+        try:
+            links = self._get(f"/datasets/{_seg(dataset_id)}/download")
+        except NotFound:
+            try:
+                self.public_card(dataset_id)
+            except NotFound:
+                raise NotFound(
+                    f"dataset {dataset_id} not found (not yours, and not public)"
+                ) from None
+            return self.download_public(dataset_id)
         parts = links.get("parts") or [links["downloadUrl"]]
         return self._stream_parts(parts)
 
     def _stream_parts(self, parts: list[str]) -> Iterator[bytes]:
-        for url in parts:
-            try:
-                with self._bare.stream("GET", url) as response:
-                    if not response.is_success:
-                        response.read()
-                        _raise_for(response)
-                    yield from response.iter_bytes(1024 * 1024)
-            except httpx.HTTPError as exc:
-                raise StoreError(f"download from {self.location} failed: {exc}") from None
+        return _stream(self._bare, parts, self.location)
 
     def delete_dataset(self, dataset_id: str) -> None:
         self._call("DELETE", f"/datasets/{_seg(dataset_id)}")
@@ -245,8 +253,89 @@ class HttpStore:
         result: dict[str, Any] = self._call("POST", f"/traces/{_seg(trace_id)}/score", json=body)
         return result
 
+    # training runs
+    def create_run(self, spec: NewRun) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("POST", "/runs", json=spec.wire())
+        return result
+
+    def log_run(
+        self, run_id: str, points: list[dict[str, Any]], total_steps: int | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"points": points}
+        if total_steps is not None:
+            body["total_steps"] = total_steps
+        result: dict[str, Any] = self._call("POST", f"/runs/{_seg(run_id)}/log", json=body)
+        return result
+
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        summary: dict[str, Any] | None = None,
+        adapter: str | None = None,
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"status": status, "summary": summary, "adapter": adapter, "error": error}
+        clean = {k: v for k, v in body.items() if v is not None}
+        result: dict[str, Any] = self._call("POST", f"/runs/{_seg(run_id)}/finish", json=clean)
+        return result
+
+    def attach_delta(self, run_id: str, report: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("POST", f"/runs/{_seg(run_id)}/delta", json=report)
+        return result
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._get(f"/runs/{_seg(run_id)}")
+        return result
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        return list(self._get("/runs").get("runs", []))
+
+    def delete_run(self, run_id: str) -> None:
+        self._call("DELETE", f"/runs/{_seg(run_id)}")
+
+    # public cards
+    def publish(
+        self, dataset_id: str, agent: str, description: str | None = None
+    ) -> dict[str, Any]:
+        body = {"agent": agent, **({"description": description} if description else {})}
+        result: dict[str, Any] = self._call(
+            "POST", f"/datasets/{_seg(dataset_id)}/publish", json=body
+        )
+        return result
+
+    def unpublish(self, dataset_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("POST", f"/datasets/{_seg(dataset_id)}/unpublish")
+        return result
+
+    def catalog(self) -> dict[str, Any]:
+        return catalog(self.location)
+
+    def public_card(self, dataset_id: str) -> dict[str, Any]:
+        for card in self.catalog().get("datasets", []):
+            if card.get("datasetId") == dataset_id:
+                return dict(card)
+        raise NotFound(f"dataset {dataset_id} not found among the public ones")
+
+    def download_public(self, dataset_id: str) -> Iterator[bytes]:
+        return public_download(self.location, dataset_id)
+
+    # the account
     def me(self) -> dict[str, Any]:
         result: dict[str, Any] = self._get("/me")
+        return result
+
+    def usage(self) -> dict[str, Any]:
+        return self.me()
+
+    def issue_credential(self, ttl: int, name: str | None = None) -> dict[str, Any]:
+        body = {"ttlSeconds": ttl, **({"name": name} if name else {})}
+        result: dict[str, Any] = self._call("POST", "/auth/issue-credential", json=body)
+        return result
+
+    def revoke_credential(self, credential: str) -> dict[str, Any]:
+        body = {"credential": credential}
+        result: dict[str, Any] = self._call("POST", "/auth/revoke-credential", json=body)
         return result
 
     def close(self) -> None:
@@ -254,7 +343,32 @@ class HttpStore:
         self._bare.close()
 
 
-# --- account calls that need no key ---------------------------------------------------
+# --- calls that need no key ------------------------------------------------------------
+
+
+def catalog(base_url: str) -> dict[str, Any]:
+    with _client(base_url) as client:
+        result: dict[str, Any] = _call(client, "GET", "/catalog")
+        return result
+
+
+def public_download(base_url: str, dataset_id: str) -> Iterator[bytes]:
+    """A public dataset's rows, streamed, without a key (the catalog's signed link)."""
+    with _client(base_url) as client:
+        links = _call(client, "GET", f"/catalog/{_seg(dataset_id)}/download")
+        yield from _stream(client, links.get("parts") or [links["downloadUrl"]], base_url)
+
+
+def _stream(client: httpx.Client, parts: list[str], where: str) -> Iterator[bytes]:
+    for url in parts:
+        try:
+            with client.stream("GET", url) as response:
+                if not response.is_success:
+                    response.read()
+                    _raise_for(response)
+                yield from response.iter_bytes(1024 * 1024)
+        except httpx.HTTPError as exc:
+            raise StoreError(f"download from {where} failed: {exc}") from None
 
 
 def signup(

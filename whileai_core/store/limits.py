@@ -19,6 +19,7 @@ of them is handed to a parser.
 | `max_otlp_bytes`  | one export request, on the wire and decompressed            |
 | `max_upload_bytes`| one dataset body                                            |
 | `max_line_bytes`  | one line (row) of a dataset body                            |
+| `max_run_points`  | points in one `POST /runs/{id}/log` batch                   |
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Limits:
     max_otlp_bytes: int = 16 * MIB
     max_upload_bytes: int = 512 * MIB
     max_line_bytes: int = 4 * MIB
+    max_run_points: int = 500
 
     def __post_init__(self) -> None:
         for f in fields(self):

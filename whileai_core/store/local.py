@@ -5,10 +5,11 @@ column); `whileai serve` runs it for many accounts, the CLI without a server run
 the one account `local` through `LocalStore`. There is no second storage layer.
 
 Layout under the root (WHILEAI_HOME, or `serve --data DIR`): `store.db` holds the
-metadata (datasets, agents, traces, accounts, keys), `datasets/` the row files
-(`files.py`). A push killed between create and finalize leaves a pending dataset (and
-maybe its files); `purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`,
-and `sweep` removes upload files nobody has written to for that long.
+metadata (datasets, agents, traces, runs, accounts, keys), `datasets/` the row files
+(`files.py`); the schema is versioned (`migrations.py`) and brought up to date on open.
+A push killed between create and finalize leaves a pending dataset (and maybe its
+files); `purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`, and `sweep`
+removes upload files nobody has written to for that long.
 
 Every connection is per thread, WAL mode with a busy timeout, so many concurrent pushes
 (threads of the server, or several CLI processes) serialize on SQLite's write lock
@@ -25,95 +26,36 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
 from ..errors import ConfigError
 from ..privileged import has_privileged
 from ..validate import row_problem
+from . import quotas
+from .agents import AgentTable, ensure_agent, iso
 from .base import (
     META_FIELDS,
     STALE_UPLOAD_SECONDS,
-    TRACE_PAGE_SIZE,
     BadRequest,
     NewDataset,
     NotFound,
+    StoreError,
     check_purpose,
     check_status,
 )
+from .catalog import Catalog
 from .files import DatasetFiles
 from .limits import Limits
+from .migrations import migrate
 from .profile import profile_rows
-from .traces import TraceTable, ensure_agent
+from .quotas import QuotaPolicy, Quotas
+from .runs import RunTable
+from .traces import TraceTable
 
 LOCAL_ACCOUNT = "local"
 MAX_PREVIEW = 100
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS datasets (
-    id TEXT PRIMARY KEY,
-    account TEXT NOT NULL,
-    name TEXT NOT NULL,
-    purpose TEXT NOT NULL DEFAULT 'train',
-    mode TEXT,
-    agent TEXT,
-    description TEXT,
-    parent_id TEXT,
-    status TEXT NOT NULL DEFAULT 'pending',
-    rows INTEGER NOT NULL DEFAULT 0,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    idem_key TEXT,
-    created_at REAL NOT NULL,
-    finalized_at REAL
-);
-CREATE INDEX IF NOT EXISTS datasets_account ON datasets(account, created_at);
-CREATE UNIQUE INDEX IF NOT EXISTS datasets_idem ON datasets(account, idem_key)
-    WHERE idem_key IS NOT NULL;
-CREATE TABLE IF NOT EXISTS agents (
-    account TEXT NOT NULL,
-    slug TEXT NOT NULL,
-    description TEXT,
-    spec TEXT,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (account, slug)
-);
-CREATE TABLE IF NOT EXISTS traces (
-    account TEXT NOT NULL,
-    trace_id TEXT NOT NULL,
-    agent TEXT,
-    scenario_id TEXT,
-    started_at REAL NOT NULL,
-    spans TEXT NOT NULL,
-    scores TEXT NOT NULL DEFAULT '{}',
-    row TEXT NOT NULL,
-    PRIMARY KEY (account, trace_id)
-);
-CREATE INDEX IF NOT EXISTS traces_agent ON traces(account, agent, started_at);
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,
-    email TEXT UNIQUE,
-    name TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS api_keys (
-    hash TEXT PRIMARY KEY,
-    account TEXT NOT NULL,
-    name TEXT,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS device_codes (
-    device_code TEXT PRIMARY KEY,
-    user_code TEXT NOT NULL UNIQUE,
-    name TEXT,
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    interval REAL NOT NULL,
-    last_poll REAL,
-    account TEXT,
-    done INTEGER NOT NULL DEFAULT 0
-);
-"""
 
 
 def _shipped_answer_key(raw: bytes) -> str | None:
@@ -130,18 +72,15 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
 
 
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
 class Storage:
     """SQLite + files under one root, shared by every account that lives there."""
 
-    def __init__(self, root: Path | str, limits: Limits | None = None) -> None:
+    def __init__(
+        self, root: Path | str, limits: Limits | None = None, policy: QuotaPolicy | None = None
+    ) -> None:
         self.root = Path(root).expanduser()
         self.limits = limits or Limits()
+        self.policy = policy or QuotaPolicy()
         # Rows and key hashes live here: readable by the owner only.
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.datasets = DatasetFiles(self.root / "datasets", self.limits)
@@ -151,12 +90,17 @@ class Storage:
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
         self.traces = TraceTable(self)
-        # executescript commits on its own; IF NOT EXISTS makes concurrent first runs safe.
+        self.agents = AgentTable(self)
+        self.runs = RunTable(self)
+        self.catalog = Catalog(self)
         try:
-            self._conn().executescript(_SCHEMA)
+            migrate(self._conn(), where=str(self.db_path))
         except sqlite3.DatabaseError as exc:
             self.close()
             raise ConfigError(f"{self.db_path}: not a whileai store ({exc})") from None
+        except ConfigError:
+            self.close()
+            raise
 
     # --- connections ---------------------------------------------------------------
 
@@ -189,10 +133,6 @@ class Storage:
             raise
         conn.execute("COMMIT")
 
-    def create_tables(self, schema: str) -> None:
-        """Tables of a layer above the store (the server's invites) in the same database."""
-        self._conn().executescript(schema)
-
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, tuple(args)).fetchall()
 
@@ -205,12 +145,25 @@ class Storage:
             conn.close()
         self._local = threading.local()
 
+    # --- quotas --------------------------------------------------------------------
+
+    def quotas_for(self, account: str) -> tuple[str, Quotas]:
+        """The account's tier and its quotas (the server's default for an account without
+        a tier, and for the embedded store's one account)."""
+        found = self.query("SELECT tier FROM accounts WHERE id = ?", (account,))
+        return self.policy.for_tier(found[0]["tier"] if found else None)
+
+    def usage(self, account: str) -> dict[str, Any]:
+        tier, limits = self.quotas_for(account)
+        return quotas.report(self._conn(), account, tier, limits)
+
     # --- datasets ------------------------------------------------------------------
 
     def path_of(self, dataset_id: str, suffix: str = "jsonl") -> Path:
         return self.datasets.path_of(dataset_id, suffix)
 
-    def _record(self, row: sqlite3.Row) -> dict[str, Any]:
+    @staticmethod
+    def _record(row: sqlite3.Row) -> dict[str, Any]:
         return {
             "datasetId": row["id"],
             "name": row["name"],
@@ -222,8 +175,9 @@ class Storage:
             "status": row["status"],
             "rows": row["rows"],
             "sizeBytes": row["bytes"],
-            "createdAt": _iso(row["created_at"]),
-            "finalizedAt": _iso(row["finalized_at"]),
+            "public": row["published_at"] is not None,
+            "createdAt": iso(row["created_at"]),
+            "finalizedAt": iso(row["finalized_at"]),
         }
 
     def _row(self, account: str, dataset_id: str) -> sqlite3.Row:
@@ -238,6 +192,7 @@ class Storage:
         if not spec.name.strip():
             raise BadRequest("a dataset needs a name")
         check_purpose(spec.purpose)
+        _, limits = self.quotas_for(account)
         with self.tx() as db:
             if (
                 spec.parent is not None
@@ -255,6 +210,15 @@ class Storage:
                     record = self._record(prior)
                     record["existing"] = prior["status"] == "ready"
                     return record
+            held, _ = quotas.stored(db, account)
+            quotas.refuse_if_over(
+                "max_datasets",
+                limits,
+                held,
+                1,
+                f"no room for another dataset: the account holds {held:,}"
+                " (delete one with `whileai delete ID`, or `whileai purge`)",
+            )
             dataset_id = new_id("ds")
             db.execute(
                 "INSERT INTO datasets (id, account, name, purpose, mode, agent, description,"
@@ -279,6 +243,20 @@ class Storage:
         record["existing"] = False
         return record
 
+    def _byte_budget(self, account: str) -> tuple[int, str, str] | None:
+        """The bytes an upload may still write under the account's quotas: (bytes, the
+        quota that binds, what it says), or None when no byte quota is set."""
+        _, limits = self.quotas_for(account)
+        conn = self._conn()
+        budgets: list[tuple[int, str, str]] = []
+        if limits.max_stored_bytes is not None:
+            _, size = quotas.stored(conn, account)
+            budgets.append((limits.max_stored_bytes - size, "max_stored_bytes", "stored"))
+        if limits.max_daily_bytes is not None:
+            used = quotas.usage_today(conn, account)["bytes_pushed"]
+            budgets.append((limits.max_daily_bytes - used, "max_daily_bytes", "pushed today"))
+        return min(budgets) if budgets else None
+
     def upload(
         self,
         account: str,
@@ -287,30 +265,121 @@ class Storage:
         declared: int | None = None,
     ) -> int:
         """Stream a body for a pending dataset (`declared`: the size a client announced, so
-        one over the limit is refused before a byte is read)."""
+        one over the limit is refused before a byte is read). An upload over a quota is
+        refused as soon as the bytes that pass it arrive, and takes its dataset with it."""
         row = self._row(account, dataset_id)
         if row["status"] == "ready":
             raise BadRequest(f"dataset {dataset_id} is already finalized")
-        return self.datasets.write(dataset_id, chunks, declared)
+        budget = self._byte_budget(account)
+
+        def over_quota(size: int) -> StoreError:
+            assert budget is not None
+            left, name, what = budget
+            _, limits = self.quotas_for(account)
+            refusal = quotas.over(
+                name,
+                limits,
+                getattr(limits, name) - left,
+                size,
+                f"dataset {dataset_id} refused: {quotas.shown(name, size)} or more would"
+                f" pass the bytes the account may have {what}",
+            )
+            assert refusal is not None
+            return refusal
+
+        try:
+            return self.datasets.write(
+                dataset_id, chunks, declared, (budget[0], over_quota) if budget else None
+            )
+        except StoreError as exc:
+            if getattr(exc, "limit", "") in quotas.NAMES:
+                self._drop(account, dataset_id)
+            raise
+
+    def _drop(self, account: str, dataset_id: str) -> None:
+        """Remove a pending dataset a quota refused: nothing of the push stays."""
+        with self.tx() as db:
+            db.execute(
+                "DELETE FROM datasets WHERE id = ? AND account = ? AND status = 'pending'",
+                (dataset_id, account),
+            )
+        self.datasets.remove(dataset_id)
 
     def finalize(self, account: str, dataset_id: str) -> dict[str, Any]:
         row = self._row(account, dataset_id)
         if row["status"] == "ready":
             return self._record(row)
+        _, limits = self.quotas_for(account)
         with self.datasets.locked(dataset_id):
             row = self._row(account, dataset_id)
             if row["status"] == "ready":  # a concurrent finalize got there first
                 return self._record(row)
-            rows, size = self.datasets.check_and_publish(
-                dataset_id, lambda raw: row_problem(raw) or _shipped_answer_key(raw)
-            )
-            with self.tx() as db:
-                db.execute(
-                    "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?, finalized_at = ?"
-                    " WHERE id = ? AND account = ?",
-                    (rows, size, time.time(), dataset_id, account),
+            row_cap = None
+            if limits.max_push_rows is not None:
+                row_cap = (limits.max_push_rows, self._rows_refusal(dataset_id, limits))
+            try:
+                rows, size = self.datasets.check_and_publish(
+                    dataset_id,
+                    lambda raw: row_problem(raw) or _shipped_answer_key(raw),
+                    row_cap,
                 )
+                with self.tx() as db:
+                    self._check_push(db, account, dataset_id, limits, rows, size)
+                    db.execute(
+                        "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?,"
+                        " finalized_at = ? WHERE id = ? AND account = ?",
+                        (rows, size, time.time(), dataset_id, account),
+                    )
+                    quotas.add_usage(db, account, rows_pushed=rows, bytes_pushed=size)
+            except StoreError as exc:
+                if getattr(exc, "limit", "") in quotas.NAMES:
+                    self._drop(account, dataset_id)
+                raise
         return self._record(self._row(account, dataset_id))
+
+    @staticmethod
+    def _rows_refusal(dataset_id: str, limits: Quotas) -> Any:
+        def refusal(rows: int) -> StoreError:
+            found = quotas.over(
+                "max_push_rows",
+                limits,
+                0,
+                rows,
+                f"dataset {dataset_id} refused: more than {limits.max_push_rows:,} rows in one"
+                " push (split it into smaller pushes)",
+            )
+            assert found is not None
+            return found
+
+        return refusal
+
+    @staticmethod
+    def _check_push(
+        db: sqlite3.Connection, account: str, dataset_id: str, limits: Quotas, rows: int, size: int
+    ) -> None:
+        """The quotas a finalized push counts toward, checked in the transaction that marks
+        it ready (so concurrent pushes of one account cannot both squeeze under a cap)."""
+        _, held = quotas.stored(db, account)
+        day = quotas.usage_today(db, account)
+        what = f"dataset {dataset_id} refused"
+        quotas.refuse_if_over(
+            "max_stored_bytes",
+            limits,
+            held,
+            size,
+            f"{what}: its {quotas.shown('max_stored_bytes', size)} would pass what the account"
+            f" may store (it holds {quotas.shown('max_stored_bytes', held)}; delete a dataset)",
+        )
+        quotas.refuse_if_over(
+            "max_daily_rows", limits, day["rows_pushed"], rows, f"{what}: {rows:,} rows"
+        )
+        quotas.refuse_if_over(
+            "max_daily_bytes",
+            limits,
+            day["bytes_pushed"],
+            size,
+            f"{what}: {quotas.shown('max_daily_bytes', size)}",
+        )
 
     def list_datasets(self, account: str, status: str = "ready") -> list[dict[str, Any]]:
         found = self.query(
@@ -392,35 +461,7 @@ class Storage:
     # --- agents --------------------------------------------------------------------
 
     def list_agents(self, account: str) -> list[dict[str, Any]]:
-        agents = self.query(
-            "SELECT slug, description, spec, created_at FROM agents WHERE account = ?"
-            " ORDER BY slug",
-            (account,),
-        )
-        traces: dict[str, int] = {
-            r[0]: r[1]
-            for r in self.query(
-                "SELECT agent, COUNT(*) FROM traces WHERE account = ? GROUP BY agent", (account,)
-            )
-        }
-        sets: dict[str, dict[str, int]] = {}
-        for r in self.query(
-            "SELECT agent, purpose, COUNT(*) AS n FROM datasets WHERE account = ?"
-            " AND status = 'ready' GROUP BY agent, purpose",
-            (account,),
-        ):
-            sets.setdefault(r["agent"], {})[r["purpose"]] = r["n"]
-        return [
-            {
-                "slug": a["slug"],
-                "description": a["description"],
-                "traces": traces.get(a["slug"], 0),
-                "datasets": sets.get(a["slug"], {}),
-                "createdAt": _iso(a["created_at"]),
-                **(orjson.loads(a["spec"]) if a["spec"] else {}),
-            }
-            for a in agents
-        ]
+        return self.agents.list(account)
 
     def create_agent(
         self,
@@ -429,23 +470,7 @@ class Storage:
         description: str | None,
         spec: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Create or update an agent; `spec` holds what it is (`tools`, `system_prompt`)."""
-        slug = slug.strip()
-        if not slug:
-            raise BadRequest("an agent needs a slug")
-        with self.tx() as db:
-            ensure_agent(db, account, slug)
-            if description is not None:
-                db.execute(
-                    "UPDATE agents SET description = ? WHERE account = ? AND slug = ?",
-                    (description, account, slug),
-                )
-            if spec:
-                db.execute(
-                    "UPDATE agents SET spec = ? WHERE account = ? AND slug = ?",
-                    (orjson.dumps(spec).decode(), account, slug),
-                )
-        return next(a for a in self.list_agents(account) if a["slug"] == slug)
+        return self.agents.create(account, slug, description, spec)
 
     def delete_one(self, what: str, sql: str, account: str, key: str) -> None:
         with self.tx() as db:
@@ -454,94 +479,4 @@ class Storage:
             raise NotFound(f"{what} {key} not found")
 
     def delete_agent(self, account: str, slug: str) -> None:
-        sql = "DELETE FROM agents WHERE account = ? AND slug = ?"
-        self.delete_one("agent", sql, account, slug)
-
-
-class BoundStore:
-    """`Storage` seen as one account: the `Store` the CLI (account `local`) and each server
-    request (the key's account) talk to. Only the store that opened its storage closes
-    it: a server request's store shares the server's, and closing it closes nothing."""
-
-    kind = "embedded"
-
-    def __init__(self, storage: Storage, account: str = LOCAL_ACCOUNT, owns: bool = False) -> None:
-        self.storage = storage
-        self.account = account
-        self.location = str(storage.root)
-        self._owns = owns
-
-    def create_dataset(self, spec: NewDataset) -> dict[str, Any]:
-        return self.storage.create_dataset(self.account, spec)
-
-    def upload(self, dataset_id: str, chunks: Iterable[bytes], size: int | None = None) -> int:
-        return self.storage.upload(self.account, dataset_id, chunks, size)
-
-    def finalize(self, dataset_id: str) -> dict[str, Any]:
-        return self.storage.finalize(self.account, dataset_id)
-
-    def list_datasets(self, status: str = "ready") -> list[dict[str, Any]]:
-        return self.storage.list_datasets(self.account, status)
-
-    def get_dataset(self, dataset_id: str) -> dict[str, Any]:
-        return self.storage.get_dataset(self.account, dataset_id)
-
-    def download(self, dataset_id: str) -> Iterator[bytes]:
-        return self.storage.read_chunks(self.account, dataset_id)
-
-    def delete_dataset(self, dataset_id: str) -> None:
-        self.storage.delete_dataset(self.account, dataset_id)
-
-    def update_meta(self, dataset_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        return self.storage.update_meta(self.account, dataset_id, fields)
-
-    def preview(self, dataset_id: str, n: int = 3) -> dict[str, Any]:
-        return self.storage.preview(self.account, dataset_id, n)
-
-    def profile(self, dataset_id: str) -> dict[str, Any]:
-        return self.storage.profile(self.account, dataset_id)
-
-    def list_agents(self) -> list[dict[str, Any]]:
-        return self.storage.list_agents(self.account)
-
-    def create_agent(
-        self, slug: str, description: str | None = None, spec: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        return self.storage.create_agent(self.account, slug, description, spec)
-
-    def delete_agent(self, slug: str) -> None:
-        self.storage.delete_agent(self.account, slug)
-
-    def ingest_otlp(
-        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
-    ) -> dict[str, Any]:
-        return self.storage.traces.ingest(self.account, body, content_type, content_encoding)
-
-    def list_traces(
-        self,
-        agent: str | None = None,
-        page: int = 1,
-        since: float | None = None,
-        limit: int = TRACE_PAGE_SIZE,
-    ) -> dict[str, Any]:
-        return self.storage.traces.list(self.account, agent, page, since, limit)
-
-    def delete_trace(self, trace_id: str) -> None:
-        self.storage.traces.delete(self.account, trace_id)
-
-    def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:
-        return self.storage.traces.score(self.account, trace_id, value, name)
-
-    def close(self) -> None:
-        if self._owns:
-            self.storage.close()
-
-
-def LocalStore(root: Path | str | None = None) -> BoundStore:
-    """The embedded store under WHILEAI_HOME (no login, one account), with the limits
-    WHILEAI_MAX_* set, as a server's would be."""
-    from ..settings import home
-
-    storage = Storage(root if root is not None else home(), Limits.from_env())
-    storage.sweep()
-    return BoundStore(storage, LOCAL_ACCOUNT, owns=True)
+        self.agents.delete(account, slug)

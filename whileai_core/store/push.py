@@ -22,12 +22,13 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import ConfigError, WhileaiError
-from ..jsonl import ReadStats, RowWriter, dumps, read_rows
+from ..errors import BadRowError, ConfigError, WhileaiError
+from ..jsonl import OnError, ReadStats, RowWriter, dumps, iter_lines, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
-from .base import NewDataset, Store, check_purpose
+from .base import NewDataset, Store, StoreError, check_purpose
+from .limits import Limits, env_name, format_size
 
 UPLOAD_CHUNK = 1024 * 1024
 
@@ -47,11 +48,14 @@ class _Spool:
 
 @dataclass(slots=True)
 class _Pending:
-    """A spooled row's task, and whether it still needs that task's calibration stamp."""
+    """A spooled row's task, whether it still needs that task's calibration stamp, and
+    where it was read (to name it if the store could not take it)."""
 
     task: str
     stamp_task: bool
-    has_key: bool = False  # a non-object `calibration` (null, a string) to overwrite
+    has_key: bool  # a non-object `calibration` (null, a string) to overwrite
+    source: str
+    lineno: int
 
 
 class _Tasks:
@@ -136,16 +140,23 @@ def push_rows(
     gate: bool = True,
     endorsed: tuple[str, ...] = (),
     strict_hacks: bool = False,
+    agent_spec: dict[str, Any] | None = None,
+    on_error: OnError = "fail",
 ) -> dict[str, Any]:
     """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
+    `agent_spec` (`tools`, `system_prompt`; see `agent_spec`) goes on the agent's record.
 
     With `endorsed`, the gate also carries the hack scan of the rows to be stored (RL-shaped
     sets); `strict_hacks` refuses a set the scan calls `reward_hack`, storing nothing.
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
-    "stripped": rows that carried privileged data}`; `existing` on a record says a retry
-    found it already stored.
+    "stripped": rows that carried privileged data, "skipped_lines": bad lines left out
+    (`on_error="skip"`; "fail" refuses the whole push at the first, naming file:line)}`;
+    `existing` on a record says a retry found it already stored.
     """
+    read = ReadStats()
+    # What the embedded store (and a server left at its defaults) takes as one line.
+    line_cap = Limits.from_env().max_line_bytes
     check_purpose(purpose)
     if strict_hacks and not endorsed:
         raise ConfigError(
@@ -161,7 +172,7 @@ def push_rows(
         tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
-            for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
+            for source, lineno, row in iter_lines(inputs, on_error=on_error, stats=read):
                 if _repeats_answer_key(row):
                     leaked += 1
                     continue
@@ -171,7 +182,8 @@ def push_rows(
                 task = tasks.add(clean)
                 graded = reward_of(clean) is not None
                 needs = graded and not isinstance(clean.get("calibration"), dict)
-                pending.append(_Pending(task, needs, needs and "calibration" in clean))
+                has_key = needs and "calibration" in clean
+                pending.append(_Pending(task, needs, has_key, source, lineno))
                 sfh.write(dumps(clean))
         stamps = tasks.stamps() if any(p.stamp_task for p in pending) else {}
         with staged.open("rb") as sfh, main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
@@ -179,10 +191,19 @@ def push_rows(
             for line, entry in zip(sfh, pending, strict=True):
                 if entry.stamp_task:
                     line = _with_stamp(line, stamps[entry.task], entry.has_key)
+                if len(line) > line_cap + 1:  # the store would refuse the whole dataset for it
+                    problem = _too_long(len(line) - 1, line_cap)
+                    error = BadRowError(entry.source, entry.lineno, problem)
+                    if on_error == "fail":
+                        raise error
+                    read.note(error)
+                    continue
                 target = side if holdout_side(entry.task, holdout) else main
                 target.write(line)
         if main.rows + side.rows == 0:
             why = f" but {leaked} that repeat their answer key" if leaked else ""
+            if read.skipped:
+                why += f" ({read.skipped} bad lines skipped; first: {read.first_error})"
             raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:
@@ -213,13 +234,24 @@ def push_rows(
                 parent=train["datasetId"] if train else parent,
                 idempotency_key=_idempotency_key(base, side.digest.hexdigest(), holdout, "held"),
             )
-            held = upload_file(store, hold_spec, hold_path)
+            try:
+                held = upload_file(store, hold_spec, hold_path)
+            except StoreError:
+                # The push is the pair: a train set whose holdout was refused (a quota, a
+                # bad line) would be trained on with nothing held out. It goes too.
+                if train is not None and not train.get("existing"):
+                    store.delete_dataset(train["datasetId"])
+                raise
+    if agent and agent_spec:
+        store.create_agent(agent, None, agent_spec)
     return {
         "train": train,
         "holdout": held,
         "gate": gate_report,
         "stripped": stripped,
         "left_out_leaks": leaked,
+        "skipped_lines": read.skipped,
+        "first_error": read.first_error,
     }
 
 
@@ -246,6 +278,13 @@ def _scan_into(
         raise HackScanRefusal(scan)
 
 
+def _too_long(size: int, cap: int) -> str:
+    return (
+        f"row is {size:,} bytes as pushed (calibration stamp included), over the "
+        f"{format_size(cap)} a store line may take ({env_name('max_line_bytes')})"
+    )
+
+
 def _repeats_answer_key(row: dict[str, Any]) -> bool:
     """A row whose text repeats its own answer key stays home: once the block is stripped,
     no later export can tell the copy is one, and it would train a model on the key."""
@@ -266,3 +305,12 @@ def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
             writer.write_raw(chunk)
             size += len(chunk)
     return size
+
+
+def agent_spec(path: str) -> dict[str, Any]:
+    """What a spec says an agent is, for its record: its tools (OpenAI function shape) and
+    its system prompt."""
+    from ..spec import load_spec
+
+    spec = load_spec(path)
+    return {"tools": spec.openai_tools(), "system_prompt": spec.policy}

@@ -15,7 +15,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from . import otlp
+from . import otlp, quotas
+from .agents import ensure_agent
 from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, check_score
 
 if TYPE_CHECKING:
@@ -27,13 +28,6 @@ MAX_PAGE = 10**9
 # Decoding an export request holds the GIL, so decoding two at once is no faster than one
 # after the other; one at a time keeps what a burst of large requests costs to one's worth.
 _DECODE = threading.Lock()
-
-
-def ensure_agent(db: sqlite3.Connection, account: str, slug: str) -> None:
-    db.execute(
-        "INSERT OR IGNORE INTO agents (account, slug, created_at) VALUES (?, ?, ?)",
-        (account, slug, time.time()),
-    )
 
 
 class TraceTable:
@@ -53,23 +47,42 @@ class TraceTable:
             return self.ingest_spans(account, spans)
 
     def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
-        """Merge spans into their traces (a trace may arrive over several requests)."""
+        """Merge spans into their traces (a trace may arrive over several requests). The
+        new traces and the tokens the request adds count toward the account's day; a
+        request that would pass a daily quota is refused whole, before anything is kept."""
         by_trace = otlp.group_by_trace(spans)
+        _, limits = self.storage.quotas_for(account)
         with self.storage.tx() as db:
+            new_traces = tokens = 0
             for trace_id, new in by_trace.items():
                 prior = self._prior_trace(db, account, trace_id)
                 merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
                 merged.update({s["spanId"]: s for s in new})
                 all_spans = list(merged.values())
                 scores = orjson.loads(prior["scores"]) if prior else {}
-                self._write_trace(db, account, trace_id, all_spans, scores)
+                row = self._write_trace(db, account, trace_id, all_spans, scores)
+                new_traces += prior is None
+                tokens += _tokens(row) - (_tokens(orjson.loads(prior["row"])) if prior else 0)
+            day = quotas.usage_today(db, account)
+            what = "export request refused"
+            quotas.refuse_if_over(
+                "max_daily_traces",
+                limits,
+                day["traces"],
+                new_traces,
+                f"{what}: {new_traces:,} new traces",
+            )
+            quotas.refuse_if_over(
+                "max_daily_tokens", limits, day["tokens"], tokens, f"{what}: {tokens:,} tokens"
+            )
+            quotas.add_usage(db, account, traces=new_traces, tokens=max(0, tokens))
         return {"accepted": len(spans), "traces": sorted(by_trace)}
 
     @staticmethod
     def _prior_trace(db: sqlite3.Connection, account: str, trace_id: str) -> sqlite3.Row | None:
         """What is stored of a trace (its spans and scores), inside the caller's write."""
         row: sqlite3.Row | None = db.execute(
-            "SELECT spans, scores FROM traces WHERE account = ? AND trace_id = ?",
+            "SELECT spans, scores, row FROM traces WHERE account = ? AND trace_id = ?",
             (account, trace_id),
         ).fetchone()
         return row
@@ -173,3 +186,14 @@ class TraceTable:
             scores[name] = float(value)
             row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
         return {"traceId": trace_id, "name": name, "value": float(value), "row": row}
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    """The tokens a trace's row reports (input and output, summed over its spans)."""
+    usage = row.get("usage") or {}
+    total = 0
+    for key in ("input_tokens", "output_tokens"):
+        value = usage.get(key) if isinstance(usage, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            total += int(value)
+    return total

@@ -1,0 +1,158 @@
+"""Argument grounding: every value a tool call carries came from the conversation.
+
+Ids, emails and amounts must appear in an earlier turn or result (case and punctuation
+aside: `ord-55120` is `ORD-55120`). Free text is grounded when its words were said ("It is
+the wrong size." from "the reason is it is the wrong size"). A one-word category
+(`damaged`, `travel_credit`) is the agent's own choice of label; with a spec it must be one
+the tool offers. This is what `conduct:grounded` and the reports on invented values read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..spec import Spec, is_key_param
+from . import replies as rp
+from .evidence import Evidence, identifiers, leaves, numbers
+from .trajectory import Event
+
+_STOP = frozenset({"the", "and", "for", "with", "that", "this", "was", "are", "from", "have",
+                   "has", "had", "but", "not", "you", "your", "our", "its", "it's", "is", "of",
+                   "to", "a", "an", "in", "on", "it", "be", "me", "my", "i", "we"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Invented:
+    """An argument value no earlier turn, system prompt or tool result holds."""
+
+    tool: str
+    key: str
+    value: str
+
+    def __str__(self) -> str:
+        return f"{self.tool}.{self.key}={self.value[:40]!r}"
+
+
+def invented_arguments(
+    events: list[Event],
+    spec: Spec | None = None,
+    *,
+    context: Iterable[str] = (),
+    ignore_keys: Iterable[str] = (),
+    allow: Iterable[str] = (),
+) -> list[Invented]:
+    """Every argument value no earlier turn or result holds: the one grounding check that
+    the conduct judge and the `argument_grounding` marker both read, so they never disagree
+    about a value. Ids and amounts must appear (case and punctuation aside); free text is
+    grounded when its words were said; a one-word category (`damaged`, `travel_credit`) is
+    the agent's choice, and with a spec it must be one the tool allows. `context` (a system
+    prompt) counts as said; `ignore_keys` (`key` or `tool.key`) are free text not checked;
+    `allow` lists values that are always fine."""
+    seen: list[str] = list(context)
+    invented: list[Invented] = []
+    skip, allowed = set(ignore_keys), set(allow)
+    schemas = {t.name: t.properties for t in spec.tools} if spec else {}
+    for event in events:
+        if event.kind == "user":
+            seen.append(event.text)
+        elif event.kind == "call":
+            corpus = "\n".join(seen)
+            for key, raw in event.arguments.items():
+                if key in skip or f"{event.tool}.{key}" in skip:
+                    continue
+                schema = (schemas.get(event.tool) or {}).get(key)
+                for value in _values(raw):
+                    if value in allowed:
+                        continue
+                    if not _grounded(
+                        value, key, corpus, schema if isinstance(schema, dict) else None
+                    ):
+                        invented.append(Invented(event.tool, key, value))
+            if event.result is not None:
+                seen.append(orjson.dumps(event.result).decode())
+    return invented
+
+
+def ungrounded_arguments(ev: Evidence) -> list[str]:
+    """`tool.key=value` for every argument `invented_arguments` finds in one rollout."""
+    return [str(item) for item in invented_arguments(ev.events, ev.spec)]
+
+
+def _values(value: Any) -> Iterator[str]:
+    """The strings and numbers an argument holds (a bool is a flag, not a value)."""
+    for leaf in leaves(value):
+        if isinstance(leaf, str):
+            yield leaf
+        elif isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+            yield repr(leaf) if isinstance(leaf, float) else str(leaf)
+
+
+_CATEGORY = re.compile(r"[a-z]+(?:_[a-z]+){0,3}")
+
+
+def _norm(text: str) -> str:
+    return " ".join(rp.tokens(text))
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+_SEPARATORS = re.compile(r"[\s_\-/.:,;]+")
+_NUMERIC = re.compile(r"[$€£]?\d[\d\s:.,/-]*")
+_HANDLES = ("username", "user", "login", "handle", "account")
+
+
+def _loose(text: str) -> str:
+    return " " + " ".join(p for p in _SEPARATORS.split(text.casefold()) if p) + " "
+
+
+def _is_handle(key: str) -> bool:
+    """A user name (`mike_r`) looks like a category but names a person: copied, not chosen."""
+    return key.lower().endswith(_HANDLES)
+
+
+def _grounded(value: str, key: str, corpus: str, schema: dict[str, Any] | None) -> bool:
+    text = value.strip()
+    if len(text) < 3:
+        return True
+    if schema is not None:
+        if text in map(str, schema.get("enum") or []) or text == str(schema.get("default")):
+            return True
+        if schema.get("enum") and _CATEGORY.fullmatch(text):
+            return False  # a category the tool does not offer
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if math.isfinite(number):
+        return any(abs(number - n) < 1e-9 for n in numbers(corpus))
+    norm = _norm(text)
+    if not norm or norm in _norm(corpus) or text.casefold() in corpus.casefold():
+        return True
+    if _loose(text) in _loose(corpus):
+        return True  # separators aside: `sales-dashboard` is the "sales dashboard" asked for
+    if _NUMERIC.fullmatch(text):
+        # A number said another way: 10:00 for "at 10", 09:40 for "the 9:40".
+        wanted = {n for n in numbers(text.replace(":", " ")) if n}
+        heard = set(numbers(corpus.replace(":", " ")))
+        return bool(wanted) and wanted <= heard
+    if identifiers(text) or is_key_param(key) or _is_handle(key) or "@" in text:
+        return False  # ids, handles and emails are copied, never paraphrased
+    if _CATEGORY.fullmatch(text):
+        return True
+    said = rp.tokens(_loose(text))  # `build-agent` is the words "build agent"
+    words = [w for w in said if len(w) >= 3 and w not in _STOP]
+    if len(said) >= 2 and words:
+        words_heard = {_stem(w) for w in rp.tokens(_loose(corpus))}
+        return sum(_stem(w) in words_heard for w in words) / len(words) >= 0.6
+    return False
