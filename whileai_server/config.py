@@ -31,6 +31,9 @@ class ServerConfig:
     # a bucket (`pip install 'whileai[s3]'`), at `blobs_endpoint` for an S3-compatible store.
     blobs: str | None = None
     blobs_endpoint: str | None = None
+    # The secret that signs upload/download links and form tokens: None is a file the
+    # server makes in its data directory; replicas behind one address share one file.
+    secret_file: str | None = None
     limits: Limits = field(default_factory=Limits)
     # What an account may hold and push (`quotas.py`): the default tier's and named tiers.
     quotas: QuotaPolicy = field(default_factory=QuotaPolicy)

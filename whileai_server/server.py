@@ -50,7 +50,8 @@ class Server:
             interval=config.device_interval,
             signup=config.signup,
         )
-        self.secret = signing.load_secret(self.storage.root)
+        secret_file = Path(config.secret_file).expanduser() if config.secret_file else None
+        self.secret = signing.load_secret(self.storage.root, secret_file)
         self.signups = RateLimiter(config.signup_rate, "too many signups from this address")
         self.bad_keys = RateLimiter(
             config.bad_key_rate, "too many wrong API keys from this address"

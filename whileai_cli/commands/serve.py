@@ -72,6 +72,16 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    secret_file: Annotated[
+        str | None,
+        typer.Option(
+            "--secret-file",
+            envvar="WHILEAI_SECRET_FILE",
+            help="The secret that signs links and forms; replicas behind one address share"
+            " it. Default DATA/server-secret (made on first start).",
+            show_default=False,
+        ),
+    ] = None,
     poll_interval: Annotated[
         float,
         typer.Option(
@@ -211,6 +221,7 @@ def serve(
         database=database,
         blobs=blobs,
         blobs_endpoint=blobs_endpoint,
+        secret_file=secret_file,
         limits=limits,
         signup=signup,
         device_interval=poll_interval,
