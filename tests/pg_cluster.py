@@ -91,10 +91,11 @@ class PostgresCluster:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def new_database(self) -> str:
-        """A fresh database holding the current schema and nothing else; its URL."""
+    def new_database(self, empty: bool = False) -> str:
+        """A fresh database holding the current schema and nothing else (or, `empty`, not
+        even the schema); its URL."""
         name = f"t{os.getpid()}_{next(self._names)}"
-        self._admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        self._admin(f"CREATE DATABASE {name} TEMPLATE {'template0' if empty else TEMPLATE}")
         return self.url(name)
 
     def stop(self) -> None:

@@ -56,7 +56,7 @@ from .migrations import migrate
 from .profile import profile_rows
 from .quotas import QuotaPolicy, Quotas
 from .runs import RunTable
-from .sql import Conn, Database, open_database
+from .sql import Conn, Database, first_line, open_database
 from .traces import TraceTable
 
 LOCAL_ACCOUNT = "local"
@@ -114,7 +114,7 @@ class Storage:
             raise
         except Exception as exc:  # sqlite3.DatabaseError, psycopg.Error: not our schema
             self.close()
-            raise ConfigError(f"{self.db.where}: not a whileai store ({exc})") from None
+            raise ConfigError(f"{self.db.where}: not a whileai store ({first_line(exc)})") from None
 
     @property
     def where(self) -> str:

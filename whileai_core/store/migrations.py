@@ -225,13 +225,15 @@ def migrate(
     where: str = "the store",
 ) -> list[int]:
     """Apply every migration the database lacks; returns the versions applied now."""
-    conn.execute(dialect.render(_VERSION_TABLE))
     known = migrations[-1].version if migrations else 0
     applied: list[int] = []
     while True:
         for statement in dialect.begin:
             conn.execute(statement)
         try:
+            # Under the lock: PostgreSQL's CREATE ... IF NOT EXISTS is not safe against a
+            # concurrent one (two openers would both try to create the table).
+            conn.execute(dialect.render(_VERSION_TABLE))
             version = current_version(conn)
             if version > known:
                 raise ConfigError(

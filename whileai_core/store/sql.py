@@ -20,8 +20,9 @@ Concurrency, which the two databases do differently, is spelled once too:
 
 Connections are one per thread (the server runs store calls in a pool of worker
 threads), in autocommit mode with transactions opened explicitly; a thread's connection
-is closed once the thread is gone, and a PostgreSQL connection the server dropped is
-opened again on the next call.
+is closed once the thread is gone (a server's idle workers come and go, and PostgreSQL's
+connections are counted), and a PostgreSQL connection the server dropped is opened again
+(a read it broke is retried once; a transaction it broke fails, and the next one runs).
 """
 
 from __future__ import annotations
@@ -195,6 +196,15 @@ class Database(ABC):
         conn.raw.execute("COMMIT")
 
     def query(self, sql: str, args: Iterable[Any] = ()) -> list[Any]:
+        """Rows of a read outside any transaction. A read that failed because the server
+        dropped the connection (a restart, a failover) is made again once, on a new one:
+        reads change nothing, so trying twice is safe (a transaction is not retried)."""
+        conn = self.conn()
+        try:
+            return list(conn.execute(sql, args).fetchall())
+        except Exception:
+            if self._usable(conn.raw):
+                raise
         return list(self.conn().execute(sql, args).fetchall())
 
     def close(self) -> None:
@@ -275,8 +285,7 @@ class PostgresDatabase(Database):
         try:
             conn = self._psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         except self._psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"{self.where}: cannot connect ({reason})") from None
+            raise ConfigError(f"{self.where}: cannot connect ({first_line(exc)})") from None
         conn.row_factory = _pg_rows
         return conn
 
@@ -298,6 +307,12 @@ class PostgresDatabase(Database):
         finally:
             if not conn.raw.broken:  # a dropped connection took its lock with it
                 conn.execute("SELECT pg_advisory_unlock(hashtextextended(?, 0))", (name,))
+
+
+def first_line(exc: BaseException) -> str:
+    """A driver's error in one line (PostgreSQL's carry DETAIL and HINT lines)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def is_postgres(url: str | None) -> bool:
