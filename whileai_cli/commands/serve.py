@@ -165,7 +165,10 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Run the platform server (multi-account) over a store directory."""
+    """Run the platform server (multi-account) over a store directory.
+
+    Metadata in SQLite under --data, or PostgreSQL (--database); dataset bodies under
+    --data, or in an S3 bucket (--blobs)."""
     import dataclasses
     import os
     import socket
@@ -238,7 +241,7 @@ def serve(
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
     where = app.state.server.storage.where
-    say(f"whileai serve: store {where}, listening on http://{host}:{port} (signup {signup})")
+    say(f"whileai serve: {where}, listening on http://{host}:{port} (signup {signup})")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
 

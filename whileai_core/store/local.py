@@ -119,7 +119,7 @@ class Storage:
     @property
     def where(self) -> str:
         """What `whileai serve` says it serves: the database and where the bodies live."""
-        return f"{self.db.where}, bodies in {self.blobs.location}"
+        return f"metadata {self.db.where}, bodies {self.blobs.location}"
 
     # --- the database ----------------------------------------------------------------
 
