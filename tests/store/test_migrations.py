@@ -71,12 +71,12 @@ def test_a_store_from_before_migrations_is_adopted_with_its_rows(tmp_path: Path)
     assert _versions(tmp_path / "store.db") == list(range(1, LATEST + 1))
 
 
-def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -> None:
+def _eight_openers_at_once(root: Path, database: str | None = None) -> None:
     errors: list[BaseException] = []
 
     def open_one() -> None:
         try:
-            Storage(tmp_path).close()
+            Storage(root, database=database).close()
         except BaseException as exc:
             errors.append(exc)
 
@@ -86,6 +86,10 @@ def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -> None:
+    _eight_openers_at_once(tmp_path)
     assert _versions(tmp_path / "store.db") == list(range(1, LATEST + 1))
 
 
@@ -137,20 +141,7 @@ def test_postgresql_gets_every_migration_once_even_with_eight_openers_at_once(
     tmp_path: Path, postgres: Any
 ) -> None:
     url = postgres.new_database(empty=True)
-    errors: list[BaseException] = []
-
-    def open_one() -> None:
-        try:
-            Storage(tmp_path, database=url).close()
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=open_one) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    _eight_openers_at_once(tmp_path, url)
     assert _pg_versions(url) == [m.version for m in MIGRATIONS]
 
 

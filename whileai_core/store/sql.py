@@ -128,7 +128,11 @@ class Conn:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if rows:
-            self.raw.cursor().executemany(self.dialect.query(sql), rows)
+            cursor = self.raw.cursor()  # psycopg's connection has no executemany of its own
+            try:
+                cursor.executemany(self.dialect.query(sql), rows)
+            finally:
+                cursor.close()
 
     def serialize(self, key: str) -> None:
         """Hold `key` until this transaction ends (see the module's docstring)."""
