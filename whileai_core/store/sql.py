@@ -53,6 +53,8 @@ class Dialect:
     param: str  # the driver's placeholder for a bound value
     write_begin: str = "BEGIN"  # opens the store's write transactions
     row_locks: bool = True  # keeps `FOR UPDATE` (SQLite locks the whole database instead)
+    # Holds a key until the transaction ends; None where one writer at a time is the rule.
+    serialize_sql: str | None = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))"
     _rendered: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def render(self, statement: str) -> str:
@@ -80,6 +82,7 @@ SQLITE = Dialect(
     "?",
     write_begin="BEGIN IMMEDIATE",
     row_locks=False,
+    serialize_sql=None,
 )
 POSTGRESQL = Dialect(
     "postgresql",
@@ -136,8 +139,8 @@ class Conn:
 
     def serialize(self, key: str) -> None:
         """Hold `key` until this transaction ends (see the module's docstring)."""
-        if self.dialect.row_locks:
-            self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+        if self.dialect.serialize_sql is not None:
+            self.execute(self.dialect.serialize_sql, (key,))
 
 
 class Database(ABC):
@@ -195,7 +198,8 @@ class Database(ABC):
         try:
             yield conn
         except BaseException:
-            conn.raw.execute("ROLLBACK")
+            if self._usable(conn.raw):  # a dropped connection rolled back on its own
+                conn.raw.execute("ROLLBACK")
             raise
         conn.raw.execute("COMMIT")
 
