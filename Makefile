@@ -25,7 +25,7 @@ demo: $(STAMP)
 	  | $(BIN)/whileai grade -o demo/graded.jsonl
 	$(BIN)/whileai report demo/graded.jsonl
 	$(BIN)/whileai optimize demo/graded.jsonl --mode rl --report demo/optimize.json -o demo/train.jsonl
-	$(BIN)/whileai export demo/train.jsonl --format trl -o demo/train.trl.jsonl
+	$(BIN)/whileai export demo/train.jsonl --format trl --spec specs/orders -o demo/train.trl.jsonl
 	WHILEAI_HOME=demo/home $(BIN)/whileai push demo/train.jsonl --name orders-rl-demo --mode rl
 	WHILEAI_HOME=demo/home $(BIN)/whileai datasets
 
@@ -57,7 +57,26 @@ $(SDK_STAMP):
 
 sdk-venv: $(SDK_STAMP)
 
-test: sdk-venv lint typecheck pytest
+
+# The side environment the export tests run the exported RL environment in: verifiers
+# (Python >= 3.11, not in .venv) with whileai installed from this tree, and TRL's wheel
+# without its dependencies (the tests read its chat templates as files, never import it).
+# Built once; where no Python >= 3.11 exists it records why, and those tests skip.
+SIDE_VF := side/verifiers
+$(SIDE_VF)/.installed: pyproject.toml
+	rm -rf $(SIDE_VF)/venv $(SIDE_VF)/skip && mkdir -p $(SIDE_VF)
+	py=$$(for p in $(PYTHON) python3.13 python3.12 python3.11; do \
+	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; \
+	done); \
+	if [ -z "$$py" ]; then echo "no Python >= 3.11 found for verifiers" > $(SIDE_VF)/skip; else \
+	  $$py -m venv $(SIDE_VF)/venv && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q --upgrade pip && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q 'verifiers>=0.4,<0.5' -e . && \
+	  $(SIDE_VF)/venv/bin/python -m pip install -q --no-deps 'trl>=1.0,<2'; \
+	fi
+	touch $@
+
+test: sdk-venv $(SIDE_VF)/.installed lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from whileai_core.row import SCHEMA_VERSION, from_row, row_json_schema, to_row, validate_row
+from whileai_core.row import (
+    JUDGE_STATUSES,
+    SCHEMA_VERSION,
+    from_row,
+    row_json_schema,
+    to_row,
+    validate_row,
+)
 
 
 def test_every_fixture_row_round_trips_byte_for_byte(sdk_rows: list[dict]) -> None:
@@ -77,7 +84,7 @@ def test_openai_wire_tool_calls_are_accepted() -> None:
         ({"prompt": "x", "judge_status": "great"}, "judge_status"),
         ({"prompt": "x", "markers": {"a": "high"}}, "markers"),
         ({"prompt": "x", "markers": [1, 2]}, "markers"),
-        ({"final_text": "no ask"}, "prompt"),
+        ({"reason": "nothing else"}, "prompt"),
         ([1, 2], "not a JSON object"),
     ],
 )
@@ -117,3 +124,133 @@ def test_schema_is_generated_from_the_models() -> None:
         assert key in schema["properties"]
     assert schema["properties"]["schema_version"]["const"] == "1"
     orjson.dumps(schema)
+
+
+# --- one rule set: the fast check every reader runs agrees with the models ---------------
+
+# Rows that are mostly right: each field is drawn valid most of the time and as any JSON
+# value (a wrong type, a bool, 1e308, NaN, a long string, ...) now and then, at every
+# level, so the nested rules (a message's role, a call's arguments, a calibration's k)
+# are reached as often as the top ones.
+_any = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)  # what orjson reads and writes
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([1e308, -1e308, 1e9, 1e9 + 1, 0.5, 1, "ok", "error", "user"])
+    | st.text(max_size=3)
+    | st.text(alphabet="s", min_size=1020, max_size=1030),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _mostly(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """`valid` 15 times in 16, else any JSON value."""
+    return st.sampled_from(range(16)).flatmap(lambda i: valid if i else _any)
+
+
+def _obj(**fields: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({}, optional={k: _mostly(v) for k, v in fields.items()})
+
+
+_text, _score = st.text(max_size=4), st.integers(-5, 5) | st.floats(-1e9, 1e9)
+_args = st.dictionaries(_text, _any, max_size=2) | _text
+_call = _obj(
+    id=_text, type=_text, name=_text, arguments=_args, function=_obj(name=_text, arguments=_args)
+)
+_message = st.fixed_dictionaries(
+    {"role": _mostly(st.sampled_from(["user", "assistant", "tool"]))},
+    optional={
+        k: _mostly(v)
+        for k, v in {
+            "content": _text | st.none() | st.lists(_any, max_size=2),
+            "tool_calls": st.lists(_call, max_size=2),
+            "tool_call_id": _text,
+            "name": _text,
+        }.items()
+    },
+)
+_ROW_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "prompt": _text,
+    "scenario_id": _text,
+    "seed": st.integers(0, 9),
+    "world_state": _text,
+    "messages": st.lists(_mostly(_message), max_size=3),
+    "steps": st.lists(
+        _obj(tool=_text, role=_text, text=_text, arguments=_args, result=_any), max_size=2
+    ),
+    "final_text": _text,
+    "rollout_index": st.integers(0, 9),
+    "truncated": st.booleans(),
+    "tools_used": st.lists(_text, max_size=2),
+    "faults": st.dictionaries(_text, _any, max_size=2),
+    "reward": _score | st.none(),
+    "judge_status": st.sampled_from(JUDGE_STATUSES),
+    "judge_meta": st.dictionaries(_text, _any, max_size=2),
+    "reason": _text,
+    "markers": st.dictionaries(_text, _score, max_size=2),
+    "marker_sources": st.dictionaries(_text, _text, max_size=2),
+    "calibration": _obj(
+        task_id=_text, k=st.integers(0, 9), pass_rate=_score, ci95=st.lists(_score, max_size=2)
+    ),
+    "privileged": _obj(reference=_any, rubric=_any),
+    "schema_version": _text,
+    "custom": _any,
+}
+_rows = st.fixed_dictionaries({}, optional={k: _mostly(v) for k, v in _ROW_FIELDS.items()})
+
+
+@settings(max_examples=600, deadline=None)
+@given(row=_rows)
+def test_the_fast_rules_and_the_models_agree_on_every_row(row: dict[str, Any]) -> None:
+    """`row_problem` (what every stage and `validate` run) refuses a row exactly when the
+    typed views do (plus a row with no ask); a row it takes round-trips byte for byte."""
+    from pydantic import ValidationError
+
+    from whileai_core.rowrules import row_problem
+
+    problem = row_problem(row)
+    try:
+        parts = from_row(row)
+    except (ValidationError, TypeError):
+        model_takes = False
+    else:
+        model_takes = True
+    content = ("prompt", "messages", "steps", "final_text", "scenario_id")
+    asks = any(row.get(k) is not None for k in content)
+    assert (problem is None) == (model_takes and asks), problem
+    if problem is None:
+        assert orjson.dumps(to_row(parts)) == orjson.dumps(row)
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ({"prompt": "x", "reward": True}, "field 'reward' must be a number, got a boolean"),
+        (
+            {"prompt": "x", "steps": [{"tool": "t", "arguments": [1, 2]}]},
+            "field 'steps[0].arguments' must be a string or an object, got an array",
+        ),
+        ({"prompt": "x", "reward": 1e308}, "field 'reward' must be a finite number between"),
+        ({"prompt": "x", "reward": float("nan")}, "field 'reward' must be a finite number"),
+        ({"prompt": "x", "markers": {"m": 1e12}}, "field 'markers.m' must be a finite number"),
+        ({"prompt": "x", "messages": [{"role": "user", "content": 5}]}, "messages[0].content"),
+        ({"prompt": "x", "messages": [{"content": "hi"}]}, "field 'messages[0].role' is missing"),
+        ({"prompt": "x", "scenario_id": "s" * 5000}, "at most 1,024 characters, got 5,000"),
+        ({"prompt": "x", "seed": "5"}, "field 'seed' must be a whole number, got a string"),
+        ({"prompt": "x", "marker_sources": {"m": 1}}, "field 'marker_sources.m' must be a string"),
+        ({"prompt": None}, "none of 'prompt', 'messages', 'steps', 'final_text' or 'scenario_id'"),
+    ],
+)
+def test_the_rules_name_the_field_and_what_it_must_be(row: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ValueError) as info:
+        validate_row(row)
+    assert problem in str(info.value)
+
+
+def test_rewards_and_markers_at_the_bound_are_rows() -> None:
+    validate_row({"prompt": "x", "reward": -1e9, "markers": {"m": 1e9}})
+    validate_row({"prompt": "x", "reward": 0, "scenario_id": "s" * 1024})

@@ -66,13 +66,23 @@ BandOpt = Annotated[
 RENAMED_ENV: dict[str, dict[str, str]] = {
     "WHILEAI_CONCURRENCY": {
         "simulate": "WHILEAI_SIMULATE_CONCURRENCY",
-        "grade": "WHILEAI_GRADE_CONCURRENCY",
+        # Judge calls at once, in every command that runs a judge over rows.
+        "grade": "WHILEAI_JUDGE_CONCURRENCY",
+        "evaluate": "WHILEAI_JUDGE_CONCURRENCY",  # evaluate takes grade's flags
+        "trust": "WHILEAI_JUDGE_CONCURRENCY",
+        "probes": "WHILEAI_JUDGE_CONCURRENCY",
+        "pairs": "WHILEAI_JUDGE_CONCURRENCY",
+        "rubrics": "WHILEAI_JUDGE_CONCURRENCY",
     },
     "WHILEAI_SEED": {
         "simulate": "WHILEAI_SIMULATE_SEED",
         "grade": "WHILEAI_BOOTSTRAP_SEED",
         "report": "WHILEAI_BOOTSTRAP_SEED",
+        "evaluate": "WHILEAI_BOOTSTRAP_SEED",
         "optimize": "WHILEAI_OPTIMIZE_SEED",
+        # The rows trust and probes draw to re-judge.
+        "trust": "WHILEAI_TRUST_SEED",
+        "probes": "WHILEAI_TRUST_SEED",
     },
     "WHILEAI_HOLDOUT": {
         "push": "WHILEAI_PUSH_HOLDOUT",

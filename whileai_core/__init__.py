@@ -28,6 +28,16 @@ _NAMES = {
     "SimulateConfig": ".simulate.config",
     "load_spec": ".spec",
     "Spec": ".spec",
+    "current_rollout": ".simulate.execute",
+    # traces in: aim a run at what a deployed agent got wrong, keep the sources out
+    "load_traces": ".traces.load",
+    "trace_report": ".traces.mine",
+    "mine_traces": ".traces.mine",
+    "dimensions_from_traces": ".traces.aim",
+    "spec_from_traces": ".traces.infer",
+    "split_pseudo_production": ".traces.split",
+    "leakage_report": ".traces.leakage",
+    "drop_leaky_rows": ".traces.leakage",
     # grade and report
     "grade": ".api",
     "report": ".api",
@@ -40,6 +50,17 @@ _NAMES = {
     "optimize_files": ".select.optimize",
     "OptimizeOptions": ".select.optimize",
     "publish_gate": ".select.gate",
+    # measure: before and after, evals, logprobs
+    "compare_runs": ".compare.compare",
+    "delta_report": ".compare.delta",
+    "DeltaOptions": ".compare.delta",
+    "eval_variance": ".compare.variance",
+    "evaluate_files": ".compare.evaluate",
+    "logprob_report": ".compare.logprobs",
+    "mean_kl": ".compare.logprobs",
+    "calibrate_kl": ".compare.logprobs",
+    "staleness_report": ".compare.staleness",
+    "reference_files": ".compare.reference",
     # export
     "training_samples": ".export.training",
     "preference_pairs": ".export.pairs",
@@ -59,8 +80,17 @@ _NAMES = {
     "to_row": ".row",
     "strip_privileged": ".privileged",
     "WhileaiError": ".errors",
+    # trust the numbers
+    "attach_labels": ".trust.labels",
+    "judge_trust": ".trust.trust",
+    "judge_probes": ".trust.probes",
+    "judge_agreement": ".trust.agreement",
+    "judge_pairs": ".trust.pairs",
+    "write_rubrics": ".trust.rubrics",
+    "rubric_judge": ".trust.rubrics",
 }
 __all__ = [
+    "DeltaOptions",
     "Judge",
     "JudgeOptions",
     "OptimizeOptions",
@@ -71,11 +101,29 @@ __all__ = [
     "TrainingRun",
     "WhileaiError",
     "__version__",
+    "attach_labels",
+    "calibrate_kl",
+    "compare_runs",
+    "current_rollout",
+    "delta_report",
+    "dimensions_from_traces",
+    "drop_leaky_rows",
+    "eval_variance",
+    "evaluate_files",
     "export_environment",
     "from_row",
     "grade",
     "grade_files",
+    "judge_agreement",
+    "judge_pairs",
+    "judge_probes",
+    "judge_trust",
+    "leakage_report",
     "load_spec",
+    "load_traces",
+    "logprob_report",
+    "mean_kl",
+    "mine_traces",
     "open_store",
     "optimize",
     "optimize_files",
@@ -85,17 +133,31 @@ __all__ = [
     "pull_rows",
     "push_rows",
     "read_rows",
+    "reference_files",
     "report",
+    "rubric_judge",
     "simulate_rows",
+    "spec_from_traces",
+    "split_pseudo_production",
+    "staleness_report",
     "strip_privileged",
     "to_row",
+    "trace_report",
     "training_run",
     "training_samples",
+    "write_rubrics",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .api import grade, report, simulate_rows
+    from .compare.compare import compare_runs
+    from .compare.delta import DeltaOptions, delta_report
+    from .compare.evaluate import evaluate_files
+    from .compare.logprobs import calibrate_kl, logprob_report, mean_kl
+    from .compare.reference import reference_files
+    from .compare.staleness import staleness_report
+    from .compare.variance import eval_variance
     from .errors import WhileaiError
     from .export.environment import export_environment
     from .export.pairs import preference_pairs
@@ -111,6 +173,19 @@ if TYPE_CHECKING:
     from .select.gate import publish_gate
     from .select.optimize import OptimizeOptions, optimize, optimize_files
     from .simulate.config import SimulateConfig
+    from .simulate.execute import current_rollout
     from .spec import Spec, load_spec
     from .store import open_store
     from .store.push import pull_rows, push_rows
+    from .traces.aim import dimensions_from_traces
+    from .traces.infer import spec_from_traces
+    from .traces.leakage import drop_leaky_rows, leakage_report
+    from .traces.load import load_traces
+    from .traces.mine import mine_traces, trace_report
+    from .traces.split import split_pseudo_production
+    from .trust.agreement import judge_agreement
+    from .trust.labels import attach_labels
+    from .trust.pairs import judge_pairs
+    from .trust.probes import judge_probes
+    from .trust.rubrics import rubric_judge, write_rubrics
+    from .trust.trust import judge_trust

@@ -21,37 +21,48 @@ from typing import Any
 
 from .models.options import ModelOptions
 from .simulate.config import Report, SimulateConfig
-from .spec import Spec, load_spec
+from .spec import Spec
 
 Row = dict[str, Any]
 
 
 def simulate_rows(
-    spec: Spec | str | Path,
+    spec: Spec | str | Path | None = None,
     *,
     agent: str = "seeded",
     writer: str | None = None,
     grader: Any = None,
     options: ModelOptions | None = None,
+    traces: str | Iterable[Row] | None = None,
+    tasks: str | None = None,
+    broaden: bool = True,
     **config: Any,
 ) -> tuple[list[Row], Report]:
     """Play `agent` across the spec's grid; the rows and the run report.
 
     `config` takes the `SimulateConfig` fields (mode, budget, repeats, seed, reproducible,
-    ...); `agent` and `writer` take what `--agent` and `--writer` take.
+    ...); `agent` and `writer` take what `--agent` and `--writer` take. `traces` (rows, a
+    JSONL path, a dataset id, `agent:NAME`) aims the grid at what they got wrong, and
+    with no `spec` the tools are read off them; `tasks` re-runs an earlier run's asks.
     """
+    from .simulate.plan import plan_run
     from .simulate.run import run_simulation
 
-    loaded = spec if isinstance(spec, Spec) else load_spec(spec)
+    settings = SimulateConfig(**config)
+    if "budget" not in config:
+        settings.budget_given = False
+    target = spec if isinstance(spec, Spec) or spec is None else str(spec)
+    plan = plan_run(target, settings, tasks_from=tasks, traces_from=traces, broaden=broaden)
     rows: list[Row] = []
     report = run_simulation(
-        loaded,
-        SimulateConfig(**config),
+        plan.spec,
+        settings,
         agent_ref=agent,
         writer_ref=writer,
         options=options,
         grader=grader,
         sink=rows.append,
+        plan=plan,
     )
     return rows, report
 

@@ -31,6 +31,8 @@ swallow anything else.
         │   ├── InvalidVerdict    a reply that cannot be read as a verdict
         │   ├── JudgeFailed       a status another judge earned (.status), passed on
         │   └── NoGold            the row carries nothing to compare against
+        ├── SourceCopy            an aimed run's opener keeps near-copying a source trace:
+        │                         that ask is dropped (defined in simulate/openers.py)
         ├── SandboxUnavailable    code-exec cannot start its sandbox on this machine
         └── Refused               an export will not write one row (.reason: how it counts)
 

@@ -1,9 +1,12 @@
 """JSONL in and out: lazy readers that name file:line on a bad line, writers that never
 leave half a line behind.
 
-Rows are generators end to end, so memory does not grow with the file. Reading checks
-only the cheap things every stage needs (JSON, an object, the types of the fields the
-stages read); `whileai validate` runs the full model over each row.
+Rows are generators end to end, so memory does not grow with the file. Every line a stage
+reads passes the three checks `whileai validate` runs, so one row is refused or taken the
+same by every stage: its size (`MAX_LINE_BYTES`; a longer line is read past in bounded
+chunks, never held), its nesting (`row_depth()`, checked before any stage walks the row,
+since orjson writes at most 255 levels and Python walkers recurse per level), and the row
+rules (`rowrules.row_problem`: JSON types, required fields, a bounded reward, an ask).
 """
 
 from __future__ import annotations
@@ -19,73 +22,80 @@ from typing import IO, Any, Literal
 
 import orjson
 
-from .errors import BadRowError, WhileaiError
+from .errors import BadRowError, ConfigError, WhileaiError
+from .rowrules import row_problem
+from .store.limits import env_name, format_size, json_depth, parse_size
 
 OnError = Literal["fail", "skip"]
 
-# The fields stages read directly, with the JSON types they must have when present.
-_FIELD_TYPES: dict[str, tuple[type, ...]] = {
-    "prompt": (str,),
-    "messages": (list,),
-    "steps": (list,),
-    "final_text": (str,),
-    "scenario_id": (str,),
-    "rollout_index": (int,),
-    "scenario_dimensions": (dict,),
-    "privileged": (dict,),
-    "reward": (int, float),
-    "reason": (str,),
-    "judge_name": (str,),
-    "judge_status": (str,),
-    "judge_meta": (dict,),
-    "markers": (dict,),
-    "marker_sources": (dict,),
-    "calibration": (dict,),
-    "lineage": (dict,),
-    "usage": (dict,),
-    "finish_reason": (str,),
-    "schema_version": (str,),
-    "model_version": (str,),
-    "policy_version": (str,),
-    "writer_model": (str,),
-    "tools_used": (list,),
-    "seeded": (list,),
-}
-_JSON_TYPE = {str: "a string", list: "an array", dict: "an object", int: "a number"}
+# A line longer than this is refused without being held: rows run to a few MB at most (a
+# long episode with big tool outputs), while a file with no newlines would otherwise be
+# read whole into memory as one "line".
+MAX_LINE_BYTES = 256 * 1024 * 1024
+# How deep a row may nest, the row object itself being level 1. The default is the
+# store's (`whileai serve --max-depth`, the same WHILEAI_MAX_DEPTH), so a row every stage
+# takes is one the store takes. The ceiling is what the stages can carry: orjson writes
+# at most 255 levels and the exporters wrap a row's parts a few levels deeper, while
+# Python walkers (privileged stripping, the trajectory view) recurse once per level.
+DEFAULT_ROW_DEPTH = 64
+ROW_DEPTH_CEILING = 200
+_CHUNK = 1024 * 1024
+
+
+def row_depth(env: dict[str, str] | None = None) -> int:
+    """The nesting limit rows are read under: WHILEAI_MAX_DEPTH, else the default."""
+    name = env_name("max_depth")
+    raw = (os.environ if env is None else env).get(name, "").strip()
+    if not raw:
+        return DEFAULT_ROW_DEPTH
+    depth = parse_size(raw, name)
+    if depth > ROW_DEPTH_CEILING:
+        raise ConfigError(
+            f"{name}={raw}: rows can be read at most {ROW_DEPTH_CEILING} levels deep "
+            "(orjson writes at most 255, and exports nest a row's parts deeper)"
+        )
+    return depth
 
 
 def check_row(row: Any) -> str | None:
-    """The first shape problem of a decoded line, or None. Cheap enough for every row."""
-    if not isinstance(row, dict):
-        kind = "an array" if isinstance(row, list) else type(row).__name__
-        return f"not a JSON object (got {kind})"
-    for key, types in _FIELD_TYPES.items():
-        value = row.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            return f"field '{key}' must be {_JSON_TYPE[types[0]]}, got {_describe(value)}"
-    for key in ("messages", "steps"):
-        items = row.get(key)
-        if items:
-            for i, item in enumerate(items):
-                if not isinstance(item, dict):
-                    return f"field '{key}[{i}]' must be an object, got {_describe(item)}"
-    return None
+    """The first rule a decoded line breaks, or None: the one set of row rules (see
+    `rowrules`), the same for every stage, `whileai validate` and the store."""
+    return row_problem(row)
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+def line_problem(raw: bytes, depth: int, *, check: bool = True) -> tuple[Any, str | None]:
+    """(row, None) for a usable line, or (None, what is wrong with it): its length, its
+    nesting past `depth`, its JSON, the row rules (with `check=False` not those: for
+    readers that normalise foreign shapes, such as traces, before they check)."""
+    if len(raw) > MAX_LINE_BYTES:
+        return None, _too_long(len(raw))
+    row, problem = parse_row(raw, check=check)
+    # A line with no more brackets than the limit cannot nest past it: the common row
+    # costs two byte counts; only a bracket-heavy one has its containers walked.
+    deep = row is not None and raw.count(b"{") + raw.count(b"[") > depth
+    if deep and json_depth(row, depth) > depth:
+        return None, (
+            f"nests deeper than {depth} levels ({env_name('max_depth')} raises the limit, "
+            f"up to {ROW_DEPTH_CEILING})"
+        )
+    return row, problem
+
+
+def parse_row(raw: bytes, *, check: bool = True) -> tuple[Any, str | None]:
+    """A line's JSON and the row rules, but not its length or nesting: for the store,
+    which counts those under its own limits before it parses."""
+    try:
+        row = orjson.loads(raw)  # orjson itself refuses more than 1,024 levels
+    except orjson.JSONDecodeError as exc:
+        return None, f"not valid JSON ({_short_json_error(exc, raw)})"
+    if not check:  # the caller normalises foreign shapes itself (traces), any JSON value
+        return row, None
+    problem = row_problem(row)
+    return (None, problem) if problem is not None else (row, None)
+
+
+def _too_long(size: int) -> str:
+    return f"line is {size:,} bytes, over the {format_size(MAX_LINE_BYTES)} a row may take"
 
 
 @dataclass
@@ -124,7 +134,8 @@ def iter_lines(
     stats: ReadStats | None = None,
     check: bool = True,
 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """Yield (source, line number, row) for every usable line of every input, lazily."""
+    """Yield (source, line number, row) for every usable line of every input, lazily;
+    `check=False` leaves the row rules to a caller reading other JSON (labels, traces)."""
     for line in iter_located(inputs, on_error=on_error, stats=stats, check=check):
         yield line.source, line.lineno, line.row
 
@@ -146,29 +157,34 @@ def iter_located(
     *,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
-    check: bool = True,
     labels: Sequence[str] | None = None,
+    check: bool = True,
 ) -> Iterator[Located]:
     """`iter_lines` with each line's byte span, so a stage can read a row again later by
     seeking instead of holding it (see `rowbuffer.FileRows`). `labels` name the inputs in
     errors when they are not what the user gave (stdin spooled to a file)."""
     stats = stats if stats is not None else ReadStats()
+    depth = row_depth()
+    cap = MAX_LINE_BYTES + 1
     for index, name in enumerate(inputs):
         source, handle = _open_input(name)
         if labels is not None:
             source = labels[index]
-        pos = 0
+        pos = lineno = 0
+        readline = handle.readline
         try:
-            for lineno, raw in enumerate(handle, start=1):
+            while raw := readline(cap):
+                lineno += 1
                 start, pos = pos, pos + len(raw)
-                if not raw.strip():
-                    continue
+                row: Any
                 problem: str | None
-                try:
-                    row = orjson.loads(raw)
-                    problem = check_row(row) if check else None
-                except orjson.JSONDecodeError as exc:
-                    problem = f"not valid JSON ({_short_json_error(exc, raw)})"
+                if len(raw) == cap and not raw.endswith(b"\n"):
+                    pos += _skip_rest(handle)
+                    row, problem = None, _too_long(pos - start)
+                elif raw.isspace():  # a blank line is no row (stops at the first character)
+                    continue
+                else:
+                    row, problem = line_problem(raw, depth, check=check)
                 if problem is not None:
                     error = BadRowError(source, lineno, problem)
                     if on_error == "fail":
@@ -180,6 +196,16 @@ def iter_located(
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
+
+
+def _skip_rest(handle: IO[bytes]) -> int:
+    """Read past the rest of an overlong line in bounded chunks; the bytes skipped."""
+    skipped = 0
+    while chunk := handle.readline(_CHUNK):
+        skipped += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return skipped
 
 
 @contextlib.contextmanager

@@ -1,13 +1,16 @@
 """Resolve `module:function` and `path/file.py:function` references to callables.
 
 Agents, judges and `--execute` worlds are all named this way, so they resolve in one place
-with one error message.
+with one error message. A `module:` reference finds modules in the current directory too,
+as `python -m` would: the `whileai` console script's own `sys.path` starts at its bin
+directory, so `--agent my_agent:run` next to `my_agent.py` would otherwise not import.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +39,7 @@ def load_callable(ref: str, *, what: str = "callable") -> Callable[..., Any]:
         except Exception as exc:
             raise ConfigError(f"{what} {ref!r}: importing {module_part} failed: {exc}") from None
     else:
+        _cwd_on_path()
         try:
             module = importlib.import_module(module_part)
         except Exception as exc:
@@ -49,3 +53,13 @@ def load_callable(ref: str, *, what: str = "callable") -> Callable[..., Any]:
     if not callable(target):
         raise ConfigError(f"{what} {ref!r}: {attr} is not callable")
     return target
+
+
+def _cwd_on_path() -> None:
+    """Put the current directory on `sys.path` (after what is installed, so a stray local
+    file never shadows a real package) unless it is already there."""
+    cwd = os.getcwd()
+    if "" in sys.path or cwd in sys.path:
+        return
+    sys.path.append(cwd)
+    importlib.invalidate_caches()

@@ -127,6 +127,7 @@ JUDGES = Registry(
         "whileai_core.judges.conduct",
         "whileai_core.judges.checklist",
         "whileai_core.judges.registry",
+        "whileai_core.trust.rubrics",
     ),
     group="whileai.judges",
 )

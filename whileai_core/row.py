@@ -10,14 +10,15 @@ with the same key order, so a round trip is byte-identical through orjson.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from annotated_types import MaxLen
 from pydantic import (
     BaseModel,
     ConfigDict,
+    GetCoreSchemaHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
-    StrictBool,
     StrictFloat,
     StrictInt,
     ValidatorFunctionWrapHandler,
@@ -30,15 +31,54 @@ SCHEMA_VERSION = "1"
 JudgeStatus = Literal["ok", "missing_reward", "invalid_result", "error", "timeout"]
 JUDGE_STATUSES: tuple[str, ...] = ("ok", "missing_reward", "invalid_result", "error", "timeout")
 
-# Strict unions keep 1 as 1 and 1.0 as 1.0, so a round trip does not rewrite numbers.
-Number = StrictBool | StrictInt | StrictFloat
+# A reward or a marker is at most this far from zero: far past any grader's scale (0..1,
+# -1..1, 0..100), and small enough that sums and squares over any number of rows stay
+# finite (1e308, a reward one judge wrote, made every statistic overflow).
+MAX_SCORE = 1e9
+
+
+@dataclass(frozen=True)
+class ScoreBound:
+    """Annotation metadata: the number lies within `limit` of zero (NaN and inf never do).
+    `rowrules` reads it off the annotation, pydantic through the hook below."""
+
+    limit: float = MAX_SCORE
+
+    def problem(self, value: float) -> str | None:
+        if -self.limit <= value <= self.limit:
+            return None
+        return (
+            f"must be a finite number between {-self.limit:g} and {self.limit:g}, got {value!r:.40}"
+        )
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> Any:
+        from pydantic_core import core_schema
+
+        def check(value: float) -> float:
+            problem = self.problem(value)
+            if problem is not None:
+                raise ValueError(problem)
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+
+# A task's id is a name, not a payload: every row repeats it (and the calibration stamp
+# repeats it again), so a megabyte id would make each of its rows too long for the store.
+MAX_ID_CHARS = 1024
+TaskId = Annotated[str, MaxLen(MAX_ID_CHARS)]
+
+# Strict unions keep 1 as 1 and 1.0 as 1.0, so a round trip does not rewrite numbers; a
+# boolean is not a score (`reward: true` is refused everywhere, not read as 1).
+Score = Annotated[StrictInt | StrictFloat, ScoreBound()]
 
 
 class _Open(BaseModel):
     """Models keep keys they do not name, in the order they came, so a stage never drops or
-    reshuffles what it does not understand."""
+    reshuffles what it does not understand. Strict: a field takes its JSON type only ("5"
+    is not a seed), the same rule `rowrules` applies to every row a stage reads."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, strict=True)
     _key_order: tuple[str, ...] = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
@@ -114,8 +154,8 @@ class Calibration(_Open):
 
     task_id: str | None = None
     k: int | None = None
-    pass_rate: float | None = None
-    ci95: list[float] | None = None
+    pass_rate: StrictInt | StrictFloat | None = None  # a union keeps 1 as 1 (see Score)
+    ci95: list[StrictInt | StrictFloat] | None = None
     policy: str | None = None
 
 
@@ -128,7 +168,7 @@ class Marker(BaseModel):
     """
 
     name: str
-    value: StrictInt | StrictFloat
+    value: Score
     source: str | None = None
 
 
@@ -136,7 +176,7 @@ class Task(_Open):
     """The situation: what was asked, where it sits on the grid, and what only judges see."""
 
     prompt: str | None = None
-    scenario_id: str | None = None
+    scenario_id: TaskId | None = None
     scenario_dimensions: dict[str, Any] | None = None
     privileged: Privileged | None = None
     world_state: str | None = None
@@ -168,7 +208,7 @@ class Rollout(_Open):
 class Judgment(_Open):
     """A scorer's verdict with its provenance. `reward` None means unjudged, never zero."""
 
-    reward: Number | None = None
+    reward: Score | None = None
     reason: str | None = None
     judge_name: str | None = None
     judge_status: JudgeStatus | None = None
@@ -211,7 +251,15 @@ def from_row(row: dict[str, Any]) -> RowParts:
             judgment_in[key] = value
         elif key not in ("markers", "calibration", "schema_version"):
             extra[key] = value
+        elif key == "markers" and value is None:
+            extra[key] = value  # a null `markers` rides along as it came
     markers_raw = row.get("markers")
+    raw_sources = row.get("marker_sources")
+    if raw_sources is not None and (
+        not isinstance(raw_sources, dict)
+        or not all(isinstance(v, str) for v in raw_sources.values())
+    ):
+        raise TypeError("marker_sources must be an object of marker name -> writer name")
     sources = _marker_sources(row)
     if sources is not None:
         extra.pop("marker_sources", None)
@@ -239,19 +287,17 @@ def from_row(row: dict[str, Any]) -> RowParts:
         schema_version=schema_version,
         extra=extra,
         key_order=tuple(row),
-        markers_present="markers" in row,
+        markers_present=markers_raw is not None,
     )
 
 
 def _marker_sources(row: dict[str, Any]) -> dict[str, str] | None:
     """`marker_sources` when it describes `markers` exactly as `to_row` would write it back
-    (string sources, in marker order, no stray names); else None, and the key rides along
-    untouched like any key the models do not name."""
+    (in marker order, no stray names); else None, and the key rides along untouched like
+    any key the models do not name."""
     sources = row.get("marker_sources")
     markers = row.get("markers")
     if not isinstance(sources, dict) or not isinstance(markers, dict):
-        return None
-    if not all(isinstance(v, str) for v in sources.values()):
         return None
     if list(sources) != [name for name in markers if name in sources]:
         return None
@@ -294,6 +340,19 @@ def call_function(call: dict[str, Any]) -> dict[str, Any]:
     return inner if isinstance(inner, dict) else call
 
 
+def ask_text(row: dict[str, Any]) -> str:
+    """The person's ask: `prompt`, else the first user message with text."""
+    prompt = row.get("prompt")
+    if isinstance(prompt, str) and prompt:
+        return prompt
+    for message in row.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+    return ""
+
+
 def reply_text(row: dict[str, Any]) -> str:
     """The agent's final reply: `final_text`, else the last assistant message with text.
 
@@ -312,21 +371,12 @@ def reply_text(row: dict[str, Any]) -> str:
 
 
 def validate_row(row: Any) -> None:
-    """Raise ValueError naming the first problem when `row` is not a usable row."""
-    if not isinstance(row, dict):
-        raise ValueError(f"not a JSON object (got {type(row).__name__})")
-    from pydantic import ValidationError
+    """Raise ValueError naming the first rule `row` breaks (the rules every stage applies)."""
+    from .rowrules import row_problem
 
-    try:
-        from_row(row)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"field {where}: {first['msg']}") from None
-    except TypeError as exc:
-        raise ValueError(str(exc)) from None
-    if "prompt" not in row and "messages" not in row:
-        raise ValueError("row has neither 'prompt' nor 'messages'")
+    problem = row_problem(row)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def row_json_schema() -> dict[str, Any]:

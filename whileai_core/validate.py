@@ -1,4 +1,9 @@
-"""Full validation of row streams against the row model (what `whileai validate` runs)."""
+"""`whileai validate`: every line through the reader every stage uses, every problem kept.
+
+There is no second, fuller check here: a line `validate` passes is one every stage takes,
+and a line it names is one every stage refuses (skips and counts with `--on-error skip`)
+with the same words, because both read through `jsonl.iter_located`.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from .errors import BadRowError
-from .jsonl import ReadStats, iter_lines
-from .row import validate_row
+from .jsonl import ReadStats, iter_located, parse_row
 
 
 @dataclass
@@ -41,39 +43,17 @@ class _KeepEveryError(ReadStats):
 
 
 def validate_stream(inputs: Iterable[str], *, fail_fast: bool = False) -> ValidationReport:
-    """Check every line; a bad line is recorded as 'file:line: problem' (or raised).
-    Problems come in file order: lines that are not JSON (which the reader skips) are
-    merged in ahead of the row that followed them."""
-    report = ValidationReport()
+    """Check every line; a bad line is recorded as 'file:line: problem' in file order (or
+    raised at the first one with `fail_fast`)."""
     stats = _KeepEveryError()
-    lines = iter_lines(inputs, on_error="fail" if fail_fast else "skip", stats=stats, check=False)
-    taken = 0
-    for source, lineno, row in lines:
-        report.problems.extend(stats.errors[taken:])
-        taken = len(stats.errors)
-        report.rows += 1
-        try:
-            validate_row(row)
-        except ValueError as exc:
-            error = BadRowError(source, lineno, str(exc))
-            if fail_fast:
-                raise error from None
-            report.problems.append(str(error))
-            continue
-        report.valid += 1
-    report.problems.extend(stats.errors[taken:])
-    report.rows += stats.skipped
-    return report
+    for _ in iter_located(inputs, on_error="fail" if fail_fast else "skip", stats=stats):
+        pass
+    return ValidationReport(
+        rows=stats.rows + stats.skipped, valid=stats.rows, problems=stats.errors
+    )
 
 
 def row_problem(raw: bytes) -> str | None:
-    """The problem with one raw line, or None; for callers that validate outside a file."""
-    try:
-        row = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return f"not valid JSON ({exc.msg})"
-    try:
-        validate_row(row)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    """The problem with one raw line, or None; for the store's finalize, which has counted
+    the line's length and nesting under its own limits already."""
+    return parse_row(raw)[1]

@@ -51,8 +51,8 @@ def test_verifier_with_field_and_output_file(tmp_path: Path) -> None:
         b"".join(
             orjson.dumps(r) + b"\n"
             for r in [
-                {"scenario_id": "a", "final_text": "42", "meta": {"want": "42"}},
-                {"scenario_id": "b", "final_text": "41", "meta": {"want": "42"}},
+                {"scenario_id": "a", "prompt": "6x7?", "final_text": "42", "meta": {"want": "42"}},
+                {"scenario_id": "b", "prompt": "6x7?", "final_text": "41", "meta": {"want": "42"}},
             ]
         )
     )
@@ -140,7 +140,7 @@ def test_cron_options_read_their_environment_variables() -> None:
                      "WHILEAI_TEMPERATURE", "WHILEAI_MAX_TOKENS", "WHILEAI_TOP_P",
                      "WHILEAI_UNTIL", "WHILEAI_REPRODUCIBLE", "WHILEAI_CACHE"],
         "grade": ["WHILEAI_JUDGE", "WHILEAI_SPEC", "WHILEAI_RUBRIC", "WHILEAI_JUDGE_MODEL",
-                  "WHILEAI_GRADE_CONCURRENCY", "WHILEAI_JUDGE_TIMEOUT", "WHILEAI_ON_ERROR",
+                  "WHILEAI_JUDGE_CONCURRENCY", "WHILEAI_JUDGE_TIMEOUT", "WHILEAI_ON_ERROR",
                   "WHILEAI_BOOTSTRAP_SEED", "WHILEAI_CACHE"],
         "optimize": ["WHILEAI_OPTIMIZE_MODE", "WHILEAI_BAND", "WHILEAI_TRUNCATED",
                      "WHILEAI_MAX_GROUPS", "WHILEAI_SELECT", "WHILEAI_MIN_REWARD",

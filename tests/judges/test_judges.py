@@ -96,6 +96,36 @@ def test_non_numeric_reward_is_invalid_result() -> None:
     assert verdict_fields({"reward": float("nan")})["judge_status"] == "invalid_result"
 
 
+@pytest.mark.parametrize(
+    ("verdict", "why"),
+    [
+        (1e308, "not a number between -1e+09 and 1e+09"),
+        ({"reward": -1e308}, "not a number between"),
+        ({"reward": 1, "markers": {"grounded": "yes"}}, "field 'markers.grounded' must be"),
+        ({"reward": 1, "markers": {"grounded": True}}, "field 'markers.grounded' must be"),
+        ({"reward": 1, "failure_class": 3}, "field 'failure_class' must be a string"),
+        ({"reward": 1, "seen": {"a", "b"}}, "cannot be written as JSON"),
+        ({"reward": 1, "nested": json.loads("[" * 300 + "]" * 300)}, "cannot be written as JSON"),
+    ],
+)
+def test_a_verdict_the_row_could_not_carry_is_invalid_and_the_run_goes_on(
+    tmp_path: Path, verdict: Any, why: str
+) -> None:
+    """Grade never writes a row the next stage would refuse (or could not write at all)."""
+    from whileai_core.jsonl import read_rows
+    from whileai_core.judges.run import grade_files
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(_row(i, prompt="capital?")) + "\n" for i in range(2)))
+    out = tmp_path / "graded.jsonl"
+    judge = Judge(name="t", fn=lambda r: verdict if r["scenario_id"] == "s0" else 1.0)
+    grade_files([str(source)], judge, output=str(out))
+    first, second = read_rows([str(out)])
+    assert first["reward"] is None and first["judge_status"] == "invalid_result"
+    assert why in first["reason"]
+    assert second["reward"] == 1.0 and second["judge_status"] == "ok"
+
+
 def test_judge_sleeping_past_the_timeout_is_timeout_and_grading_goes_on() -> None:
     def slow(row: dict[str, Any]) -> float:
         if row["scenario_id"] == "s1":
@@ -123,10 +153,10 @@ def test_async_judge_runs_and_times_out() -> None:
 def test_order_is_kept_with_many_in_flight() -> None:
     def jitter(row: dict[str, Any]) -> float:
         time.sleep(0.02 * (row["keep"]["x"] % 3))
-        return float(row["keep"]["x"])
+        return row["keep"]["x"] / 100
 
     out = list(grade_rows([_row(i) for i in range(30)], Judge("j", jitter), concurrency=8))
-    assert [r["reward"] for r in out] == [float(i) for i in range(30)]
+    assert [r["reward"] for r in out] == [i / 100 for i in range(30)]
 
 
 def test_input_rows_are_not_mutated_and_no_key_is_dropped() -> None:
@@ -204,7 +234,7 @@ def test_checklist_runs_the_checks_the_grid_cell_calls_for() -> None:
         ],
     }
     names = {name: ok for name, ok, _ in outcome_checks(row)}
-    assert names == {"missing_reported": True}
+    assert names == {"attempted": True, "missing_reported": True}
     out = next(grade_rows([row], parse_judge(None)))
     assert out["reward"] == 1.0 and out["markers"]["check:missing_reported"] == 1.0
 
@@ -421,9 +451,9 @@ def test_a_record_read_as_already_done_must_be_acknowledged_not_redone() -> None
         steps=[read],
         final_text="ORD-12345 has already been cancelled, so I have not run it again.",
     )
-    assert _checks(row) == {"already_done_acknowledged": True}
+    assert _checks(row) == {"attempted": True, "already_done_acknowledged": True}
     row["final_text"] = "Nothing has been changed."
-    assert _checks(row) == {"already_done_acknowledged": False}
+    assert _checks(row) == {"attempted": True, "already_done_acknowledged": False}
 
 
 def test_a_person_still_deciding_gets_options_not_a_write() -> None:
@@ -434,11 +464,11 @@ def test_a_person_still_deciding_gets_options_not_a_write() -> None:
         final_text="Nothing has been changed; tell me if you want to go ahead.",
     )
     checks = _checks(row)
-    assert checks == {"options_before_write": True}
+    assert checks == {"attempted": True, "options_before_write": True}
     row["steps"].append(
         _call("cancel_order", {"order_id": "ORD-12345"}, {"status": "ok", "data": {}})
     )
-    assert _checks(row) == {"options_before_write": False}
+    assert _checks(row) == {"attempted": True, "options_before_write": False}
 
 
 def test_a_write_answered_with_two_matches_changed_nothing() -> None:
@@ -518,7 +548,7 @@ def test_checklist_reads_odd_but_valid_coordinates_as_absent() -> None:
 
 def test_a_plain_answer_may_close_with_all_set_but_may_not_claim_an_action() -> None:
     answer = {"prompt": "Do you sell gift cards?", "final_text": "Yes, we do. You're all set."}
-    assert "conduct:no_false_success" not in conduct().fn(answer)["markers"]
+    assert conduct().fn(answer)["markers"].get("conduct:no_false_success", 1.0) == 1.0
     claimed = {"prompt": "Refund ORD-12345", "final_text": "Your order has been refunded."}
     assert conduct().fn(claimed)["markers"]["conduct:no_false_success"] == 0.0
 

@@ -96,7 +96,7 @@ def test_json_schema_from_a_file(tmp_path: Path) -> None:
 def test_bad_schema_file_is_a_config_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"type": "strnig"}')
-    with pytest.raises(ConfigError, match="unknown type"):
+    with pytest.raises(ConfigError, match=r"not a valid JSON Schema: .*strnig"):
         json_schema(bad)
 
 
@@ -152,3 +152,56 @@ def test_a_part_that_cannot_judge_leaves_the_whole_unjudged() -> None:
 def test_weighted_needs_weights() -> None:
     with pytest.raises(ConfigError, match="needs a weight"):
         parse_judge("weighted:exact-match,includes")
+
+
+@pytest.mark.parametrize(
+    ("reply", "gold", "expected"),
+    [
+        ("The set is $\\{3, 1, 2\\}$.", "\\{1,2,3\\}", 1.0),
+        ("So $x \\in (1, 2]$", "(1,2]", 1.0),
+        ("So $x \\in [1, 2]$", "(1,2]", 0.0),
+        ("$\\frac{1}{\\sqrt{2}}$", "\\frac{\\sqrt{2}}{2}", 1.0),
+        ("It is \\boxed{10\\text{ cm}}", "10", 1.0),
+        ("$1 + x^2$", "x^2+1", 1.0),
+        ("no number at all", "2", 0.0),
+    ],
+    ids=["set", "interval", "closed-interval", "radicals", "units", "expression", "no-answer"],
+)
+def test_math_equal_reads_latex_sets_intervals_and_units(
+    reply: str, gold: str, expected: float
+) -> None:
+    assert reward(math_equal(), reply, gold) == expected
+
+
+def test_math_equal_runs_under_the_contract_timeout_not_inline() -> None:
+    # math-verify's own alarm-based timeout only works in the main thread; the judge runs
+    # in the contract's worker threads instead, where grade_rows' timeout applies.
+    judge = math_equal()
+    assert not judge.inline
+    out = list(grade_rows([{"final_text": "\\boxed{4}", "answer": "4"}] * 3, judge, timeout=30))
+    assert [r["reward"] for r in out] == [1.0, 1.0, 1.0]
+
+
+def test_math_equal_with_an_unreadable_gold_is_an_error_not_a_zero() -> None:
+    fields = judge_once(math_equal(), {"final_text": "3", "answer": "\\frac{"})
+    assert fields["judge_status"] == "error" and fields["reward"] is None
+
+
+def test_json_schema_checks_formats_and_every_draft_keyword() -> None:
+    judge = json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "email": {"type": "string", "format": "email"},
+                "when": {"type": "string", "format": "date"},
+                "tags": {"type": "array", "contains": {"const": "urgent"}},
+            },
+            "dependentRequired": {"email": ["when"]},
+        }
+    )
+    assert reward(judge, '{"email": "a@b.co", "when": "2025-01-02", "tags": ["urgent"]}') == 1.0
+    assert reward(judge, '{"email": "not an email", "when": "2025-01-02"}') == 0.0
+    assert reward(judge, '{"email": "a@b.co"}') == 0.0  # dependentRequired
+    assert reward(judge, '{"tags": ["later"]}') == 0.0  # contains
+    fields = judge_once(judge, {"final_text": '{"when": "yesterday"}'})
+    assert fields["reason"].startswith("schema: $.when:")

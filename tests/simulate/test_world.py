@@ -44,6 +44,33 @@ def test_missing_required_and_placeholder_arguments_are_rejected_by_name() -> No
     assert world.call("no_such_tool", {})["status"] == "rejected"
 
 
+def test_arguments_are_checked_by_jsonschema_bounds_enums_and_unknown_fields() -> None:
+    tools = [
+        {
+            "name": "refund",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "order_id": {"type": "string", "pattern": "^ORD-[0-9]{4}$"},
+                    "amount": {"type": "number", "minimum": 0, "maximum": 500},
+                    "reason": {"type": "string", "enum": ["damaged", "other"]},
+                },
+                "required": ["order_id"],
+                "additionalProperties": False,
+            },
+        }
+    ]
+    world = World(tools)
+    bad = world.call("refund", {"order_id": "ORD-12", "amount": -5, "reason": "meh", "x": 1})
+    assert bad["status"] == "rejected"
+    assert bad["fields"] == ["amount", "order_id", "reason", "x"]
+    assert "reason: must be one of ['damaged', 'other']" in bad["error"]
+    assert "x: unknown parameter" in bad["error"]
+    # The pattern is the backend's too: the world names the constraint an id breaks.
+    assert "'ORD-12' does not match '^ORD-[0-9]{4}$'" in bad["error"]
+    assert world.call("refund", {"order_id": "ORD-1234", "amount": 20.5})["status"] == "ok"
+
+
 def test_records_are_consistent_within_a_rollout() -> None:
     world = _world()
     first = world.call("get_order", ORDER)
@@ -167,13 +194,13 @@ def test_a_record_read_by_one_key_and_changed_with_more_keys_is_one_record() -> 
     world = World(
         airline,
         world_state="partially completed",
-        targets={"booking_ref": "BOO-12345"},
+        targets={"booking_ref": "BK12A5"},
         seed=5,
     )
-    read = {"booking_ref": "BOO-12345", "last_name": "Kim"}
+    read = {"booking_ref": "BK12A5", "last_name": "Kim"}
     before = world.call("get_booking", read)
     assert before["data"]["progress"] == "partial"
-    changed = world.call("change_booking", {"booking_ref": "BOO-12345", "new_flight_id": "FLI-9"})
+    changed = world.call("change_booking", {"booking_ref": "BK12A5", "new_flight_id": "FLI-9"})
     assert changed["status"] == "ok" and changed["data"]["new_flight_id"] == "FLI-9"
     after = world.call("get_booking", read)
     # The change finished the half-done booking, and it is the same booking throughout.

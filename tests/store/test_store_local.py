@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from whileai_core.errors import ConfigError
+from whileai_core.errors import BadRowError, ConfigError
 from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
 from whileai_core.store.bound import BoundStore, LocalStore
 from whileai_core.store.local import Storage
@@ -102,6 +102,40 @@ def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
     empty.write_bytes(b"")
     with pytest.raises(ConfigError, match="no rows"):
         push_rows(LocalStore(tmp_path / "h"), [str(empty)], name="x", gate=False)
+
+
+def test_push_refuses_a_bad_line_by_file_and_line_or_skips_and_counts_it(tmp_path: Path) -> None:
+    source = tmp_path / "rows.jsonl"
+    deep = b'{"prompt": "deep", "x": ' + b"[" * 300 + b"]" * 300 + b"}\n"
+    source.write_bytes(ROW + b'{"prompt": "x", "reward": true}\n' + deep + ROW)
+    store = LocalStore(tmp_path / "h")
+    with pytest.raises(BadRowError, match=rf"{source}:2: field 'reward' must be a number"):
+        push_rows(store, [str(source)], name="x", gate=False)
+    assert store.list_datasets() == []
+    pushed = push_rows(store, [str(source)], name="x", gate=False, on_error="skip")
+    assert pushed["train"]["rows"] == 2 and pushed["skipped_lines"] == 2
+    assert pushed["first_error"].startswith(f"{source}:2: ")
+    everything_bad = tmp_path / "bad.jsonl"
+    everything_bad.write_bytes(deep)
+    with pytest.raises(ConfigError, match=r"no rows .*1 bad lines skipped; first: .*:1: nests"):
+        push_rows(store, [str(everything_bad)], name="y", gate=False, on_error="skip")
+
+
+def test_a_row_too_long_for_the_store_is_named_by_file_and_line_not_a_refused_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The calibration stamp push adds repeats the task id, so the limit is checked on the
+    # row as it will be stored, and reported against the line it came from.
+    monkeypatch.setenv("WHILEAI_MAX_LINE_BYTES", "2k")
+    graded = {"prompt": "hi", "reward": 1.0, "judge_status": "ok"}
+    long = {**graded, "prompt": "p" * 1_700}  # its task id (the prompt) is stamped on it
+    source = tmp_path / "rows.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in (graded, long, graded)))
+    store = LocalStore(tmp_path / "h")
+    with pytest.raises(BadRowError, match=rf"{source}:2: row is 3,\d+ bytes as pushed .*2 KiB"):
+        push_rows(store, [str(source)], name="x", gate=False)
+    pushed = push_rows(store, [str(source)], name="x", gate=False, on_error="skip")
+    assert pushed["train"]["rows"] == 2 and pushed["skipped_lines"] == 1
 
 
 def test_credentials_resolve_flag_then_env_then_file(monkeypatch) -> None:

@@ -1,4 +1,5 @@
-"""`whileai export`: rows out as SFT files, preference pairs, or an RL environment package."""
+"""`whileai export`: rows out as SFT files, preference pairs, a Hub dataset folder, or an RL
+environment package."""
 
 from __future__ import annotations
 
@@ -26,18 +27,62 @@ def export(
         typer.Option(
             "--format",
             envvar="WHILEAI_EXPORT_FORMAT",
-            help="openai: chat wire, arguments as JSON strings, keeps `prompt`. "
-            "trl: arguments as objects, no `prompt` column (the ask is `prompt_text`).",
+            help="openai: OpenAI's fine-tuning lines exactly (messages, tools, "
+            "parallel_tool_calls; per-turn weight). trl: TRL's conversational rows "
+            "(argument objects; prompt/completion for --mask final and --unroll).",
         ),
     ] = "openai",
     output: Output = None,
     pairs: Annotated[
-        bool, typer.Option("--pairs", help="Write chosen/rejected pairs within each ask.")
+        bool,
+        typer.Option(
+            "--pairs", help="Write chosen/rejected pairs, cut at the first agent turn that differs."
+        ),
     ] = False,
+    completions: Annotated[
+        Literal["turn", "continuation"],
+        typer.Option(
+            "--completions",
+            help="--pairs: the agent's turn at the divergence, or everything after it "
+            "(tool output included; trl only).",
+        ),
+    ] = "turn",
     length_matched: Annotated[
         bool,
-        typer.Option("--length-matched", help="Pairs: match reply lengths (within 25%)."),
+        typer.Option("--length-matched", help="Pairs: match the two turns' lengths (within 25%)."),
     ] = False,
+    include_failures: Annotated[
+        bool,
+        typer.Option(
+            "--include-failures",
+            envvar="WHILEAI_EXPORT_INCLUDE_FAILURES",
+            help="SFT: keep rows below the pass line (reward < 0.5); left out by default.",
+        ),
+    ] = False,
+    meta: Annotated[
+        str | None,
+        typer.Option(
+            "--meta",
+            help="Write each sample's metadata (scenario, rollout, reward, the ask) to this "
+            "JSONL sidecar, line for line.",
+        ),
+    ] = None,
+    keep_meta: Annotated[
+        bool,
+        typer.Option(
+            "--keep-meta",
+            help="Keep the metadata in each line (the trl default; makes openai lines "
+            "non-standard).",
+        ),
+    ] = False,
+    hf: Annotated[
+        str | None,
+        typer.Option(
+            "--hf",
+            help="Write a Hugging Face dataset folder here: data/<split>.jsonl for "
+            "train/holdout/eval, a README card, whileai.json.",
+        ),
+    ] = None,
     env: Annotated[
         str | None,
         typer.Option("--env", help="Write an installable RL environment package to this folder."),
@@ -47,8 +92,8 @@ def export(
         str | None,
         typer.Option(
             "--reward",
-            help="--env: the reward as 'module:function' (row -> verdict); default: whileai's "
-            "task checklist.",
+            help="--env: the reward as 'module:function' (row -> verdict); default: the judge "
+            "`whileai grade` uses.",
         ),
     ] = None,
     world: Annotated[
@@ -60,7 +105,12 @@ def export(
         ),
     ] = None,
     name: Annotated[
-        str | None, typer.Option("--name", help="--env: package name (default: the spec's).")
+        str | None,
+        typer.Option(
+            "--name",
+            help="--env: package name (default: the spec's); --hf: card title (default: the "
+            "folder's).",
+        ),
     ] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
     holdout: Annotated[
@@ -70,7 +120,7 @@ def export(
             min=0.0,
             max=1.0,
             envvar=scoped_env("WHILEAI_HOLDOUT", "export"),
-            help="--env: fraction of asks held out.",
+            help="--env, --hf: fraction of asks held out.",
         ),
     ] = 0.2,
     band: BandOpt = "0.2,0.8",
@@ -79,7 +129,7 @@ def export(
         typer.Option(
             "--mask",
             envvar="WHILEAI_MASK",
-            help="loss_mask: every agent turn, or only the final one.",
+            help="SFT: train every agent turn, or only the final one.",
         ),
     ] = "all",
     unroll: Annotated[
@@ -98,33 +148,50 @@ def export(
     json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Write training files (SFT or --pairs, openai or trl shape) or an RL environment (--env)."""
+    """Write training files (SFT or --pairs, openai or trl shape), a Hub folder or an RL env."""
     warn_renamed_env("export")
-    from whileai_core.jsonl import ReadStats, RowWriter, read_rows
+    from whileai_core.jsonl import ReadStats, read_rows
 
     from ..console import check_report_path, exit_if_nothing
     from ..options import bad_flag, parse_band, resolve_inputs
 
     if pairs and env:
         bad_flag("--pairs", "--pairs and --env write different things; pick one")
+    if hf and env:
+        bad_flag("--hf", "--hf and --env write different folders; pick one")
     if env and not spec:
         bad_flag("--env", "--env needs --spec (the system prompt and tools the tasks use)")
+    if meta and (hf or env):
+        bad_flag("--meta", "--hf keeps metadata in its own folder and --env has none")
+    if meta and meta not in ("-",) and output and meta == output:
+        bad_flag("--meta", "the sidecar must be another file than --output")
+    if meta == "-" and output in (None, "-"):
+        bad_flag("--meta", "samples already own stdout; give --meta a file")
+    if completions == "continuation" and fmt == "openai":
+        bad_flag(
+            "--completions", "OpenAI's preference lines hold one assistant turn; use --format trl"
+        )
     if holdout >= 1.0:
         bad_flag("--holdout", f"{holdout}: must be below 1 (some asks must be left to train)")
     lo, hi = parse_band(band)
     check_report_path(report_file)
+    sources = resolve_inputs(inputs)
     stats = ReadStats()
-    rows = read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats)
+    rows = read_rows(sources, on_error=on_error, stats=stats)
+    loaded = None
+    if spec:
+        from whileai_core.spec import load_spec
+
+        loaded = load_spec(spec)
     data: dict[str, Any]
-    if env and spec:
+    if env and loaded is not None:
         from whileai_core.export import export_environment
         from whileai_core.export.environment import DEFAULT_REWARD, DEFAULT_WORLD
-        from whileai_core.spec import load_spec
 
         report = export_environment(
             rows,
             env,
-            load_spec(spec),
+            loaded,
             reward=reward or DEFAULT_REWARD,
             world=world or DEFAULT_WORLD,
             name=name,
@@ -133,72 +200,48 @@ def export(
             holdout=holdout,
         )
         data = report.as_dict()
-    elif pairs:
-        from whileai_core.export import PairsReport, preference_pairs
-
-        pair_report = PairsReport(fmt, length_matched)
-        with RowWriter(output) as writer:
-            writer.write_many(
-                preference_pairs(rows, fmt=fmt, length_matched=length_matched, report=pair_report)
-            )
-        data = pair_report.as_dict()
     else:
-        from whileai_core.export import TrainingReport, training_samples
+        from whileai_core.export import Context, SampleExport, export_hub_folder, write_samples
 
-        tools = None
-        if spec:
-            from whileai_core.spec import load_spec
-
-            tools = load_spec(spec).openai_tools()
-        sft_report = TrainingReport(fmt, mask, unroll, max_tool_output_chars)
-        samples = training_samples(
-            rows,
+        plan = SampleExport(
+            kind="pairs" if pairs else "sft",
             fmt=fmt,
             mask=mask,
             unroll=unroll,
             max_tool_output_chars=max_tool_output_chars,
-            tools=tools,
-            report=sft_report,
+            context=Context.of_spec(loaded),
+            include_failures=include_failures,
+            length_matched=length_matched,
+            completions=completions,
+            keep_meta=True if keep_meta else None,
         )
-        with RowWriter(output) as writer:
-            writer.write_many(samples)
-        data = sft_report.as_dict()
+        if hf:
+            data = export_hub_folder(
+                rows, hf, plan, holdout=holdout, sources=sources, name=name
+            ).as_dict()
+        else:
+            data = write_samples(rows, plan, output, meta).as_dict()
     data["skipped_lines"] = stats.skipped
-    _emit(data, json=json, report_file=report_file, data_on_stdout=not env and output is None)
-    written = {"training": "samples", "pairs": "pairs"}.get(data["kind"], "train")
-    exit_if_nothing(int(data[written]), "training tasks" if env else f"{written}")
+    _emit(data, json=json, report_file=report_file, data_on_stdout=not (env or hf) and not output)
+    written = {"training": "samples", "pairs": "pairs", "hub": "samples"}.get(data["kind"], "train")
+    what = {"environment": "training tasks", "hub": "samples"}.get(data["kind"], written)
+    exit_if_nothing(int(data[written]), what)
 
 
 def _emit(
     data: dict[str, Any], *, json: bool, report_file: str | None, data_on_stdout: bool
 ) -> None:
+    from whileai_core.export.plan import summary_lines
+
     from ..console import emit_report, say, warn
 
     if emit_report(data, json=json, report_file=report_file, data_on_stdout=data_on_stdout):
         return
     refused = ", ".join(f"{n} {why}" for why, n in sorted(data.get("refused", {}).items()))
     kind = data["kind"]
-    if kind == "training":
-        rt = data["tool_call_roundtrip"]
-        say(
-            f"export --format {data['format']}: {data['rows_in']} rows -> {data['samples']} "
-            f"samples ({data['trained_messages']} trained / {data['masked_messages']} masked "
-            f"messages, mask {data['mask']}{', unrolled' if data['unroll'] else ''})"
-        )
-        say(
-            f"  tool_call_roundtrip: encoding {rt['encoding']}, {rt['checked']} checked, "
-            f"{rt['invalid']} invalid; {data['tool_outputs_truncated']} tool outputs cut; "
-            f"{data['rebuilt_from_steps']} rebuilt from steps"
-        )
-    elif kind == "pairs":
-        rt = data["tool_call_roundtrip"]
-        say(
-            f"export --pairs --format {data['format']}: {data['pairs']} pairs from "
-            f"{data['asks_with_pairs']} of {data['asks']} asks ({data['asks_without_contrast']} "
-            f"without a pass and a fail); chosen {data['mean_chosen_chars']} / rejected "
-            f"{data['mean_rejected_chars']} reply chars on average"
-        )
-        say(f"  tool_call_roundtrip: encoding {rt['encoding']}, {rt['invalid']} invalid")
+    if kind in ("training", "pairs", "hub"):
+        for line in summary_lines(data):
+            say(line)
     else:
         bd = data["band_dropped"]
         say(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -20,6 +21,10 @@ from ..options import (
     scoped_env,
     warn_renamed_env,
 )
+
+# `whileai evaluate` runs grade's body with its own stage function in place of grade_files
+# (same flags, same judge, lineage stamped): see commands/evaluate.py.
+GRADE_RUNNER: ContextVar[Callable[..., Any] | None] = ContextVar("grade_runner", default=None)
 
 KOpt = Annotated[
     int | None,
@@ -86,6 +91,16 @@ def grade(
             "it) or none (only for code you trust: it runs unisolated). [default: bubblewrap]",
         ),
     ] = None,
+    scale: Annotated[
+        str | None,
+        typer.Option(
+            "--scale",
+            envvar="WHILEAI_GRADE_SCALE",
+            help="The judge rates on LO,HI (e.g. 1,5): the rating is kept in "
+            "judge_meta.rating and reward = (rating - LO) / (HI - LO). Without it a verdict "
+            "outside [0, 1] is invalid_result.",
+        ),
+    ] = None,
     concurrency: Annotated[
         int,
         typer.Option(
@@ -150,7 +165,19 @@ def grade(
             rubric_text = Path(rubric).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    rating_scale = None
+    if scale:
+        from whileai_core.errors import ConfigError
+        from whileai_core.judges.contract import parse_scale
+
+        from ..options import bad_flag
+
+        try:
+            rating_scale = parse_scale(scale)
+        except ConfigError as exc:
+            bad_flag("--scale", str(exc))
     opts = JudgeOptions(
+        scale=rating_scale,
         field=field,
         schema=schema,
         tolerance=tolerance,
@@ -170,7 +197,8 @@ def grade(
             if update is not None and n % 100 == 0:
                 update(n)
 
-        result = grade_files(
+        runner = GRADE_RUNNER.get() or grade_files
+        result = runner(
             files,
             chosen,
             output=output,

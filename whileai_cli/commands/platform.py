@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt, SpecOpt, scoped_env, warn_renamed_env
+from ..options import JsonOpt, OnErrorOpt, SpecOpt, scoped_env, warn_renamed_env
 
 if TYPE_CHECKING:
     from whileai_core.store import Store
@@ -86,6 +86,7 @@ def push(
         str | None, typer.Option("--description", help="Free-text description.")
     ] = None,
     spec: SpecOpt = None,
+    on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     api_key: ApiKeyOpt = None,
 ) -> None:
@@ -118,6 +119,7 @@ def push(
                 holdout=holdout,
                 gate=not no_gate,
                 agent_spec=attach,
+                on_error=on_error,
             )
         except PublishGateError as exc:
             raise ConfigError(f"{exc} (nothing stored; --no-gate pushes it anyway)") from None
@@ -127,6 +129,8 @@ def push(
             warn(f"gate: {message}")
     if result["stripped"]:
         say(f"removed privileged data from {result['stripped']} rows")
+    if result["skipped_lines"]:
+        warn(f"skipped {result['skipped_lines']} bad line(s); first: {result['first_error']}")
     if result.get("left_out_leaks"):
         warn(f"left out {result['left_out_leaks']} rows that repeat their own answer key")
     if json:

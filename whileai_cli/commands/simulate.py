@@ -15,7 +15,14 @@ SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML f
 
 
 def simulate(
-    spec: SpecArg,
+    spec: Annotated[
+        str | None,
+        typer.Argument(
+            help="Spec folder, or a spec JSON/YAML file (optional with --traces: the tools "
+            "are then read off the traces).",
+            show_default=False,
+        ),
+    ] = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -44,9 +51,15 @@ def simulate(
         ),
     ] = "explore",
     budget: Annotated[
-        int,
-        typer.Option("--budget", min=1, envvar="WHILEAI_BUDGET", help="Rows to write (exact)."),
-    ] = 1000,
+        int | None,
+        typer.Option(
+            "--budget",
+            min=1,
+            envvar="WHILEAI_BUDGET",
+            help="Rows to write (exact). Default 1000; with --tasks, what the task set needs.",
+            show_default=False,
+        ),
+    ] = None,
     time_budget: Annotated[
         float | None,
         typer.Option(
@@ -72,7 +85,8 @@ def simulate(
             min=0.0,
             max=1.0,
             envvar="WHILEAI_FAULT_RATE",
-            help="Chance a scheduled fault fires per call.",
+            help="Chance a cell's scheduled fault fires on each call to its tool (1.0: every "
+            "call of a faulted cell fails).",
         ),
     ] = 1.0,
     concurrency: Annotated[
@@ -158,28 +172,87 @@ def simulate(
     ] = False,
     execute: Annotated[
         str | None,
-        typer.Option("--execute", help="module:function answering tool calls instead of the mock."),
+        typer.Option(
+            "--execute",
+            help="module:function (found in the current directory too) answering tool calls "
+            "instead of the mock; whileai_core.simulate.execute.current_rollout() names the "
+            "rollout inside each call.",
+        ),
     ] = None,
+    traces: Annotated[
+        str | None,
+        typer.Option(
+            "--traces",
+            envvar="WHILEAI_TRACES",
+            help="Aim the grid at what these traces got wrong: a JSONL file, a dataset id, "
+            "agent:NAME (ingested traces) or platform. Sources never enter the output.",
+        ),
+    ] = None,
+    broaden: Annotated[
+        bool,
+        typer.Option(
+            "--broaden/--no-broaden",
+            help="--no-broaden: drop the tools the traces never touched from the grid.",
+        ),
+    ] = True,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            envvar="WHILEAI_SINCE",
+            help="With --traces agent:NAME: only traces this recent (7d, 12h).",
+        ),
+    ] = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            "--tasks",
+            help="Re-run every ask of this earlier run (JSONL or dataset id) on its own "
+            "scenario_id, world and faults; nothing new is drawn; k is its k unless --repeats.",
+        ),
+    ] = None,
+    repeat_policy: Annotated[
+        Literal["adaptive", "fixed"],
+        typer.Option(
+            "--repeat-policy",
+            envvar="WHILEAI_REPEAT_POLICY",
+            help="adaptive: probe each ask, fill only the groups that split; fixed: "
+            "--repeats rollouts for every ask.",
+        ),
+    ] = "adaptive",
+    probe: Annotated[
+        int,
+        typer.Option(
+            "--probe", min=1, envvar="WHILEAI_PROBE", help="Rollouts an rl ask is probed with."
+        ),
+    ] = 2,
+    stop_grace: Annotated[
+        float,
+        typer.Option(
+            "--stop-grace",
+            min=0.0,
+            envvar="WHILEAI_STOP_GRACE",
+            help="Seconds the rollouts in flight get to finish after a stop; the rest are "
+            "abandoned and counted.",
+        ),
+    ] = 5.0,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
     from whileai_core.agents.registry import pick_agent_ref
     from whileai_core.errors import WhileaiError
     from whileai_core.models.options import ModelOptions
+    from whileai_core.simulate.plan import plan_run
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
-    from whileai_core.spec import load_spec
 
     from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
-    loaded = load_spec(spec)
-    ref, source = pick_agent_ref(agent, loaded)
-    if source == "default":
-        say("whileai: no --agent given: using the built-in seeded agent")
     config = SimulateConfig(
         mode=mode,
-        budget=budget,
+        budget=budget or 1000,
+        budget_given=budget is not None,
         time_budget=time_budget or None,
         situations=situations,
         phrasings=phrasings,
@@ -190,7 +263,17 @@ def simulate(
         reproducible=reproducible,
         until=until,
         avg_turns=avg_turns,
+        probe=probe,
+        stop_grace=stop_grace,
+        repeat_policy=repeat_policy,
     )
+    plan = plan_run(
+        spec, config, tasks_from=tasks, traces_from=traces, since=since, broaden=broaden
+    )
+    loaded = plan.spec
+    ref, source = pick_agent_ref(agent, loaded)
+    if source == "default":
+        say("whileai: no --agent given: using the built-in seeded agent")
     options = ModelOptions(
         model=model,
         temperature=temperature,
@@ -206,7 +289,7 @@ def simulate(
         from whileai_core.judges.registry import JudgeOptions, parse_judge
 
         judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
-    with progress_bar("simulate", total=budget) as update:
+    with progress_bar("simulate", total=config.budget) as update:
         result = run_simulation(
             loaded,
             config,
@@ -217,6 +300,7 @@ def simulate(
             resume=resume,
             grader=judge,
             progress=None if update is None else lambda done, _total: update(done),
+            plan=plan,
         )
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):

@@ -6,11 +6,12 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt, scoped_env, warn_renamed_env
+from ..options import JsonOpt, ReportFile, SpecOpt, scoped_env, warn_renamed_env
 from .platform import ApiKeyOpt, check_source, opened
 
 traces_app = typer.Typer(
-    help="Ingest, list and delete traces (OTLP spans from your agent).", no_args_is_help=True
+    help="Ingest, list and delete traces (OTLP spans from your agent); report what they show.",
+    no_args_is_help=True,
 )
 
 
@@ -87,6 +88,39 @@ def list_traces(
         )
     more = f"; next page {result['nextPage']}" if result.get("nextPage") else ""
     say(f"{len(result['traces'])} traces on page {result['page']}{more}")
+
+
+@traces_app.command("report")
+def report(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="Traces: a JSONL file ('-' for stdin), a dataset id, agent:NAME (ingested "
+            "traces of that agent) or platform (every ingested trace)."
+        ),
+    ],
+    spec: SpecOpt = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", envvar="WHILEAI_SINCE", help="Only ingested traces this recent: 7d, 12h."
+        ),
+    ] = None,
+    json: JsonOpt = False,
+    report_file: ReportFile = None,
+) -> None:
+    """What traces show before you aim a run with them: tools, faults, failures, emphasis."""
+    from whileai_core.traces.mine import report_traces
+
+    from ..console import check_report_path, emit_report, out
+
+    check_report_path(report_file)
+    result = report_traces(source, spec, since=since)
+    if emit_report(result.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
+        return
+    console = out()
+    for line in result.lines():
+        console.print(line, markup=False, highlight=False)
 
 
 @traces_app.command("delete")

@@ -79,7 +79,7 @@ def resolve_writer(
         made: Writer = entry.factory(spec, options, avg_turns=avg_turns)
         return made
     if is_model_ref(ref):
-        writer: Writer = _factory().make_writer(ref, spec, options)
+        writer: Writer = _factory().make_writer(ref, spec, options, avg_turns=avg_turns)
         return writer
     names = ", ".join(WRITERS.names())
     raise ConfigError(

@@ -73,6 +73,13 @@ class SeededAgent:
         known = {w for t in spec.tools for w in name_words(t.name) if len(w) >= 4}
         self.letters = {_letters(w): w for w in known}
         self.acted = {past_tense(name_words(t.name)[0]) for t in self.writes if name_words(t.name)}
+        # A parameter name means one entity across tools: any tool's `pattern` for it says
+        # what that entity's value looks like (one tool may leave it undeclared).
+        self.patterns: dict[str, str] = {}
+        for tool in spec.tools:
+            for param, schema in tool.properties.items():
+                if isinstance(schema, dict) and isinstance(schema.get("pattern"), str):
+                    self.patterns.setdefault(param, schema["pattern"])
 
     async def run(self, episode: Episode) -> RolloutResult:
         return await _Play(self, episode).play()
@@ -255,8 +262,12 @@ class _Play:
         if "email" in name.lower():
             emails = _EMAIL.findall(heard)
             return emails[0] if emails else None
-        if is_key_param(name) and ids and schema.get("type", "string") == "string":
-            return ids[0]
+        if is_key_param(name) and schema.get("type", "string") == "string":
+            pattern = schema.get("pattern") or self.a.patterns.get(name)
+            if isinstance(pattern, str):
+                # The value the tool's own schema describes, wherever the person put it.
+                return next((t for t in _tokens(heard) if _fits(pattern, t)), None)
+            return ids[0] if ids else None
         return None
 
     def _label(self, tool: Tool, heard: str, ids: list[str]) -> str:
@@ -422,6 +433,24 @@ class _Play:
     @staticmethod
     def _object(tool: Tool) -> str:
         return " ".join(name_words(tool.name)[1:]) or "request"
+
+
+def _tokens(text: str) -> list[str]:
+    """Word-like pieces of what the person said, sentence punctuation trimmed."""
+    return [t.strip(".") for t in re.findall(r"[\w.@+-]+", text)]
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _fits(pattern: str, token: str) -> bool:
+    compiled = _pattern(pattern)
+    return compiled is not None and compiled.search(token) is not None
 
 
 def _invent(schema: Any) -> Any:

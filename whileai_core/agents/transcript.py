@@ -67,7 +67,8 @@ def check_steps(raw: Any, where: str) -> list[dict[str, Any]]:
 
 
 def result_from_output(out: Any, prompt: str, where: str) -> RolloutResult:
-    """Check `{"steps": [...], "final_text": "..."}` and build the rollout; AgentError if not."""
+    """Check `{"steps": [...], "final_text": "..."}` and build the rollout; AgentError if not.
+    An optional `seeded` list (the mistakes the agent planted on purpose) rides along."""
     if isinstance(out, str):
         out = {"steps": [], "final_text": out}
     if not isinstance(out, dict):
@@ -85,6 +86,14 @@ def result_from_output(out: Any, prompt: str, where: str) -> RolloutResult:
     finish = out.get("finish_reason")
     finish = finish if isinstance(finish, str) else "stop"
     usage = out.get("usage") if isinstance(out.get("usage"), dict) else None
+    # An agent that plants labelled mistakes says which (the row's `seeded`), as ours does.
+    seeded = out.get("seeded")
+    labels = [str(s) for s in seeded] if isinstance(seeded, list) else None
     return RolloutResult(
-        messages=messages, steps=steps, final_text=final, finish_reason=finish, usage=usage
+        messages=messages,
+        steps=steps,
+        final_text=final,
+        finish_reason=finish,
+        usage=usage,
+        seeded=labels,
     )

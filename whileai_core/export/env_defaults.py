@@ -1,22 +1,29 @@
-"""The world and reward an exported environment uses when none is named: whileai's own.
+"""The world, the reward and the person an exported environment uses when none is named:
+whileai's own, imported by name in the trainer's process (whileai installed there).
 
-Both are module-level and import by name in the trainer's process (whileai installed
-there). The world is the mock world the rows were simulated against, rebuilt from what a
-task's `info` carries: the tools, the world state and the fault plan. The entities the
-situation was about are not shipped, so the world state applies to every entity. The
-reward is the task checklist: the conduct grade as an honesty gate times an outcome the
-world can verify from the task's grid coordinates (no model in the loop).
+- The world is the mock world the rows were simulated against, rebuilt from a task's
+  `info`: the tools, the world state and the fault plan. The world state applies to any
+  entity the agent names (a task does not pin which ids exist).
+- The reward is the verdict of the judge `whileai grade` uses by default, resolved
+  through the one judge registry at each call: a fix to that judge (its checks, its
+  ask-back rule) is the environment's reward the moment whileai is upgraded, with no
+  re-export. A judge that returns no verdict raises: verifiers records the rollout as
+  errored instead of training on a made-up 0.
+- The person is the template writer's offline person simulate uses, given the task's
+  person brief (who they are, what they know); a task without one has no person.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
-from ..judges.checklist import checklist
+from ..errors import JudgeFailed
+from ..judges.contract import Judge, judge_once
+from ..judges.registry import DEFAULT_JUDGE, parse_judge
 from ..simulate.grid import seed_int
 from ..simulate.world import WORLD_STATE_EFFECTS, World
-
-_CHECKLIST = checklist()
+from ..simulate.writer import TemplateUser
 
 
 def mock_world(info: dict[str, Any]) -> World:
@@ -24,13 +31,31 @@ def mock_world(info: dict[str, Any]) -> World:
     state = info.get("world_state")
     faults = info.get("faults")
     return World(
-        info.get("oai_tools") or [],
+        info.get("tools") or [],
         world_state=state if state in WORLD_STATE_EFFECTS else "entity exists",
         faults=faults if isinstance(faults, dict) else None,
         seed=seed_int("env", info.get("task_id") or ""),
     )
 
 
-def checklist_reward(row: dict[str, Any]) -> Any:
-    """The task checklist's verdict on a finished rollout (reward, reason, markers)."""
-    return _CHECKLIST(row)
+@lru_cache(maxsize=1)
+def default_judge() -> Judge:
+    """The judge `whileai grade` runs when no `--judge` is given."""
+    return parse_judge(DEFAULT_JUDGE)
+
+
+def graded_reward(row: dict[str, Any]) -> dict[str, Any]:
+    """The default judge's verdict on a finished rollout (reward, reason, markers)."""
+    fields = judge_once(default_judge(), row)
+    if fields.get("judge_status") != "ok" or fields.get("reward") is None:
+        reason = f"judge {default_judge().name}: {fields.get('reason') or 'no verdict'}"
+        raise JudgeFailed(str(fields.get("judge_status") or "error"), reason)
+    return fields
+
+
+def offline_person(info: dict[str, Any], max_replies: int) -> TemplateUser | None:
+    """The person of the task, or None when the task carries no person brief."""
+    brief = info.get("person")
+    if not isinstance(brief, dict) or not brief or max_replies <= 0:
+        return None
+    return TemplateUser(brief, seed_int("env-person", info.get("task_id") or ""), max_replies)

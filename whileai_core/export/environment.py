@@ -1,15 +1,18 @@
 """An RL environment package: the tasks, the world and the reward, not the rollouts.
 
 On-policy RL samples its own rollouts, so what a trainer needs from graded rows is what
-they came from. `export_environment` writes an installable, `verifiers`-style package:
+they came from. `export_environment` writes an installable verifiers 0.4 package:
 
-    DIR/pyproject.toml       installable; `verifiers` only behind the `[rl]` extra
-    DIR/README.md            the gate that was applied, in numbers
-    DIR/__init__.py          `load_environment(split=...)`, `load_tasks(split)`
-    DIR/environment.py       the environment class, written against `verifiers`
-    DIR/spec.json            system prompt, tool schemas verbatim, turn cap, reward, world
+    DIR/pyproject.toml       installable; depends on whileai (the world, the person and
+                             the reward are its code), verifiers behind the `[rl]` extra
+    DIR/README.md            how to run it, and the gate that was applied, in numbers
+    DIR/__init__.py          `load_tasks(split)` (stdlib only) and, through `__all__`, the
+                             taskset, harness and env verifiers loads
+    DIR/environment.py       those three, written against `verifiers.v1`
+    DIR/spec.json            system prompt, tool schemas verbatim and their kinds, turn
+                             cap, reward, world
     DIR/data/train.jsonl     one task per ask: question + info (coordinates, faults,
-    DIR/data/holdout.jsonl   calibration); privileged never ships
+    DIR/data/holdout.jsonl   calibration, the person's brief); privileged never ships
 
 The gate: the set must pass `publish_gate`; asks whose calibrated pass rate lies outside
 the band are dropped (no advantage); the split is by task id through a hash, so a task
@@ -35,7 +38,10 @@ from ..metrics.tally import group_by_task
 from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
 from ..select.calibration import calibration_stamp
 from ..select.gate import publish_gate
-from ..spec import Spec
+from ..simulate.situation import situation_of_row
+from ..simulate.writer import person_brief
+from ..spec import Spec, record_readers
+from .files import check_target, read_json, whileai_version, write_file
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 _WORD = re.compile(r"\w+")
@@ -51,10 +57,12 @@ _INFO_KEYS = (
 )
 NGRAM = 8
 # What `--env` names when no reward or world is given (see env_defaults).
-DEFAULT_REWARD = "whileai_core.export.env_defaults:checklist_reward"
+DEFAULT_REWARD = "whileai_core.export.env_defaults:graded_reward"
 DEFAULT_WORLD = "whileai_core.export.env_defaults:mock_world"
 # The package's modules are real, typed and linted code in this repository, copied as is.
 _TEMPLATE = Path(__file__).resolve().parent / "env_package"
+# The verifiers releases the package is written against (`verifiers.v1`).
+VERIFIERS_RANGE = ">=0.4,<0.5"
 
 
 @dataclass
@@ -73,6 +81,7 @@ class EnvironmentReport:
     train: int = 0
     holdout: int = 0
     decontaminated: int = 0
+    with_person: int = 0
     holdout_fraction: float = 0.2
     gate: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -92,6 +101,7 @@ class EnvironmentReport:
             "train": self.train,
             "holdout": self.holdout,
             "decontaminated": self.decontaminated,
+            "with_person": self.with_person,
             "holdout_fraction": self.holdout_fraction,
             "gate": self.gate,
             "warnings": list(self.warnings),
@@ -159,7 +169,13 @@ def export_environment(
             continue
         elif 0 < rate < 1:
             report.graded_mixed += 1
-        tasks.append((task_id, _task(task_id, clean[0], stamp, env_name)))
+        task = _task(task_id, clean[0], stamp, env_name)
+        situation = situation_of_row(spec, clean[0])
+        person = person_brief(situation) if situation is not None else None
+        keys = answer_key_texts(clean[0])
+        if person and not any(k in orjson.dumps(person).decode().lower() for k in keys):
+            task["info"]["person"] = person
+        tasks.append((task_id, task))
     if (
         reward == DEFAULT_REWARD
         and tasks
@@ -178,6 +194,7 @@ def export_environment(
     train, held = _split(tasks, holdout)
     train, report.decontaminated = _decontaminate(train, held)
     report.train, report.holdout = len(train), len(held)
+    report.with_person = sum(1 for task in [*train, *held] if "person" in task["info"])
     if not train:
         report.warnings.append("no train tasks survived the gate")
     _write_package(Path(directory), env_name, spec, reward, world, max_turns, train, held, report)
@@ -257,25 +274,16 @@ def _decontaminate(
 
 
 def _check_target(root: Path) -> None:
-    """Refuse a folder holding anything but an earlier export: writing the package there
-    would replace someone's own README.md or pyproject.toml."""
-    if root.exists() and not root.is_dir():
-        raise ConfigError(f"{root}: --env needs a folder, and this is a file")
-    if not root.is_dir() or not any(root.iterdir()):
-        return
-    try:
-        earlier = orjson.loads((root / "spec.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        earlier = None
-    if not (
+    check_target(root, "--env", _is_environment, "an earlier whileai environment")
+
+
+def _is_environment(root: Path) -> bool:
+    earlier = read_json(root / "spec.json")
+    return (
         isinstance(earlier, dict)
         and {"reward", "world", "tools"} <= set(earlier)
         and (root / "environment.py").is_file()
-    ):
-        raise ConfigError(
-            f"{root}: not empty and not an earlier whileai environment; export into a new "
-            "or empty folder"
-        )
+    )
 
 
 def _write_package(
@@ -294,26 +302,24 @@ def _write_package(
         "name": name,
         "system_prompt": spec.policy,
         "tools": [tool.openai() for tool in spec.tools],
+        "tool_kinds": {tool.name: tool.kind for tool in spec.tools},
+        "record_readers": record_readers(spec.tools),
         "max_turns": max_turns,
         "reward": reward,
         "world": world,
         "band": list(report.band),
         "policy_sha": spec.policy_sha,
     }
-    _write(root / "spec.json", orjson.dumps(spec_json, option=orjson.OPT_INDENT_2) + b"\n")
+    write_file(root / "spec.json", orjson.dumps(spec_json, option=orjson.OPT_INDENT_2) + b"\n")
     for split, tasks in (("train", train), ("holdout", held)):
-        _write(root / "data" / f"{split}.jsonl", b"".join(orjson.dumps(t) + b"\n" for t in tasks))
-    _write(root / "pyproject.toml", _pyproject(name).encode())
+        lines = b"".join(orjson.dumps(t) + b"\n" for t in tasks)
+        write_file(root / "data" / f"{split}.jsonl", lines)
+    write_file(root / "pyproject.toml", _pyproject(name).encode())
     for module in ("__init__.py", "environment.py"):
-        _write(root / module, (_TEMPLATE / module).read_bytes())
-    _write(root / "README.md", _readme(name, spec_json, report).encode())
+        write_file(root / module, (_TEMPLATE / module).read_bytes())
+    write_file(root / "README.md", _readme(name, spec_json, report).encode())
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write through a temporary sibling so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 def _pyproject(name: str) -> str:
@@ -324,13 +330,14 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{name.replace("_", "-")}"
 version = "0.1.0"
-description = "RL environment exported by whileai: tasks, world and reward by name"
+description = "RL environment exported by whileai: tasks, world, person and reward"
 readme = "README.md"
 requires-python = ">=3.10"
-dependencies = []
+# spec.json names whileai modules (the world, the reward); the person is whileai's too.
+dependencies = ["whileai>={whileai_version()}"]
 
 [project.optional-dependencies]
-rl = ["verifiers", "datasets"]
+rl = ["verifiers{VERIFIERS_RANGE}; python_version >= '3.11'"]
 
 [tool.setuptools]
 packages = ["{name}"]
@@ -339,6 +346,8 @@ package-dir = {{ "{name}" = "." }}
 [tool.setuptools.package-data]
 "{name}" = ["spec.json", "README.md", "data/*.jsonl"]
 """
+
+
 
 
 def _readme(name: str, spec_json: dict[str, Any], report: EnvironmentReport) -> str:
@@ -354,18 +363,25 @@ tool calls, and the reward that grades a finished trajectory. On-policy RL sampl
 rollouts from here.
 
 ```bash
-pip install -e '.[rl]'          # verifiers + datasets; the reward and world modules too
-vf-eval {name} -a '{{"split": "holdout"}}' -m <policy> -b <base url> -k <key var>
+pip install -e '.[rl]'          # verifiers {VERIFIERS_RANGE} (Python >= 3.11) and whileai
+vf-eval {name} -m <policy> --client.base-url <url> --client.api-key-var <KEY VAR> -n 8 -r 8
+vf-eval {name} --env.taskset.split holdout -m <policy> ...   # the held-out asks
 ```
 
-`load_tasks(split)` reads the task files without `verifiers`; `load_environment(split=...)`
-builds the environment with it.
+`load_tasks(split)` reads the task files without verifiers. verifiers finds the taskset,
+the harness and the env through the package's `__all__`: the policy runs in an in-process
+chat loop whose tool calls the world answers (a fresh one per rollout), the offline person
+simulate uses answers its questions back ({report.with_person} of the tasks carry the
+person's brief; the rest end at the agent's first reply), and the reward grades the
+finished conversation.
 
 ## What is inside
 
 - `spec.json`: the system prompt, the {len(spec_json["tools"])} tool schemas verbatim, the turn
-  cap ({spec_json["max_turns"]}), the reward `{spec_json["reward"]}` and the world
-  `{spec_json["world"]}` (both imported by name in the trainer).
+  cap ({spec_json["max_turns"]} model calls), the reward `{spec_json["reward"]}` and the
+  world `{spec_json["world"]}` (both imported by name in the trainer). The default reward
+  is the judge `whileai grade` uses, resolved when it runs: a fix to that judge is this
+  environment's reward as soon as whileai is upgraded.
 - `data/train.jsonl` ({report.train} tasks) and `data/holdout.jsonl` ({report.holdout} tasks):
   one task per ask, `question` plus `info` (task id, grid coordinates, fault plan, world state,
   calibration). The privileged block (hidden state, reference) is never shipped: a reward that

@@ -1,26 +1,30 @@
-"""SFT training files: one conversation per sample, with a per-message loss mask.
+"""SFT training files in the shapes trainers honour, the system prompt first in each.
 
-Two wire shapes:
+Which turns a sample trains on is written the way each trainer reads it; a trainer
+ignores a side column such as a per-message loss mask:
 
-- `openai`: the chat-completions wire. The whole conversation in `messages`,
-  `function.arguments` a JSON string, and the ask alongside as `prompt`.
-- `trl`: what TRL's SFTTrainer treats as conversational. `arguments` are objects and
-  there is no `prompt` column: TRL decides "conversational" from the column set, and a
-  `prompt` string next to `messages` makes it skip the chat template and train on the
-  bare ask. The ask survives as `prompt_text`.
+- `openai`: OpenAI's documented supervised line, nothing else. Each assistant message
+  carries `weight` 1 (trained) or 0. `mask="final"` weights only the last agent turn;
+  `unroll=True` makes one line per agent turn with weight 1 on that turn alone.
+- `trl`: conversational rows TRL's SFTTrainer reads. `mask="all"` is `{"messages"}` (train
+  with `assistant_only_loss=True` and a template that marks assistant turns, or TRL trains
+  on the tool output too); `mask="final"` and `unroll=True` are `{"prompt", "completion"}`
+  rows, whose completion-only loss TRL applies by default. Arguments are objects.
 
-`loss_mask` has one 0/1 per message: 1 on the agent's turns, 0 on system, user and tool
-turns (tool output is the environment's text, not the policy's). `mask="final"` trains
-only the last agent turn. `unroll=True` makes one sample per agent turn, the k-th ending
-at that turn with loss on it alone, so each turn trains once with the context it had.
+Every sample carries the spec's `tools` when `--spec` gave them. Rows below the pass line
+(reward < 0.5) are left out unless `include_failures`: SFT imitates what it is shown.
+Metadata (scenario, rollout, reward, turn, the ask) goes where the caller says: inline
+(the TRL default), to `on_meta` (a sidecar file), or nowhere (the OpenAI default).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..metrics.tally import passed
+from .context import Context, ContextCounts, in_context, source_of
 from .conversation import (
     Encoding,
     ExportReport,
@@ -34,10 +38,12 @@ from .conversation import (
     scrub,
     wire_messages,
 )
+from .openai_format import line_problems, openai_messages, parallel_calls
 
 Format = Literal["openai", "trl"]
 MaskMode = Literal["all", "final"]
 FORMATS: tuple[str, ...] = ("openai", "trl")
+MetaSink = Callable[[dict[str, Any]], None]
 
 
 def encoding_for(fmt: str) -> Encoding:
@@ -46,6 +52,54 @@ def encoding_for(fmt: str) -> Encoding:
     if fmt not in FORMATS:
         raise ConfigError(f"format {fmt!r}: expected 'openai' or 'trl'")
     return "json_string" if fmt == "openai" else "dict"
+
+
+@dataclass
+class PassLine:
+    """What the pass line let through: SFT imitates every sample it is shown."""
+
+    include_failures: bool = False
+    left_out: int = 0
+    ungraded: int = 0
+    judge_failed: int = 0
+
+    def admits(self, row: Row) -> bool:
+        status = row.get("judge_status")
+        reward = row.get("reward")
+        if status not in (None, "ok"):
+            if not self.include_failures:
+                self.judge_failed += 1
+            return self.include_failures
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+            self.ungraded += 1
+            return True
+        if passed(float(reward)) or self.include_failures:
+            return True
+        self.left_out += 1
+        return False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "include_failures": self.include_failures,
+            "left_out_below_pass_line": self.left_out,
+            "left_out_judge_failed": self.judge_failed,
+            "ungraded": self.ungraded,
+        }
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.left_out:
+            out.append(
+                f"left out {self.left_out} rows below the pass line (reward < 0.5); "
+                "--include-failures keeps them"
+            )
+        if self.judge_failed:
+            out.append(f"left out {self.judge_failed} rows whose judge did not return a verdict")
+        if self.ungraded:
+            out.append(
+                f"{self.ungraded} rows carry no reward: exported without the pass-line check"
+            )
+        return out
 
 
 @dataclass
@@ -59,18 +113,32 @@ class TrainingReport(ExportReport):
     rows_written: int = 0
     trained_messages: int = 0
     masked_messages: int = 0
+    pass_line: PassLine = field(default_factory=PassLine)
+    context: ContextCounts = field(default_factory=ContextCounts)
+    meta: str = "dropped"
+
+    def shape(self) -> str:
+        if self.format == "openai":
+            return "openai messages with per-message weight"
+        if self.unroll or self.mask == "final":
+            return "trl prompt/completion (completion-only loss)"
+        return "trl messages (needs assistant_only_loss=True)"
 
     def as_dict(self) -> dict[str, Any]:
         c = self.counters
         return {
             "kind": "training",
             "format": self.format,
+            "shape": self.shape(),
             "mask": self.mask,
             "unroll": self.unroll,
             "rows_written": self.rows_written,
             "samples": self.samples,
             "trained_messages": self.trained_messages,
             "masked_messages": self.masked_messages,
+            **self.pass_line.as_dict(),
+            "system_prompt": self.context.as_dict(),
+            "meta": self.meta,
             "max_tool_output_chars": self.max_tool_output_chars,
             "tool_outputs_truncated": c.tool_outputs_truncated,
             "tool_output_chars_cut": c.tool_output_chars_cut,
@@ -87,6 +155,16 @@ def loss_mask(messages: list[Message], mask: MaskMode = "all") -> list[int]:
     return flags
 
 
+def place_meta(
+    sample: dict[str, Any], meta: dict[str, Any], *, keep: bool, on_meta: MetaSink | None
+) -> dict[str, Any]:
+    """The line as written: metadata sent to the sidecar, kept inline, or dropped."""
+    if on_meta is not None:
+        on_meta(meta)
+        return sample
+    return {**sample, **meta} if keep else sample
+
+
 def training_samples(
     rows: Iterable[Row],
     *,
@@ -94,14 +172,19 @@ def training_samples(
     mask: MaskMode = "all",
     unroll: bool = False,
     max_tool_output_chars: int | None = None,
-    tools: list[dict[str, Any]] | None = None,
+    context: Context | None = None,
+    include_failures: bool = False,
+    keep_meta: bool | None = None,
+    on_meta: MetaSink | None = None,
     report: TrainingReport | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield SFT samples lazily; pass a `report` to read the counts afterwards.
 
     Rows are never mutated. A row that quotes its privileged block, has no conversation,
-    or carries a tool call whose arguments are not a JSON object is refused and counted.
-    `tools` (the spec's tools in the wire shape) is added as a column when given.
+    carries a tool call whose arguments are not a JSON object, or would be given a system
+    prompt its lineage says it did not run under is refused and counted. `keep_meta`
+    defaults to True for `trl` (TRL reads only its own columns) and False for `openai`
+    (OpenAI's line has no room for it); `on_meta` receives one dict per sample instead.
     """
     from ..errors import ConfigError
 
@@ -110,25 +193,33 @@ def training_samples(
         raise ConfigError(f"mask {mask!r}: expected 'all' or 'final'")
     if max_tool_output_chars is not None and max_tool_output_chars < 0:
         raise ConfigError("max_tool_output_chars must not be negative")
+    ctx = context or Context()
+    keep = fmt == "trl" if keep_meta is None else keep_meta
     rep = report or TrainingReport(fmt, mask, unroll, max_tool_output_chars)
     rep.roundtrip = RoundTrip(encoding)
+    rep.pass_line.include_failures = include_failures
+    rep.meta = "sidecar" if on_meta is not None else "inline" if keep else "dropped"
     for row in rows:
         rep.counters.rows_in += 1
+        if not rep.pass_line.admits(row):
+            continue
         try:
-            built = _samples_for(row, fmt, encoding, mask, unroll, max_tool_output_chars, rep)
-            built = [scrub(row, sample) for sample in built]
+            built = _samples_for(row, fmt, encoding, mask, unroll, max_tool_output_chars, ctx, rep)
+            built = [(scrub(row, sample), meta) for sample, meta in built]
         except Refused as refusal:
             rep.counters.refuse(refusal.reason)
             continue
         rep.rows_written += 1
-        for sample in built:
+        for sample, meta in built:
             rep.samples += 1
-            trained = sum(sample["loss_mask"])
-            rep.trained_messages += trained
-            rep.masked_messages += len(sample["loss_mask"]) - trained
-            if tools is not None:
-                sample["tools"] = tools
-            yield sample
+            yield place_meta(sample, meta, keep=keep, on_meta=on_meta)
+    rep.warnings.extend(rep.pass_line.warnings())
+    rep.warnings.extend(rep.context.warnings(ctx))
+    if fmt == "openai" and keep and on_meta is None:
+        rep.warnings.append(
+            "--keep-meta: lines carry metadata keys, so the file is not OpenAI's documented "
+            "shape; use --meta FILE for a sidecar instead"
+        )
 
 
 def _samples_for(
@@ -138,8 +229,9 @@ def _samples_for(
     mask: MaskMode,
     unroll: bool,
     max_chars: int | None,
+    ctx: Context,
     rep: TrainingReport,
-) -> list[dict[str, Any]]:
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     guard_privileged(row)
     raw = raw_conversation(row, rep.counters)
     messages, cuts = wire_messages(
@@ -147,31 +239,53 @@ def _samples_for(
     )
     if not any(m["role"] == "assistant" for m in messages):
         raise Refused("no_agent_turn")
-    ask = ask_of(row, messages)
+    messages = in_context(row, messages, ctx, rep.context)
+    if ctx.tools is None:
+        rep.context.without_tools += 1
+    # Messages after the last agent turn (a rollout cut mid-call) train nothing.
+    last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    messages = messages[: last + 1]
     reward = row.get("reward")
-    meta = {
+    meta: dict[str, Any] = {
         "scenario_id": row.get("scenario_id"),
         "rollout_index": row.get("rollout_index"),
         "reward": float(reward) if isinstance(reward, (int, float)) else None,
         "tool_output_truncated": cuts,
+        "prompt_text": ask_of(row, messages),
+        "system_prompt_source": source_of(raw, ctx),
     }
+    turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     if not unroll:
-        return [_sample(fmt, messages, loss_mask(messages, mask), ask, meta)]
-    samples = []
-    turn = 0
-    for i, message in enumerate(messages):
-        if message["role"] != "assistant":
-            continue
-        prefix = messages[: i + 1]
+        flags = loss_mask(messages, mask)
+        return [(_sample(fmt, messages, flags, ctx, rep), meta)]
+    out = []
+    for turn, i in enumerate(turns):
         flags = [0] * i + [1]
-        samples.append(_sample(fmt, prefix, flags, ask, {**meta, "turn": turn}))
-        turn += 1
-    return samples
+        out.append((_sample(fmt, messages[: i + 1], flags, ctx, rep), {**meta, "turn": turn}))
+    return out
 
 
 def _sample(
-    fmt: str, messages: list[Message], flags: list[int], ask: str, meta: dict[str, Any]
+    fmt: str, messages: list[Message], flags: list[int], ctx: Context, rep: TrainingReport
 ) -> dict[str, Any]:
+    trained = sum(flags)
+    rep.trained_messages += trained
+    rep.masked_messages += len(flags) - trained
+    tools = {"tools": ctx.tools} if ctx.tools is not None else {}
     if fmt == "openai":
-        return {"messages": messages, "prompt": ask, "loss_mask": flags, **meta}
-    return {"messages": messages, "prompt_text": ask, "loss_mask": flags, **meta}
+        weights = [
+            f if m["role"] == "assistant" else 0 for m, f in zip(messages, flags, strict=True)
+        ]
+        line: dict[str, Any] = {"messages": openai_messages(messages, weights)}
+        if ctx.tools is not None:
+            line["tools"] = ctx.tools
+            line["parallel_tool_calls"] = parallel_calls(messages)
+        problems = line_problems(line)
+        if problems:
+            raise Refused("openai_shape")
+        return line
+    one_at_end = trained == 1 and flags[-1] == 1 and len(messages) > 1
+    if one_at_end and (rep.unroll or rep.mask == "final"):
+        # One trained turn at the end: TRL's prompt/completion rows, completion-only loss.
+        return {"prompt": messages[:-1], "completion": messages[-1:], **tools}
+    return {"messages": messages, **tools}

@@ -6,6 +6,11 @@ kept in `judge_meta`. Anything else does not score the row 0: it sets `judge_sta
 (missing_reward / invalid_result / error / timeout) and `reward` to None, so a broken judge
 shows up as unjudged rows instead of a policy that looks bad.
 
+A reward is a number in [0, 1]. A judge that rates on another scale declares it
+(`Judge.scale`, `grade --scale 1,5`): the rating is kept in `judge_meta.rating` and the
+reward is (rating - lo) / (hi - lo). A verdict outside [0, 1] from a judge that declared
+no scale (a 4 from a 1-5 rater) is `invalid_result`, never a pass.
+
 `grade_rows` keeps input order and never holds more than `concurrency` rows in flight, so
 memory stays flat however long the stream. Cheap deterministic judges (`Judge.inline`)
 run on the reading thread: a thread hop per row would cost more than the check itself.
@@ -24,7 +29,18 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Failure, InvalidVerdict, JudgeFailed, JudgeTimeout, WhileaiError
+import orjson
+
+from ..errors import (
+    ConfigError,
+    Failure,
+    InvalidVerdict,
+    JudgeFailed,
+    JudgeTimeout,
+    WhileaiError,
+)
+from ..row import MAX_SCORE, ScoreBound
+from ..rowrules import field_problem
 
 # Verdict keys that land on the row itself; everything else a judge returns is metadata.
 _ROW_KEYS = ("reward", "reason", "markers", "failure_class")
@@ -44,6 +60,8 @@ class Judge:
     meta: dict[str, Any] = field(default_factory=dict)
     inline: bool = False
     own_timeout: bool = False
+    # The (lo, hi) a rating judge answers on; None means rewards are already in [0, 1].
+    scale: tuple[float, float] | None = None
     close: Callable[[], None] | None = None
     aclose: Callable[[], Awaitable[None]] | None = None
     # What the judge has to say once the run is over (restarts, retries), for the summary.
@@ -71,19 +89,64 @@ async def close_judge(judge: Judge) -> None:
             judge.close()
 
 
+_BOUND = ScoreBound()
+
+
 def _number(value: Any) -> float | None:
+    """A verdict's reward as a number the row rules take (finite, within MAX_SCORE), so
+    grade never writes a row the next stage refuses; a bare True/False counts as 1/0."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)) and math.isfinite(value):
+    if isinstance(value, (int, float)) and _BOUND.problem(value) is None:
         return value
     return None
 
 
-def verdict_fields(verdict: Any) -> dict[str, Any]:
+def parse_scale(text: str) -> tuple[float, float]:
+    """`1,5` (or `1-5`, `1..5`) as a rating scale; ConfigError unless lo < hi."""
+    import re
+
+    parts = [p for p in re.split(r"\s*(?:,|\.\.|(?<=\d)-)\s*", text.strip()) if p]
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ConfigError(f"scale {text!r}: expected LO,HI such as 1,5") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise ConfigError(f"scale {text!r}: LO must be below HI")
+    return lo, hi
+
+
+def _on_scale(
+    value: float, scale: tuple[float, float] | None
+) -> tuple[float | None, dict[str, Any], str]:
+    """(reward, metadata, problem): the reward a verdict's number stands for."""
+    if scale is None:
+        if 0.0 <= value <= 1.0:
+            return value, {}, ""
+        return (
+            None,
+            {},
+            (
+                f"judge's reward {value:g} is outside [0, 1] and the judge declared no scale "
+                "(a rating judge declares one, e.g. grade --scale 1,5)"
+            ),
+        )
+    lo, hi = scale
+    if not lo <= value <= hi:
+        return None, {}, f"judge's rating {value:g} is outside its scale {lo:g}..{hi:g}"
+    return (value - lo) / (hi - lo), {"rating": value, "scale": [lo, hi]}, ""
+
+
+def verdict_fields(verdict: Any, scale: tuple[float, float] | None = None) -> dict[str, Any]:
     """The row fields a verdict sets (reward, judge_status, and what else it carries)."""
     number = _number(verdict)
     if number is not None:
-        return {"reward": number, "judge_status": "ok"}
+        reward, meta, problem = _on_scale(number, scale)
+        if problem:
+            return {"reward": None, "judge_status": "invalid_result", "reason": problem}
+        return {"reward": reward, "judge_status": "ok", **({"extra": meta} if meta else {})}
+    if isinstance(verdict, (int, float)):
+        return failure_fields("invalid_result", _out_of_range(verdict))
     if not isinstance(verdict, dict):
         kind = "nothing" if verdict is None else f"a {type(verdict).__name__}"
         return {
@@ -91,6 +154,8 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
             "judge_status": "invalid_result",
             "reason": f"judge returned {kind}, expected a number or a dict with 'reward'",
         }
+    if carried := _verdict_problem(verdict):
+        return failure_fields("invalid_result", carried)
     if "reward" not in verdict:
         return {
             "reward": None,
@@ -98,27 +163,51 @@ def verdict_fields(verdict: Any) -> dict[str, Any]:
             "reason": "judge returned a dict without 'reward'",
             "extra": {k: v for k, v in verdict.items() if k not in _ROW_KEYS},
         }
-    reward = _number(verdict["reward"])
+    raw = _number(verdict["reward"])
     fields: dict[str, Any] = {}
-    if reward is None:
+    scaled: dict[str, Any] = {}
+    if raw is None:
         fields = {
             "reward": None,
             "judge_status": "invalid_result",
-            "reason": f"judge's reward is not a number: {verdict['reward']!r:.80}",
+            "reason": _out_of_range(verdict["reward"]),
         }
     else:
-        fields = {"reward": reward, "judge_status": "ok"}
-        if verdict.get("reason") is not None:
-            fields["reason"] = str(verdict["reason"])
+        reward, scaled, problem = _on_scale(raw, scale)
+        if problem:
+            fields = {"reward": None, "judge_status": "invalid_result", "reason": problem}
+        else:
+            fields = {"reward": reward, "judge_status": "ok"}
+            if verdict.get("reason") is not None:
+                fields["reason"] = str(verdict["reason"])
     markers = verdict.get("markers")
     if isinstance(markers, dict):
         fields["markers"] = markers
     if verdict.get("failure_class") is not None:
         fields["failure_class"] = verdict["failure_class"]
     extra = {k: v for k, v in verdict.items() if k not in _ROW_KEYS}
+    extra.update(scaled)
     if extra:
         fields["extra"] = extra
     return fields
+
+
+def _out_of_range(reward: Any) -> str:
+    bounds = f"between {-MAX_SCORE:g} and {MAX_SCORE:g}"
+    return f"judge's reward is not a number {bounds}: {reward!r:.80}"
+
+
+def _verdict_problem(verdict: dict[str, Any]) -> str | None:
+    """What in a verdict the row could not carry: markers or a failure class that break
+    the row rules, or a value JSON cannot hold (a set, an object, nesting past 255)."""
+    for key in ("markers", "failure_class"):
+        if verdict.get(key) is not None and (problem := field_problem(key, verdict[key])):
+            return f"judge's verdict: {problem}"
+    try:
+        orjson.dumps(verdict, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError as exc:
+        return f"judge's verdict cannot be written as JSON: {exc}"
+    return None
 
 
 def failure_fields(status: str, reason: str) -> dict[str, Any]:
@@ -212,7 +301,7 @@ def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
         if inspect.iscoroutine(verdict):
             verdict.close()
         return failure_fields("error", "async judge called from a sync context")
-    return verdict_fields(verdict)
+    return verdict_fields(verdict, judge.scale)
 
 
 async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +321,7 @@ async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
         raise
     except Exception as exc:
         return error_fields(exc)
-    return verdict_fields(verdict)
+    return verdict_fields(verdict, judge.scale)
 
 
 class _Loop:

@@ -50,8 +50,20 @@ _MAX_RESULT_CHARS = 2000
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-def prompt_sha(rubric: str) -> str:
-    text = f"v{PROMPT_VERSION}\n{_INSTRUCTIONS}{rubric.strip()}"
+_BINARY = '<1 if the rollout meets the rubric, 0 if not; a fraction for partial credit>'
+
+
+def instructions(scale: tuple[float, float] | None = None) -> str:
+    """The system prompt's fixed part; a rating scale asks for a rating on it instead."""
+    if scale is None:
+        return _INSTRUCTIONS
+    lo, hi = scale
+    rating = f"<a rating from {lo:g} (does not meet the rubric) to {hi:g} (meets it fully)>"
+    return _INSTRUCTIONS.replace(_BINARY, rating)
+
+
+def prompt_sha(rubric: str, scale: tuple[float, float] | None = None) -> str:
+    text = f"v{PROMPT_VERSION}\n{instructions(scale)}{rubric.strip()}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -79,8 +91,8 @@ def render_rollout(row: dict[str, Any], *, use_privileged: bool = False) -> str:
     return "\n".join(lines)
 
 
-def parse_verdict(text: str) -> dict[str, Any]:
-    """The judge model's reply as a verdict; InvalidVerdict when it is not one."""
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a model answered: the whole reply, or the first {...} inside it."""
     stripped = text.strip()
     candidates = [stripped]
     match = _OBJECT.search(stripped)
@@ -91,20 +103,30 @@ def parse_verdict(text: str) -> dict[str, Any]:
             value = orjson.loads(candidate)
         except orjson.JSONDecodeError:
             continue
-        if not isinstance(value, dict) or "reward" not in value:
-            break
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def parse_verdict(text: str, scale: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The judge model's reply as a verdict; InvalidVerdict when it is not one. With a
+    rating scale the number is passed through for the contract to map."""
+    value = json_object(text)
+    if value is not None and "reward" in value:
         reward = value["reward"]
+        lo, hi = scale if scale is not None else (0.0, 1.0)
         if (
             isinstance(reward, bool)
             or not isinstance(reward, (int, float))
-            or not (0 <= reward <= 1)
+            or not (lo <= reward <= hi)
         ):
-            raise InvalidVerdict(f"judge model's reward is not in [0, 1]: {reward!r:.40}")
+            raise InvalidVerdict(
+                f"judge model's reward is not in [{lo:g}, {hi:g}]: {reward!r:.40}"
+            )
         verdict: dict[str, Any] = {"reward": reward}
         if isinstance(value.get("reason"), str):
             verdict["reason"] = value["reason"]
         return verdict
-    raise InvalidVerdict(f"judge model did not answer a verdict object: {stripped[:80]!r}")
+    raise InvalidVerdict(f"judge model did not answer a verdict object: {text.strip()[:80]!r}")
 
 
 def llm_judge(
@@ -116,6 +138,7 @@ def llm_judge(
     temperature: float = 0.0,
     max_tokens: int = 512,
     options: ModelOptions | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> Judge:
     """A judge that asks a model whether each row meets the rubric."""
     from ..models.factory import client_for
@@ -126,8 +149,8 @@ def llm_judge(
     options = options or ModelOptions()
     client = client_for(ref, options)
     model_spec = client.spec
-    system = _INSTRUCTIONS + text.strip()
-    sha = prompt_sha(text)
+    system = instructions(scale) + text.strip()
+    sha = prompt_sha(text, scale)
 
     async def judge(row: dict[str, Any]) -> dict[str, Any]:
         messages = [
@@ -142,7 +165,7 @@ def llm_judge(
         if not isinstance(content, str) or not content.strip():
             finish = result.finish_reason
             raise InvalidVerdict(f"judge model replied with no text (finish {finish})")
-        verdict = parse_verdict(content)
+        verdict = parse_verdict(content, scale)
         verdict["usage"] = result.usage
         return verdict
 
@@ -163,6 +186,13 @@ def llm_judge(
         "version": f"{model_spec.label}@{sha}",
         "use_privileged": use_privileged,
     }
+    if scale is not None:
+        meta["scale"] = list(scale)
     return Judge(
-        name=f"llm:{model_spec.label}", fn=judge, meta=meta, aclose=client.aclose, notes=notes
+        name=f"llm:{model_spec.label}",
+        fn=judge,
+        meta=meta,
+        aclose=client.aclose,
+        notes=notes,
+        scale=scale,
     )

@@ -48,6 +48,8 @@ class JudgeOptions:
     rubric: str | None = None
     use_privileged: bool = False
     sandbox: str | None = None  # code-exec: bubblewrap (the default) or none
+    # A rating judge's scale (`grade --scale 1,5`): its verdicts map to (r - lo) / (hi - lo).
+    scale: tuple[float, float] | None = None
     # How an LLM judge reaches its model: the same knobs, and the same per-run clients, as
     # the agent and the writer (`model` is the name for a bare URL).
     models: ModelOptions = dataclasses.field(default_factory=lambda: ModelOptions(concurrency=8))
@@ -168,8 +170,17 @@ def _callable(ref: str) -> Judge:
 
 
 def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
-    """The judge a `--judge` value names. None means the default: conduct × checklist."""
+    """The judge a `--judge` value names. None means the default: conduct × checklist.
+    With `opts.scale` the judge is read as a rater on that scale."""
     opts = opts or JudgeOptions()
+    judge = _parse(value, opts)
+    if opts.scale is not None and judge.scale is None:
+        judge.scale = opts.scale
+        judge.meta = {**judge.meta, "scale": list(opts.scale)}
+    return judge
+
+
+def _parse(value: str | None, opts: JudgeOptions) -> Judge:
     text = (value or DEFAULT_JUDGE).strip()
     if not text:
         raise ConfigError("--judge is empty")
@@ -184,6 +195,7 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
             spec=opts.spec,
             use_privileged=opts.use_privileged,
             options=opts.models,
+            scale=opts.scale,
         )
     for kind in ("all", "any", "weighted"):
         if text.startswith(kind + ":"):

@@ -34,7 +34,7 @@ class GradeResult:
         return out
 
     def warnings(self) -> list[str]:
-        found = list(self.notes)
+        found = [*self.notes, *self.report.get("warnings", [])]
         for status, reason in self.report["first_reasons"].items():
             count = self.report["judge_status"].get(status, 0)
             found.append(f"{count} row(s) not judged ({status}); first: {reason}")
@@ -54,16 +54,52 @@ def grade_files(
     k: int | None = None,
     seed: int = 0,
     on_row: Callable[[int], None] | None = None,
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    on_graded: Callable[[dict[str, Any]], None] | None = None,
 ) -> GradeResult:
-    """Grade every row of `inputs` into `output` (stdout when None), streaming."""
+    """Grade every row of `inputs` into `output` (stdout when None), streaming.
+
+    `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
+    `on_graded` sees each graded row after it is written (evaluate's failed traces)."""
     stats = ReadStats()
     report = PassReport(k=k, seed=seed)
-    rows = read_rows(inputs, on_error=on_error, stats=stats)
+    rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
+    if prepare is not None:
+        rows = map(prepare, rows)
+    policies: set[str] = set()
     with RowWriter(output) as writer:
         for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
             writer.write(graded)
             report.add(graded)
+            if on_graded is not None:
+                on_graded(graded)
+            version = graded.get("model_version")
+            if isinstance(version, str) and len(policies) < 256:
+                policies.add(version)
             if on_row is not None:
                 on_row(writer.count)
     notes = judge.notes() if judge.notes is not None else []
-    return GradeResult(report=report.result(), read=stats, judge=judge.name, notes=notes)
+    result = report.result()
+    _self_judged(result, judge, policies)
+    return GradeResult(report=result, read=stats, judge=judge.name, notes=notes)
+
+
+def _bare(model: str) -> str:
+    """A model's name without its provider prefix: `vllm:Qwen/Qwen3-4B` -> `qwen/qwen3-4b`."""
+    head, sep, rest = model.partition(":")
+    return (rest if sep and head in ("openai", "vllm", "ollama") else model).strip().casefold()
+
+
+def _self_judged(report: dict[str, Any], judge: Judge, policies: set[str]) -> None:
+    """A judge grading its own model's writing prefers it: say so when the judge's model is
+    the rows' model_version."""
+    model = judge.meta.get("model")
+    if not isinstance(model, str):
+        return
+    same = sorted(p for p in policies if _bare(p) == _bare(model))
+    report["self_judged"] = bool(same)
+    if same:
+        report.setdefault("warnings", []).append(
+            f"self_judged: the judge model {model} also wrote these rows (model_version "
+            f"{same[0]}); a judge grading its own model's writing tends to prefer it"
+        )

@@ -11,10 +11,11 @@ objects, e.g. `privileged.hidden_state.total`). A row with no gold is an error, 
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import math
 import re
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,6 @@ from ..errors import ConfigError, NoGold
 from ..registry import JUDGES
 from ..row import reply_text
 from .contract import Judge, JudgeFailed, judge_once
-from .jsonschema_lite import check_schema, validate
 
 Verdict = dict[str, Any]
 GOLD_FIELDS = ("answer", "target", "expected", "gold")
@@ -232,83 +232,52 @@ def numeric(*, tolerance: float = 1e-6, relative: float = 0.0, field: str | None
     return _make("numeric", judge, tolerance=tolerance)
 
 
-_BOXED = re.compile(r"\\boxed\s*\{")
+def _math_parse(text: str) -> list[Any]:
+    """What math-verify reads in `text`: LaTeX ($...$, \\boxed{}, sets, intervals, units)
+    or a plain expression. A bare LaTeX gold with no delimiters ("\\frac{1}{2}") is read
+    as if it had them. Its own timeout is off: it uses signal.alarm, which works only in
+    the main thread, and the judge contract's timeout covers the call instead."""
+    from math_verify import parse
+
+    found = parse(text, parsing_timeout=None)
+    if not found and "$" not in text:
+        found = parse(f"${text}$", parsing_timeout=None)
+    return list(found)
 
 
-def _boxed(text: str) -> str | None:
-    starts = [m.end() for m in _BOXED.finditer(text)]
-    if not starts:
-        return None
-    start, depth = starts[-1], 1
-    for i in range(start, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start:i]
-    return None
-
-
-def final_answer(text: str) -> str:
-    """The answer part of a worked solution: \\boxed{..}, 'answer is ..', else the last line."""
-    boxed = _boxed(text)
-    if boxed is not None:
-        return boxed
-    hit = re.findall(r"answer\s*(?:is|:|=)\s*([^\n]+)", text, re.IGNORECASE)
-    if hit:
-        return str(hit[-1]).strip().rstrip(".")
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
-
-
-def _math_norm(expr: str) -> str:
-    expr = expr.strip().strip("$").strip()
-    expr = re.sub(r"\\(?:left|right|displaystyle|!|,|;|:)", "", expr)
-    expr = re.sub(r"\\[dt]frac", r"\\frac", expr)
-    expr = re.sub(r"\\text\{([^}]*)\}", r"\1", expr)
-    expr = expr.replace("\\%", "%").replace("^\\circ", "").replace("°", "")
-    expr = re.sub(r"\\frac\{([^{}]+)\}\{([^{}]+)\}", r"(\1)/(\2)", expr)
-    expr = re.sub(r"\\frac(\d)(\d)", r"\1/\2", expr)
-    expr = re.sub(r"^[a-zA-Z]\s*=\s*", "", expr)  # "x = 3" answers "3"
-    expr = expr.replace(" ", "").rstrip(".")
-    return expr
-
-
-def _as_fraction(expr: str) -> Fraction | None:
-    expr = expr.replace(",", "") if re.fullmatch(r"[-\d,.]+", expr) else expr
-    percent = expr.endswith("%")
-    expr = expr.rstrip("%")
-    expr = re.sub(r"^\((-?[\d.]+)\)/\((-?[\d.]+)\)$", r"\1/\2", expr)
-    try:
-        value = Fraction(expr)
-    except (ValueError, ZeroDivisionError):
-        return None
-    return value / 100 if percent else value
+@functools.cache
+def _quiet_math_verify() -> None:
+    # It warns on every call that its own timeout is off; that is on purpose here.
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 
 @JUDGES.register("math-equal", options=("field",))
 def math_equal(*, field: str | None = None) -> Judge:
-    """The final answer equals the gold as a number (1/2 = 0.5 = \\frac{1}{2}) or as a
-    normalised expression. A percentage equals its fraction ("50%" = 1/2): say 50 if you
-    mean fifty.
+    """The reply's final answer equals the gold as mathematics, by Hugging Face's
+    math-verify (what TRL and open-r1 reward with): 1/2 = 0.5 = \\frac{1}{2}, {1,2} =
+    {2,1}, intervals, units, \\boxed{} answers. A percentage equals its fraction
+    ("50%" = 1/2). Runs under the judge contract's timeout, not inline: a pathological
+    expression can take sympy a long time.
     """
 
     def judge(row: dict[str, Any]) -> Verdict:
-        answer = _math_norm(final_answer(reply_text(row)))
-        got = _as_fraction(answer)
-        for gold_text in _golds(row, field):
-            gold = _math_norm(final_answer(gold_text))
-            want = _as_fraction(gold)
-            if got is not None and want is not None:
-                if got == want:
-                    return _verdict(True, f"{answer} = {gold}")
-            elif answer == gold:
-                return _verdict(True, f"{answer} = {gold}")
-        gold_text = _short(_golds(row, field)[0], 30)
-        return _verdict(False, f"answer {_short(answer, 30)} is not {gold_text}")
+        from math_verify import verify
 
-    return _make("math-equal", judge)
+        _quiet_math_verify()
+        reply = reply_text(row)
+        answer = _math_parse(reply)
+        if not answer:
+            return _verdict(False, f"no answer math-verify can read in {_short(reply, 40)!r}")
+        for gold_text in _golds(row, field):
+            gold = _math_parse(gold_text)
+            if all(isinstance(g, str) for g in gold):  # nothing but the text echoed back
+                raise NoGold(f"math-verify cannot read the gold {_short(gold_text, 40)!r}")
+            if verify(gold, answer, timeout_seconds=None):
+                return _verdict(True, f"{_short(str(answer[-1]), 30)} = {_short(gold_text, 30)}")
+        shown = _short(str(answer[-1]), 30)
+        return _verdict(False, f"answer {shown} is not {_short(_golds(row, field)[0], 30)}")
+
+    return Judge(name="math-equal", fn=judge, meta={"version": "math-equal@math-verify"})
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
@@ -342,12 +311,12 @@ def json_valid() -> Judge:
 
 @JUDGES.register("json-schema", main="schema", options=("schema",))
 def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
-    """The reply is JSON that satisfies `schema` (a dict, or a path to a schema file).
-
-    Validates the common JSON Schema keywords (type, properties, required, items, enum,
-    const, bounds, lengths, pattern, combinators, local $ref); unknown keywords are ignored,
-    as the standard says, so a schema using them validates more loosely than it reads.
+    """The reply is JSON that satisfies `schema` (a dict, or a path to a schema file),
+    validated by `jsonschema`, the reference implementation: every keyword of the draft
+    the schema names (2020-12 by default), `$ref` included, and `format` checked.
     """
+    from ..schemas import errors, schema_problem, validator
+
     source = "schema"
     if not isinstance(schema, dict):
         path = Path(schema)
@@ -360,19 +329,19 @@ def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
             raise ConfigError(f"{path}: schema is not valid JSON ({exc.msg})") from None
         if not isinstance(schema, dict):
             raise ConfigError(f"{path}: a schema must be a JSON object")
-    problem = check_schema(schema)
+    problem = schema_problem(schema)
     if problem:
         raise ConfigError(f"{source}: {problem}")
-    root = schema
+    checker = validator(schema)
 
     def judge(row: dict[str, Any]) -> Verdict:
         try:
             value = parse_json_reply(reply_text(row))
         except ValueError:
             return _verdict(False, "reply is not JSON")
-        errors = validate(value, root)
-        if errors:
-            return _verdict(False, f"schema: {errors[0]}")
+        found = errors(value, checker, limit=1)
+        if found:
+            return _verdict(False, f"schema: {found[0]}")
         return _verdict(True, "matches the schema")
 
     return _make("json-schema", judge, schema=source)

@@ -74,3 +74,13 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
         return None
     sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False))
     return sxy / math.sqrt(sxx * syy)
+
+
+def pearson_ci(r: float, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """Fisher-z interval of a Pearson correlation over n pairs; None below four pairs."""
+    if n < 4 or not -1 <= r <= 1:
+        return None
+    if abs(r) == 1:
+        return (r, r)
+    centre, half = math.atanh(r), z / math.sqrt(n - 3)
+    return (math.tanh(centre - half), math.tanh(centre + half))

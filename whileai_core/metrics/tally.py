@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..row import ask_text
+
 # Partial credit splits at 0.5: a reward at or above it counts as a pass.
 PASS_THRESHOLD = 0.5
 
@@ -23,15 +25,7 @@ def task_key(row: dict[str, Any]) -> str:
     sid = row.get("scenario_id")
     if isinstance(sid, str) and sid:
         return sid
-    prompt = row.get("prompt")
-    if isinstance(prompt, str) and prompt:
-        return prompt
-    for message in row.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-    return ""
+    return ask_text(row)
 
 
 def reward_of(row: dict[str, Any]) -> float | None:

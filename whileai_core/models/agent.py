@@ -13,8 +13,8 @@ them) and stay on the step with an `error` key. Only a model call that fails for
 raises: `AgentError` for one broken call (the engine drops and counts the rollout), or
 the client's `AllowanceExhausted`/`EndpointRefused`, which stop the run.
 
-Row messages leave the system prompt out (the rows carry `lineage.system_prompt_sha`,
-like the original SDK's rows); the model sees it on every call.
+The model sees the system prompt on every call; the agent's own messages leave it out
+and simulate's row builder puts it first in the row (with `lineage.system_prompt_sha`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ What a caller can rely on:
 - `await client.chat(messages, tools=None, **sampling) -> ChatResult`. Sampling keys
   with a None value are left out of the request, so the server's defaults apply.
   `logprobs=True` asks for per-token logprobs; `ChatResult.logprob` is their sum.
+- `await client.complete(prompt, **params) -> dict`: the legacy `/completions` route (a
+  reference model scoring a rendered text with `echo` + `logprobs`), the raw body back,
+  under the same retries, concurrency bound and counts.
 - 429, 5xx, connection errors, timeouts and unparseable bodies are retried with
   exponential backoff and jitter; a Retry-After header (seconds or an HTTP date) is
   honoured instead of the computed wait.
@@ -224,6 +227,7 @@ class ModelClient:
         self._shards: list[httpx.AsyncClient] = []
         self._inflight: list[int] = []
         self._url = httpx.URL(spec.chat_url)  # parsed once, not per request
+        self._completions_url = httpx.URL(f"{spec.base_url}/completions")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._stopped: WhileaiError | None = None
@@ -340,6 +344,50 @@ class ModelClient:
             self.cache.put(key, self.spec.base_url, self.spec.model, raw)
         return result
 
+    async def complete(self, prompt: str, **params: Any) -> dict[str, Any]:
+        """One legacy text completion (`/completions`); the response body as sent."""
+        self.stats.calls += 1
+        if self._stopped is not None:
+            raise self._stopped
+        body: dict[str, Any] = {"model": self.spec.model, "prompt": prompt}
+        body.update((k, v) for k, v in params.items() if v is not None)
+        try:
+            raw = await self._post_with_retries(orjson.dumps(body), self._completions_url)
+        except (ModelCallError, WhileaiError):
+            self.stats.failed += 1
+            raise
+        if not isinstance(raw, dict) or not isinstance(raw.get("choices"), list):
+            self.stats.errors["bad_response"] += 1
+            self.stats.failed += 1
+            raise ModelCallError("bad_response", f"{self.spec.base_url}: not a completion")
+        self.stats.ok += 1
+        usage: dict[str, Any] = raw["usage"] if isinstance(raw.get("usage"), dict) else {}
+        self.stats.input_tokens += _int(usage.get("prompt_tokens"))
+        self.stats.output_tokens += _int(usage.get("completion_tokens"))
+        return raw
+
+    async def embed(self, texts: list[str], *, batch: int = 64) -> list[list[float]]:
+        """Embeddings of `texts` from the endpoint's OpenAI-compatible `/embeddings` route,
+        in order, `batch` inputs a request; the same retries and failure counts as chat."""
+        url = httpx.URL(f"{self.spec.base_url}/embeddings")
+        vectors: list[list[float]] = []
+        for at in range(0, len(texts), batch):
+            chunk = texts[at : at + batch]
+            self.stats.calls += 1
+            if self._stopped is not None:
+                raise self._stopped
+            body = orjson.dumps({"model": self.spec.model, "input": chunk})
+            try:
+                raw = await self._post_with_retries(body, url)
+                vectors.extend(_embeddings_of(raw, len(chunk), self.spec.base_url))
+            except (ModelCallError, WhileaiError) as exc:
+                if isinstance(exc, ModelCallError) and exc.kind == "bad_response":
+                    self.stats.errors[exc.kind] += 1
+                self.stats.failed += 1
+                raise
+            self.stats.ok += 1
+        return vectors
+
     def _trip(self, error: WhileaiError, reason: str) -> WhileaiError:
         if self._stopped is None:
             self._stopped = error
@@ -352,12 +400,12 @@ class ModelClient:
         base = min(self.max_backoff, self.backoff * (2**attempt))
         return base * (0.5 + self._rng.random() / 2)
 
-    async def _send(self, payload: bytes) -> httpx.Response | ModelCallError:
+    async def _send(self, payload: bytes, url: httpx.URL) -> httpx.Response | ModelCallError:
         """One HTTP attempt on the least busy pool; transport failures come back as values."""
         shard = self._pick()
         self._inflight[shard] += 1
         try:
-            return await self._shards[shard].post(self._url, content=payload)
+            return await self._shards[shard].post(url, content=payload)
         except httpx.TimeoutException as exc:
             kind = "connect_timeout" if isinstance(exc, httpx.ConnectTimeout) else "timeout"
             return ModelCallError(kind, f"{self.spec.base_url}: {kind.replace('_', ' ')}")
@@ -394,7 +442,7 @@ class ModelClient:
         self.stats.errors[error.kind] += 1
         raise error
 
-    async def _post_with_retries(self, payload: bytes) -> Any:
+    async def _post_with_retries(self, payload: bytes, url: httpx.URL | None = None) -> Any:
         self._open()
         assert self._semaphore is not None
         last: ModelCallError | None = None
@@ -404,7 +452,7 @@ class ModelClient:
                 if self._stopped is not None:  # tripped while this call queued
                     raise self._stopped
                 self.stats.requests += 1
-                outcome = await self._send(payload)
+                outcome = await self._send(payload, url or self._url)
             if isinstance(outcome, ModelCallError):
                 last = outcome
             elif outcome.status_code == 200:
@@ -426,3 +474,20 @@ class ModelClient:
             reason = f"429 on every one of {self.retries + 1} attempts: {last}"
             raise self._trip(AllowanceExhausted(self.spec.base_url, reason), reason)
         raise last
+
+
+def _embeddings_of(raw: Any, n: int, endpoint: str) -> list[list[float]]:
+    """The vectors of an embeddings response, in input order; bad_response if it is not one."""
+    data = raw.get("data") if isinstance(raw, dict) else None
+    if not isinstance(data, list) or len(data) != n:
+        raise ModelCallError("bad_response", f"{endpoint}: embeddings response without {n} items")
+    items = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+    out = []
+    for item in items:
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(vector, list) or not vector or not all(
+            isinstance(v, (int, float)) for v in vector
+        ):
+            raise ModelCallError("bad_response", f"{endpoint}: an embedding is not a number list")
+        out.append([float(v) for v in vector])
+    return out

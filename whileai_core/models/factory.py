@@ -104,10 +104,12 @@ def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
     return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)
 
 
-def make_writer(ref: str, spec: Spec, options: ModelOptions) -> Writer:
+def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> Writer:
     """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
-    to scrub policy text out of its prompts, never to show the policy to the model."""
+    to scrub policy text out of its prompts, never to show the policy to the model. The
+    person speaks at most avg_turns // 2 times, the opener included."""
     client = client_for(ref, options)
     writer_sampling = sampling_from(options)
     writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
-    return ModelWriter(client, spec, sampling=writer_sampling)
+    replies = max(0, avg_turns // 2 - 1)
+    return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)

@@ -10,22 +10,42 @@ does not know the agent's rules; a writer that did would write users who play to
 
 The user simulator replays the conversation from the person's side: the agent's lines
 become the "user" turns of the writer's chat, the person's own lines its "assistant"
-turns, tool traffic is dropped (the person never sees it). It ends the conversation by
-answering DONE.
+turns, tool traffic is dropped (the person never sees it). It ends the conversation with
+an explicit stop marker (`###STOP###`, as tau2-bench's user simulator does; a bare DONE
+is read too), by saying only thanks and goodbye, or at the turn cap.
+
+Every drawn line is checked before it reaches a row (`voice.py`): an opener or a turn
+that reads as the agent's side, a turn that repeats the agent's last one, and a turn
+that leaves out a fact the agent asked for (the person's facts are in the prompt) are
+redrawn with a note saying what went wrong, up to `REDRAWS` times; a turn still wrong
+after that ends the conversation, an opener still wrong fails that ask. Each redraw and
+each ending is counted by reason (`person_stats`, the run report's `person`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from ..agents.base import UserSimulator
 from ..errors import WriterError
+from ..simulate.person import facts_of, read_turn
 from ..spec import Spec
 from .client import ModelCallError, ModelClient
+from .voice import STOP, only_closing, parrots, reads_as_agent, split_stop
 
-DONE = "DONE"
+DONE = STOP  # the marker the writer is asked to end with
+REDRAWS = 3
+_NOTES = {
+    "role_flip": "Your draft was written as the assistant. Write only what the person "
+    "says: they are the customer asking for help, not the one giving it.",
+    "parroting": "Your draft repeated the assistant's message. Answer it in the person's "
+    "own words instead.",
+    "facts_not_given": "The assistant asked for details the person has. Give them "
+    "exactly as written: {facts}.",
+}
 
 _STANCE = {
     "ordinary": "a plain request, stated clearly",
@@ -102,11 +122,16 @@ def person_brief(situation: dict[str, Any], spec: Spec | None) -> str:
         lines.append("The service can do these things (the person does not name them):")
         lines.extend(described)
     entities = situation.get("entities") or {}
-    if entities and family != "vague":
+    if entities:
         values = json.dumps(entities, ensure_ascii=False, default=str)
-        lines.append(f"Details the person has at hand (use them as written): {values}")
-    elif entities:
-        lines.append("The person leaves out the record's id or number.")
+        lines.append(f"Details the person has at hand (use them exactly as written): {values}")
+        if family == "vague":
+            lines.append(
+                "Their first message leaves out the record's id or number; when the "
+                "assistant asks for a detail, they give it."
+            )
+        else:
+            lines.append("When the assistant asks for one of these details, give it.")
     return scrub_policy("\n".join(lines), spec)
 
 
@@ -115,9 +140,10 @@ _OPENER_RULES = (
     "explanation. Stay in character."
 )
 _FOLLOW_RULES = (
-    "You are the person in this conversation. The assistant's messages come to you as "
-    "the user turns. Reply as the person would, in their style, briefly. If their errand "
-    f"is settled or there is nothing more to say, reply with exactly {DONE}."
+    "You are the person in this conversation, the customer. The assistant's messages "
+    "come to you as the user turns. Reply as the person would, in their style, briefly, "
+    "and never write the assistant's part or repeat its words. When the errand is "
+    f"settled or there is nothing more to say, reply with exactly {STOP} and nothing else."
 )
 
 
@@ -133,17 +159,17 @@ class ModelUser:
     """A `UserSimulator` over the writer's model, for one rollout."""
 
     def __init__(
-        self,
-        writer: ModelWriter,
-        situation: dict[str, Any],
-        seed: int,
+        self, writer: ModelWriter, situation: dict[str, Any], seed: int, max_replies: int
     ) -> None:
         self._writer = writer
         self._brief = person_brief(situation, writer.spec)
         self._salt = f"user|{situation.get('scenario_id', '')}|{seed}"
+        self._facts = facts_of(situation)
+        self._left = max_replies
+        self._ending = False
         self.prompts: list[list[dict[str, Any]]] = []
 
-    async def reply(self, messages: list[dict[str, Any]]) -> str | None:
+    def _chat(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         chat: list[dict[str, Any]] = [
             {"role": "system", "content": f"{self._brief}\n\n{_FOLLOW_RULES}"}
         ]
@@ -156,14 +182,53 @@ class ModelUser:
                 chat.append({"role": "assistant", "content": content})
             elif role == "assistant":
                 chat.append({"role": "user", "content": content})
+        return chat
+
+    async def reply(self, messages: list[dict[str, Any]]) -> str | None:
+        counts = self._writer.counts
+        if self._ending:
+            counts["ended_by_stop_marker"] += 1
+            return None
+        if self._left <= 0:
+            counts["ended_at_the_turn_cap"] += 1
+            return None
+        chat = self._chat(messages)
         if len(chat) == 1 or chat[-1]["role"] != "user":
             return None  # the agent has said nothing the person could answer
+        agent_last = chat[-1]["content"]
+        asked = read_turn(agent_last, self._facts).facts
         chat = [{**m, "content": scrub_policy(m["content"], self._writer.spec)} for m in chat]
-        self.prompts.append(chat)
-        text = await self._writer.complete(chat, salt=self._salt)
-        if text is None or text.strip().rstrip(".").upper() == DONE:
-            return None
-        return text
+        note = ""
+        for attempt in range(REDRAWS + 1):
+            drawn = chat if not note else [*chat, {"role": "system", "content": note}]
+            self.prompts.append(drawn)
+            salt = self._salt if not attempt else f"{self._salt}|redraw{attempt}"
+            text = await self._writer.complete(drawn, salt=salt)
+            text, stopped = split_stop(text or "")
+            if not text or only_closing(text):
+                counts["ended_by_stop_marker" if stopped else "ended_closing"] += 1
+                return None
+            problem = _problem(text, agent_last, asked)
+            if problem is None:
+                self._ending = stopped  # said its last line: end after the agent answers
+                self._left -= 1
+                return text
+            counts[f"redrawn_{problem}"] += 1
+            values = ", ".join(f"{f.label} {f.value}" for f in asked)
+            note = _NOTES[problem].format(facts=values)
+        counts["turns_dropped"] += 1
+        return None
+
+
+def _problem(text: str, agent_last: str, asked: list[Any]) -> str | None:
+    """Why a drafted turn cannot stand, or None."""
+    if reads_as_agent(text):
+        return "role_flip"
+    if parrots(text, agent_last):
+        return "parroting"
+    if any(str(f.value).lower() not in text.lower() for f in asked):
+        return "facts_not_given"
+    return None
 
 
 class ModelWriter:
@@ -177,6 +242,7 @@ class ModelWriter:
         sampling: dict[str, Any] | None = None,
         name: str | None = None,
         owns_client: bool = True,
+        max_replies: int = 5,
     ) -> None:
         self.client = client
         self.spec = spec
@@ -184,10 +250,16 @@ class ModelWriter:
         self.name = name or client.spec.label
         self._owns_client = owns_client
         self.failures = 0
+        self.max_replies = max_replies
+        self.counts: Counter[str] = Counter()
 
     @property
     def stats(self) -> dict[str, Any]:
         return {**self.client.stats.as_dict(), "writer_failures": self.failures}
+
+    def person_stats(self) -> dict[str, int]:
+        """Redraws by reason, and how conversations ended, for the run report."""
+        return dict(sorted(self.counts.items()))
 
     def opener_prompt(self, situation: dict[str, Any]) -> list[dict[str, Any]]:
         """The exact messages sent for an opener (tests read this to check what it holds)."""
@@ -215,17 +287,28 @@ class ModelWriter:
         return text or None
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
-        salt = f"opener|{situation.get('scenario_id', '')}|{seed}"
-        try:
-            text = await self.complete(self.opener_prompt(situation), salt=salt)
-        except ModelCallError as exc:
-            raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
-        if not text:
-            raise WriterError(f"writer {self.name} returned an empty opener")
-        return text
+        """The person's first message; one written as the agent's reply is redrawn."""
+        base = f"opener|{situation.get('scenario_id', '')}|{seed}"
+        prompt = self.opener_prompt(situation)
+        for attempt in range(REDRAWS + 1):
+            salt = base if not attempt else f"{base}|redraw{attempt}"
+            try:
+                text = await self.complete(prompt, salt=salt)
+            except ModelCallError as exc:
+                raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
+            text = split_stop(text or "")[0]
+            if text and not reads_as_agent(text):
+                return text
+            self.counts["redrawn_opener_" + ("role_flip" if text else "empty")] += 1
+            prompt = [*self.opener_prompt(situation), {"role": "system", "content": _NOTES[
+                "role_flip"]}]  # fmt: skip
+        self.counts["openers_rejected"] += 1
+        raise WriterError(
+            f"writer {self.name}: {REDRAWS + 1} openers in a row read as the agent's side"
+        )
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
-        return ModelUser(self, situation, seed)
+        return ModelUser(self, situation, seed, self.max_replies)
 
     async def aclose(self) -> None:
         if self._owns_client:

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..compare.lineage import eval_sourced_warning
 from ..errors import WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, iter_located, spooled
 from ..metrics.passat import pass_numbers
@@ -246,10 +247,7 @@ def _finish_report(kept: Kept, opts: OptimizeOptions, report: OptimizeReport) ->
     report.calibration_carried = sum(1 for r in recs if r.carried)
     report.eval_sourced = sum(1 for r in recs if r.eval_sourced)
     if report.eval_sourced:
-        report.warnings.append(
-            f"{report.eval_sourced} kept rows were scored by an eval (lineage.source == 'eval'): "
-            "a held-out scorer used as a training reward is no longer held out"
-        )
+        report.warnings.append(eval_sourced_warning(report.eval_sourced, "kept rows"))
     rewards = [r.effective for r in recs]
     report.correlations = correlate([r.features for r in recs], rewards)
     report.hygiene_warnings.extend(correlation_warnings(report.correlations))

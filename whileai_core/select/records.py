@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
 from ..privileged import privileged_texts
 from ..row import reply_text
@@ -77,7 +78,6 @@ class Recorder:
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
         junk = self._junk_reason(row, reward)
-        lineage = row.get("lineage")
         carried = isinstance(row.get("calibration"), dict)
         policy = policy_of(row)
         rec = Record(
@@ -91,7 +91,7 @@ class Recorder:
             policy=sys.intern(policy) if policy is not None else None,
             features=row_features(row),
             carried=carried,
-            eval_sourced=isinstance(lineage, dict) and lineage.get("source") == "eval",
+            eval_sourced=is_eval_sourced(row),
             clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
         )
         if junk is None:

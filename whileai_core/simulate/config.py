@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import ConfigError
 
 MODES = ("explore", "sft", "rl", "adaptive")
+REPEAT_POLICIES = ("adaptive", "fixed")
 # (phrasings per situation, rollouts per phrasing) when the flags leave them unset.
 MODE_SHAPE = {"explore": (1, 1), "sft": (3, 1), "rl": (1, 8), "adaptive": (2, 4)}
 
@@ -28,6 +29,10 @@ class SimulateConfig:
     avg_turns: int = 12
     probe: int = 2
     stop_grace: float = 5.0
+    # adaptive: probe, fill only the groups that split; fixed: k rollouts for every ask.
+    repeat_policy: str = "adaptive"
+    # False: no --budget was given, so a pinned task set (--tasks) sets it to what it needs.
+    budget_given: bool = True
 
     def check(self) -> None:
         if self.mode not in MODES:
@@ -46,11 +51,26 @@ class SimulateConfig:
                 raise ConfigError(f"--{name} must be at least 1")
         if self.avg_turns < 2:
             raise ConfigError("--avg-turns must be at least 2")
+        if self.probe < 1:
+            raise ConfigError("--probe must be at least 1")
+        if self.stop_grace < 0:
+            raise ConfigError("--stop-grace must not be negative")
+        if self.repeat_policy not in REPEAT_POLICIES:
+            raise ConfigError(
+                f"--repeat-policy must be one of {', '.join(REPEAT_POLICIES)}, "
+                f"not {self.repeat_policy!r}"
+            )
 
     @property
     def shape(self) -> tuple[int, int]:
         n, k = MODE_SHAPE[self.mode]
         return self.phrasings or n, self.repeats or k
+
+
+# Every group of k > 1 is one of mixed / unanimous / cut (short of k at the stop), and one
+# of complete (k rollouts) / partial; `stopped` are the unanimous groups the allocation
+# stopped before k, `rollouts_saved` the rollouts a fixed k would have spent on them.
+GROUP_KEYS = ("mixed", "unanimous", "cut", "stopped", "complete", "partial", "rollouts_saved")
 
 
 @dataclass
@@ -63,13 +83,17 @@ class Report:
     resumed_rows: int = 0
     situations: int = 0
     asks: int = 0
-    groups: dict[str, int] = field(default_factory=lambda: {"mixed": 0, "unanimous": 0, "cut": 0})
+    groups: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GROUP_KEYS, 0))
     faults_fired: dict[str, int] = field(default_factory=dict)
     seeded: dict[str, int] = field(default_factory=dict)
     agent_errors: int = 0
     first_error: str | None = None
     grader_errors: int = 0
     near_duplicates_rejected: int = 0
+    # Runs aimed by traces: openers redrawn because they near-copied a source trace, and
+    # rollouts dropped because every draft of their opener did.
+    source_copies_redrawn: int = 0
+    source_copies_dropped: int = 0
     rollouts_abandoned: int = 0
     cells: int = 0
     cells_visited: int = 0
@@ -78,6 +102,13 @@ class Report:
     stopped: str = "budget"
     agent: str = ""
     writer: str = ""
+    # Where the asks came from (the grid, traces' aim, a pinned task set) and how many.
+    tasks: dict[str, Any] = field(default_factory=dict)
+    # A run aimed by traces: what they were and what they put forward (trace_report).
+    traces: dict[str, Any] = field(default_factory=dict)
+    # How the simulated person answered and how conversations ended (the writer's tally;
+    # a model writer adds its redraws).
+    person: dict[str, Any] = field(default_factory=dict)
     # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
     models: dict[str, Any] = field(default_factory=dict)
 
@@ -94,6 +125,17 @@ class Report:
             for label in seeded or ["(clean)"]:
                 self.seeded[label] = self.seeded.get(label, 0) + 1
 
+    def count_group(
+        self, *, k: int, n: int, mixed: bool, cut: bool, stopped: bool, sign: int = 1
+    ) -> None:
+        """Tally a settled group (`sign=-1` takes a tally back: a stopped group resumed)."""
+        g = self.groups
+        g["cut" if cut else "mixed" if mixed else "unanimous"] += sign
+        g["complete" if n >= k else "partial"] += sign
+        if stopped:
+            g["stopped"] += sign
+            g["rollouts_saved"] += sign * (k - n)
+
     def lines(self) -> list[str]:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults_fired.items())) or "none"
         seeded = ", ".join(f"{k} {v}" for k, v in sorted(self.seeded.items())) or "none"
@@ -103,7 +145,9 @@ class Report:
             f"mode {self.mode}, agent {self.agent}, writer {self.writer}",
             f"situations {self.situations}, asks {self.asks}, cells visited "
             f"{self.cells_visited}/{self.cells}",
-            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}",
+            f"groups: mixed {g['mixed']}, unanimous {g['unanimous']}, cut {g['cut']}; "
+            f"complete {g['complete']}, partial {g['partial']}, stopped {g['stopped']} "
+            f"(rollouts saved {g['rollouts_saved']})",
             f"faults fired: {faults}",
             f"seeded behaviours: {seeded}",
             f"agent errors: {self.agent_errors}"
@@ -112,6 +156,22 @@ class Report:
         ]
         if self.grader_errors:
             out.append(f"grader errors: {self.grader_errors}")
+        if self.source_copies_redrawn or self.source_copies_dropped:
+            out.append(
+                f"near copies of source traces: {self.source_copies_redrawn} openers redrawn, "
+                f"{self.source_copies_dropped} rollouts dropped"
+            )
+        if self.traces:
+            emphasis = "; ".join(
+                f"{axis} " + ", ".join(f"{v} {n}" for v, n in values.items())
+                for axis, values in self.traces.get("emphasis", {}).items()
+            )
+            out.append(
+                f"aimed by {self.traces.get('kept', 0)} traces "
+                f"({self.traces.get('flaw_rows', 0)} flaw rows): {emphasis or 'no emphasis'}"
+            )
+        if self.person:
+            out.append("person: " + ", ".join(f"{k} {v}" for k, v in self.person.items()))
         if self.rollouts_abandoned:
             out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
         for label, m in self.models.items():

@@ -111,9 +111,13 @@ def tool_values(spec: Spec) -> list[str]:
     return values
 
 
-def build_axes(spec: Spec) -> dict[str, list[str]]:
+def build_axes(spec: Spec, tools: list[str] | None = None) -> dict[str, list[str]]:
+    """The grid's axes; `tools` narrows the tool axis (a run aimed at some tools). With no
+    `unrelated` tool value there is no general question either (they go together)."""
+    tool = tools if tools is not None else tool_values(spec)
+    families = [f for f in ASK_FAMILIES if UNRELATED in tool or f != "general"]
     return {
-        "tool": tool_values(spec),
+        "tool": list(tool),
         "rule": [*spec.rules, UNSPECIFIED],
         "world_state": list(WORLD_STATES),
         "tool_condition": list(TOOL_CONDITIONS),
@@ -123,7 +127,7 @@ def build_axes(spec: Spec) -> dict[str, list[str]]:
         "texture": list(TEXTURES),
         "persona": list(PERSONAS),
         "length": list(LENGTHS),
-        "ask_family": list(ASK_FAMILIES),
+        "ask_family": families,
     }
 
 
@@ -152,6 +156,21 @@ def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
         if (unrelated or general) and mine is not None and mine != quiet:
             return False
     return True
+
+
+def compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
+    """Whether `value` on `axis` can share a cell with the `fixed` coordinates."""
+    return _compatible(axis, value, fixed)
+
+
+def block_axes(axes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The axes one rule block's design covers (all but `rule`)."""
+    return {name: axes[name] for name in _BLOCK_AXES}
+
+
+def ordered_coords(coords: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """A cell's coordinates in the grid's axis order (the order rows and ids use)."""
+    return tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
 
 
 def _pair_ok(a: str, va: str, b: str, vb: str) -> bool:
@@ -233,19 +252,18 @@ def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) 
     )
 
 
-def build_grid(spec: Spec) -> Grid:
+def build_grid(spec: Spec, tools: list[str] | None = None) -> Grid:
     """The run's cells: one pairwise block per rule clause (plus `unspecified`), interleaved."""
-    axes = build_axes(spec)
-    block_axes = {name: axes[name] for name in _BLOCK_AXES}
+    axes = build_axes(spec, tools)
+    design_axes = block_axes(axes)
     blocks: list[list[Cell]] = []
     for index, rule in enumerate(axes["rule"]):
-        design = pairwise_design(block_axes, seed_int("block", rule, block_axes))
+        design = pairwise_design(design_axes, seed_int("block", rule, design_axes))
         cells = []
         for row in design:
             coords = {"tool": row["tool"], "rule": rule}
             coords.update({k: row[k] for k in _BLOCK_AXES if k != "tool"})
-            ordered = tuple((name, coords[name]) for name in (*WORLD_AXES, *HUMAN_AXES))
-            cells.append(Cell(coords=ordered, block=index))
+            cells.append(Cell(coords=ordered_coords(coords), block=index))
         # Ordinary asks first, then the edges (fewer unusual values lead), taking the tool
         # values in turn so a small budget is not all one kind of ask.
         by_tool: dict[str, list[Cell]] = {}

@@ -102,3 +102,62 @@ class NearDuplicateFilter:
         self._seen.update(keys)
         self.accepted += 1
         return True
+
+
+def normal_text(text: str) -> str:
+    """A text as compared for an exact match: case and spacing do not count."""
+    return " ".join(text.lower().split())
+
+
+class SimilarityIndex:
+    """Which of a fixed set of texts a new text is near: cosine of embeddings at or over
+    `threshold`, or the same text exactly. Exact, not approximate, and fast.
+
+    All-pairs prefix filtering: features are ordered rarest first over the set; each
+    stored vector is indexed only on the prefix of its features whose remaining suffix
+    still has squared weight of at least threshold^2. A query whose cosine with a stored
+    vector reaches the threshold must share a feature with that vector's prefix (else the
+    whole dot product lies in a suffix of norm below the threshold), so only those
+    candidates are scored, in full. Prefixes hold the rare features, so postings are short.
+    """
+
+    def __init__(self, texts: Iterable[str], embedder: Embedder | None = None, *,
+                 threshold: float = 0.9) -> None:  # fmt: skip
+        self.embedder = embedder or HashingEmbedder()
+        self.threshold = threshold
+        self.texts = list(texts)
+        self.vectors = [self.embedder.embed(t) for t in self.texts]
+        self._exact: dict[str, int] = {}
+        for i, text in enumerate(self.texts):
+            self._exact.setdefault(normal_text(text), i)
+        df: dict[int, int] = {}
+        for vec in self.vectors:
+            for key in vec:
+                df[key] = df.get(key, 0) + 1
+        self._postings: dict[int, list[int]] = {}
+        limit = threshold * threshold
+        for i, vec in enumerate(self.vectors):
+            rest = sum(v * v for v in vec.values())
+            for key in sorted(vec, key=lambda k: (df[k], k)):
+                if rest < limit:
+                    break
+                self._postings.setdefault(key, []).append(i)
+                rest -= vec[key] * vec[key]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def nearest(self, text: str) -> tuple[int, float] | None:
+        """(index, similarity) of the closest stored text at or over the threshold (an
+        exact match scores 1.0), or None."""
+        exact = self._exact.get(normal_text(text))
+        if exact is not None:
+            return exact, 1.0
+        query = self.embedder.embed(text)
+        candidates = {i for key in query for i in self._postings.get(key, ())}
+        best: tuple[int, float] | None = None
+        for i in sorted(candidates):
+            score = cosine(query, self.vectors[i])
+            if score >= self.threshold - 1e-12 and (best is None or score > best[1]):
+                best = (i, score)
+        return best

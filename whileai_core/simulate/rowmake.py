@@ -43,6 +43,33 @@ def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
     return hashlib.sha1(raw).hexdigest()[:12]
 
 
+def with_system_prompt(messages: list[dict[str, Any]], policy: str) -> list[dict[str, Any]]:
+    """The conversation as the agent ran it: the system prompt first.
+
+    A row records the context it was generated under, so every export can train in that
+    same context (a chat template given no system turn inserts its own default, and SFT
+    would then train under a prompt the agent never runs with). An agent that already
+    returned its system turn keeps it as it is.
+    """
+    if not policy or (messages and messages[0].get("role") == "system"):
+        return messages
+    return [{"role": "system", "content": policy}, *messages]
+
+
+def where_from(situation: dict[str, Any], cells: int) -> str:
+    """Which task this is: its cell and visit, plus what aimed it there (traces) or the
+    task set it was pinned from."""
+    pinned = situation.get("pinned")
+    if isinstance(pinned, str):
+        return pinned
+    text = (
+        f"cell {situation['cell_position'] + 1}/{cells} visit {situation['visit']} "
+        f"phrasing {situation['phrasing']}"
+    )
+    aim = situation.get("aim")
+    return f"{text} ({aim})" if isinstance(aim, str) else text
+
+
 def build_row(
     run: RowContext,
     ep: Episode,
@@ -65,7 +92,7 @@ def build_row(
     fired = list(world.fired) if isinstance(world, World) else []
     row: dict[str, Any] = {
         "prompt": prompt,
-        "messages": result.messages,
+        "messages": with_system_prompt(result.messages, ep.spec.policy),
         "steps": steps,
         "final_text": result.final_text,
         "scenario_id": situation["scenario_id"],
@@ -91,9 +118,7 @@ def build_row(
         "lineage": run.lineage,
         "seed": run.seed,
         "selection_reason": (
-            f"cell {situation['cell_position'] + 1}/{run.cells} visit "
-            f"{situation['visit']} phrasing {situation['phrasing']}; {reason} "
-            f"(embedder={run.embedder})"
+            f"{where_from(situation, run.cells)}; {reason} (embedder={run.embedder})"
         ),
     }
     if result.seeded is not None:

@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..jsonl import RowWriter
 from ..models.options import ModelOptions
 from ..spec import Spec
+from .plan import RunPlan
 from .resume import load_done
 from .scheduler import Engine, Report, SimulateConfig
 
@@ -36,10 +37,12 @@ def run_simulation(
     grader: Judge | Callable[..., Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
     sink: Callable[[dict[str, Any]], None] | None = None,
+    plan: RunPlan | None = None,
 ) -> Report:
     """Run one simulation to `output` (or stdout, or `sink` when given: each settled row is
     handed to it instead of being written). A `grader` is any judge under the one judge
-    contract; its verdicts land on the rows and steer rl allocation."""
+    contract; its verdicts land on the rows and steer rl allocation. `plan` (from
+    `plan_run`) says where the asks come from when it is not the spec's grid."""
     config.check()
     judge = None
     if grader is not None:
@@ -83,9 +86,13 @@ def run_simulation(
             execute_world=world,
             grader=judge,
             progress=progress,
+            tasks=plan.tasks if plan is not None else None,
+            sources=plan.sources if plan is not None else None,
         )
         try:
             report = await engine.run()
+            if plan is not None and plan.traces:
+                report.traces = plan.traces
         finally:
             await agent.aclose()
             if judge is not None:

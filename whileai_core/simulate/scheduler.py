@@ -29,10 +29,12 @@ from ..metrics.tally import passed
 from ..spec import Spec
 from .allocation import Allocation, distinct
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
+from .execute import CurrentRollout, enter_rollout
 from .grid import Grid, build_grid, seed_int
-from .novelty import HashingEmbedder, NearDuplicateFilter
+from .novelty import HashingEmbedder, NearDuplicateFilter, SimilarityIndex
+from .openers import Openers, SourceCopy
 from .rowmake import RowContext, behavior_signature, build_row
-from .situation import make_seed_situation, make_situation
+from .tasks import GridTasks, TaskSource
 from .world import World
 
 if TYPE_CHECKING:
@@ -76,6 +78,7 @@ class _Outcome:
     row: dict[str, Any] | None
     verdict: Any = None
     error: str | None = None
+    dropped: bool = False  # its opener near-copied a source trace: not a failure
 
 
 class Engine:
@@ -94,6 +97,8 @@ class Engine:
         grader: Judge | None = None,
         progress: Callable[[int, int], None] | None = None,
         grid: Grid | None = None,
+        tasks: TaskSource | None = None,
+        sources: SimilarityIndex | None = None,
     ) -> None:
         config.check()
         self.spec = spec
@@ -106,13 +111,16 @@ class Engine:
         self.grader = grader
         self.progress = progress
         self.grid = grid or build_grid(spec)
+        self.tasks: TaskSource = tasks or GridTasks(spec, self.grid, fault_rate=config.fault_rate)
+        self.tasks_left = True
         self.n, self.k = config.shape
         self.probe = min(config.probe, self.k)
         self.max_asks = config.situations * self.n if config.situations else None
         self.filter = NearDuplicateFilter(HashingEmbedder(), seed=config.seed)
-        self.report = Report(mode=config.mode, budget=config.budget, cells=len(self.grid.cells))
+        self.report = Report(mode=config.mode, budget=config.budget, cells=self.tasks.cells)
         self.report.agent = agent.name
         self.report.writer = writer.name
+        self.openers = Openers(writer, self.filter, self.report, config.seed, sources)
         self.open: list[_Ask] = []
         self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
@@ -138,7 +146,7 @@ class Engine:
             policy_sha=spec.policy_sha,
             lineage=self._lineage,
             seed=config.seed,
-            cells=len(self.grid.cells),
+            cells=self.tasks.cells,
             embedder=self.filter.embedder.name,
             external_world=execute_world is not None,
         )
@@ -154,7 +162,7 @@ class Engine:
         for ask in self.open:
             if ask.state in ("probing", "filling") and ask.launched < ask.target:
                 return self._unit(ask)
-        while self.max_asks is None or self.asks_opened < self.max_asks:
+        while self.tasks_left and (self.max_asks is None or self.asks_opened < self.max_asks):
             fresh = self._open_ask()
             if fresh is not None:
                 return self._unit(fresh)
@@ -164,7 +172,7 @@ class Engine:
         while self.stopped:
             ask = self.stopped.pop(0)
             if ask.launched < ask.k:
-                self.report.groups["unanimous"] -= 1
+                self._tally_group(ask, cut=False, sign=-1)
                 ask.state, ask.target = "filling", ask.k
                 ask.reasons[ask.launched] = "rl resume: nothing fresh left to open"
                 self.open.append(ask)
@@ -181,34 +189,23 @@ class Engine:
     def _open_ask(self) -> _Ask | None:
         """Open the next ask; an ask already in the output (resume) is replayed, not rerun."""
         index = self.asks_opened
+        situation = self.tasks.situation(index, self.n)
+        if situation is None:
+            self.tasks_left = False
+            return None
         self.asks_opened += 1
-        s_index, phrasing = divmod(index, self.n)
-        cells = self.grid.cells
-        seeds = self.spec.situations
-        if s_index < len(seeds):
-            # The spec's own seed situations come first, each on a grid cell it may pin.
-            position = s_index % len(cells)
-            situation = make_seed_situation(
-                self.spec, seeds[s_index], s_index, cells[position], self.grid.axes,
-                phrasing=phrasing, fault_rate=self.config.fault_rate,
-            )  # fmt: skip
+        k = self.k
+        ask = _Ask(index=index, situation=situation, k=k, probe=min(self.probe, k))
+        if self.config.repeat_policy == "fixed" and k > 1:
+            ask.state, ask.target = "filling", k
+            ask.reasons[0] = f"fixed: {k} rollouts for every ask"
         else:
-            position = (s_index - len(seeds)) % len(cells)
-            situation = make_situation(
-                self.spec,
-                cells[position],
-                visit=(s_index - len(seeds)) // len(cells),
-                phrasing=phrasing,
-                fault_rate=self.config.fault_rate,
-            )
-        situation["cell_position"] = position
-        ask = _Ask(index=index, situation=situation, k=self.k, probe=self.probe)
-        ask.target = self.probe if self.k > 1 else 1
+            ask.target = ask.probe if k > 1 else 1
         stored = self.done.get(situation["scenario_id"])
         if stored:
             prompt = stored[0].get("prompt")
             if isinstance(prompt, str):
-                self._chain = asyncio.ensure_future(self._remember(prompt, self._chain))
+                self._chain = asyncio.ensure_future(self.openers.remember(prompt, self._chain))
             take = stored[: max(0, self.config.budget - self.rows_done)]
             self.rows_done += len(take)
             self.report.resumed_rows += len(take)
@@ -216,45 +213,16 @@ class Engine:
             ask.verdicts = [r.get("behavior_signature") for r in take]
             ask.launched = ask.finished = len(take)
             ask.state = "final"
-            if self.k > 1 and len(take) >= self.probe:  # the allocation learns from it too
+            if k > 1 and len(take) >= ask.probe:  # the allocation learns from it too
                 self.allocation.replay(ask.verdicts)
             for row in take:
                 self._account(row, emitted=False)
             self._tally_group(ask, cut=bool(take and take[0].get("group_cut")))
             return None
-        ask.opener = asyncio.ensure_future(self._write_opener(ask, self._chain))
+        ask.opener = asyncio.ensure_future(self.openers.write(ask.situation, self._chain))
         self._chain = ask.opener
         self.open.append(ask)
         return ask
-
-    async def _remember(self, prompt: str, before: asyncio.Future[Any] | None) -> None:
-        if before is not None:
-            await asyncio.wait([before])
-        self.filter.admit(prompt, force=True)
-
-    async def _write_opener(self, ask: _Ask, before: asyncio.Future[Any] | None) -> tuple[str, str]:
-        """Openers are written concurrently but judged for novelty in ask order (each waits
-        for the previous ask's verdict), so the batch is the same however writers race."""
-        situation = ask.situation
-        seeded_prompt = situation.get("seed_prompt")
-        if isinstance(seeded_prompt, str) and situation["phrasing"] == 0:
-            await self._remember(seeded_prompt, before)
-            return seeded_prompt, "seed situation from the spec"
-
-        def seed(attempt: int) -> int:
-            return seed_int(self.config.seed, situation["scenario_id"], "opener", attempt)
-
-        text = await self.writer.opener(situation, seed(0))
-        if before is not None:
-            await asyncio.wait([before])
-        for attempt in range(8):
-            if attempt:
-                text = await self.writer.opener(situation, seed(attempt))
-            if self.filter.admit(text):
-                return text, f"novel opener on attempt {attempt + 1}"
-            self.report.near_duplicates_rejected += 1
-        self.filter.admit(text, force=True)
-        return text, "kept after 8 near-duplicate openers"
 
     # -- results ---------------------------------------------------------------------------
 
@@ -267,6 +235,10 @@ class Engine:
             ask.rows.append(out.row)
             ask.verdicts.append(out.verdict)
             self._account(out.row, emitted=True)
+        elif out.dropped:
+            self.report.source_copies_dropped += 1
+            if self.report.source_copies_dropped >= max(16, 2 * self.config.budget):
+                self.stopping = self.stopping or "source_copies"
         else:
             self.lost += 1
             self.report.agent_errors += 1
@@ -316,15 +288,13 @@ class Engine:
             self.stopped.append(ask)
             self._tally_group(ask, cut=False)
 
-    def _tally_group(self, ask: _Ask, *, cut: bool) -> None:
+    def _tally_group(self, ask: _Ask, *, cut: bool, sign: int = 1) -> None:
         if ask.k == 1 or not ask.verdicts:
             return
-        if cut:
-            self.report.groups["cut"] += 1
-        elif distinct(ask.verdicts) > 1:
-            self.report.groups["mixed"] += 1
-        else:
-            self.report.groups["unanimous"] += 1
+        self.report.count_group(
+            k=ask.k, n=len(ask.verdicts), mixed=distinct(ask.verdicts) > 1, cut=cut,
+            stopped=ask.state == "stopped", sign=sign,
+        )  # fmt: skip
 
     def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
         self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
@@ -351,12 +321,22 @@ class Engine:
     async def _rollout(self, unit: _Unit) -> _Outcome:
         ask = unit.ask
         assert ask.opener is not None
-        prompt, novelty = await ask.opener
+        try:
+            prompt, novelty = await ask.opener
+        except SourceCopy:
+            return _Outcome(unit, None, dropped=True)
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
-        world: ToolWorld = self.execute_world or World.for_situation(
-            self.spec.tools, situation, seed=seed, statuses=self._statuses
-        )
+        playing = CurrentRollout(prompt, unit.rollout_index, situation["scenario_id"])
+        enter_rollout(playing)
+        world: ToolWorld
+        if self.execute_world is not None:
+            bind = getattr(self.execute_world, "for_rollout", None)
+            world = bind(playing) if bind is not None else self.execute_world
+        else:
+            world = World.for_situation(
+                self.spec.tools, situation, seed=seed, statuses=self._statuses
+            )
         privileged = {
             "hidden_state": situation["hidden_state"],
             "reference": situation["reference"],
@@ -482,6 +462,8 @@ class Engine:
         report = self.report
         if self.stopping:
             report.stopped = self.stopping
+        elif not self.tasks_left and not self.stopped:
+            report.stopped = self.tasks.done_reason  # every ask drawn and played out
         elif self.rows_done >= self.config.budget:
             report.stopped = "budget"
         else:
@@ -489,7 +471,11 @@ class Engine:
         report.rows = self.rows_done
         report.situations = len(self._situations)
         report.asks = self.asks_opened
-        report.cells_visited = min(self.asks_opened // self.n, len(self.grid.cells))
+        person_stats = getattr(self.writer, "person_stats", None)
+        if callable(person_stats):
+            report.person = person_stats()
+        report.cells_visited = self.tasks.cells_visited(self.asks_opened, self.n)
+        report.tasks = self.tasks.describe()
         report.elapsed = round(elapsed, 3)
         report.rows_per_s = (
             round((self.rows_done - report.resumed_rows) / elapsed, 1) if elapsed else 0.0

@@ -24,9 +24,9 @@ from .grid import (
     seed_int,
     stable_hash,
 )
-from .world import fake_value
+from .values import fake_value
 
-_ROTATE = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
+ROTATED_AXES = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
 
 def tool_phrase(tool: Tool) -> tuple[str, str]:
@@ -37,15 +37,18 @@ def tool_phrase(tool: Tool) -> tuple[str, str]:
     return verb, obj
 
 
-def _involved(spec: Spec, tool_value: str, rng: random.Random) -> list[Tool]:
+def _involved(
+    spec: Spec, tool_value: str, rng: random.Random, pool: list[Tool] | None = None
+) -> list[Tool]:
     if tool_value == UNRELATED:
         return []
     if tool_value == MULTI_TOOL:
-        reads = [t for t in spec.tools if t.kind == "read"]
-        writes = [t for t in spec.tools if t.kind == "write"]
+        tools = pool or spec.tools
+        reads = [t for t in tools if t.kind == "read"]
+        writes = [t for t in tools if t.kind == "write"]
         if reads and writes:
             return [rng.choice(reads), rng.choice(writes)]
-        pair = rng.sample(spec.tools, 2)
+        pair = rng.sample(tools, 2)
         return pair
     tool = spec.tool(tool_value)
     return [tool] if tool is not None else []
@@ -73,20 +76,52 @@ def make_situation(
     visit: int,
     phrasing: int = 0,
     fault_rate: float = 1.0,
+    tool_pool: list[Tool] | None = None,
 ) -> dict[str, Any]:
-    """Concrete entities and arguments for (cell, visit); phrasing re-voices the human axes."""
+    """Concrete entities and arguments for (cell, visit); phrasing re-voices the human axes.
+    `tool_pool` narrows the tools a `multi_tool` cell pairs (a run aimed at some tools)."""
     coords = cell.as_dict()
     situation_id = stable_hash({"cell": coords, "visit": visit}, prefix="st-")
     human = {axis: coords[axis] for axis in HUMAN_AXES}
     if phrasing:
-        for offset, (axis, values) in enumerate(_ROTATE.items(), start=1):
+        for offset, (axis, values) in enumerate(ROTATED_AXES.items(), start=1):
             i = values.index(human[axis]) if human[axis] in values else 0
             human[axis] = values[(i + phrasing * offset) % len(values)]
     scenario_id = stable_hash(
         {"cell": coords, "visit": visit, "phrasing": phrasing, "human": human}, prefix="sc-"
     )
+    situation: dict[str, Any] = {
+        "scenario_id": scenario_id,
+        "situation_id": situation_id,
+        "cell_id": cell.cell_id,
+        "visit": visit,
+        "phrasing": phrasing,
+    }
+    situation.update(
+        concrete_situation(
+            spec, coords, situation_id, human, fault_rate=fault_rate, tool_pool=tool_pool
+        )
+    )
+    return situation
+
+
+def concrete_situation(
+    spec: Spec,
+    coords: dict[str, str],
+    situation_id: str,
+    human: dict[str, str],
+    *,
+    fault_rate: float = 1.0,
+    tool_pool: list[Tool] | None = None,
+) -> dict[str, Any]:
+    """The situation's world, tools, entities, arguments, fault plan and reference.
+
+    Everything here is drawn from `situation_id` and the world axes of `coords`, so a row
+    that kept both (`situation_id`, `scenario_dimensions`) names its situation again: the
+    RL export rebuilds what the person knew from them.
+    """
     rng = random.Random(seed_int("situation", situation_id))
-    tools = _involved(spec, coords["tool"], rng)
+    tools = _involved(spec, coords["tool"], rng, tool_pool)
     entities: dict[str, Any] = {}
     arguments: dict[str, dict[str, Any]] = {}
     companion = _companion(spec, tools)
@@ -104,7 +139,9 @@ def make_situation(
                 continue
             if name not in entities:
                 entities[name] = fake_value(
-                    name, schema, random.Random(seed_int(situation_id, name))
+                    name,
+                    shared_schema(spec, name, schema),
+                    random.Random(seed_int(situation_id, name)),
                 )
             args[name] = entities[name]
         arguments[tool.name] = args
@@ -113,11 +150,6 @@ def make_situation(
     faults = plan_for(coords["tool_condition"], fault_rate, fault_tool) if tools else {}
     world = {k: coords[k] for k in ("tool", "rule", "world_state", "tool_condition", "history")}
     situation: dict[str, Any] = {
-        "scenario_id": scenario_id,
-        "situation_id": situation_id,
-        "cell_id": cell.cell_id,
-        "visit": visit,
-        "phrasing": phrasing,
         "world": world,
         "human": human,
         "tools": [t.name for t in tools],
@@ -139,6 +171,41 @@ def make_situation(
     }
     situation["reference"] = reference_for(situation, spec)
     return situation
+
+
+def situation_of_row(spec: Spec, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The situation a simulated row was drawn from, rebuilt from what the row kept (its
+    `situation_id`, the world axes in `scenario_dimensions`, the human axes), or None for
+    a row that kept too little (another stack's)."""
+    situation_id = row.get("situation_id")
+    coords = row.get("scenario_dimensions")
+    if not isinstance(situation_id, str) or not isinstance(coords, dict):
+        return None
+    world_axes = ("tool", "rule", "world_state", "tool_condition", "history")
+    if not all(isinstance(coords.get(a), str) for a in world_axes):
+        return None
+    if not all(isinstance(row.get(axis), str) for axis in HUMAN_AXES):
+        return None
+    human = {axis: str(row[axis]) for axis in HUMAN_AXES}
+    return concrete_situation(spec, dict(coords), situation_id, human)
+
+
+def shared_schema(spec: Spec, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Every constraint the spec's tools put on parameter `name`, `schema`'s first.
+
+    One name is one entity: `order_id` is the same order whether `get_order` (which asks
+    for `^ORD-[0-9]{4}$`) or `refund_order` (which asks for any string) takes it, so a
+    value made for either must satisfy both, or the agent's look-up before a refund is
+    rejected by the spec's own schema.
+    """
+    merged = dict(schema)
+    kind = schema.get("type", "string")
+    for tool in spec.tools:
+        other = tool.properties.get(name)
+        if isinstance(other, dict) and other.get("type", "string") == kind:
+            for key, value in other.items():
+                merged.setdefault(key, value)
+    return merged
 
 
 # What a good reply does, per world_state ({ids}: the record; {done}: its acted-on state),

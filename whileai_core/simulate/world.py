@@ -1,8 +1,9 @@
 """The mock world: tool results made up from the tools' own schemas, consistent per rollout.
 
 `World(tools).call(name, arguments)` answers like a backend would. Arguments are checked
-against the tool's schema first (missing required fields or placeholder values come
-back `rejected`, naming the fields). The row's `world_state` then shapes every answer
+against the tool's schema first, with `jsonschema` (missing required fields, wrong types,
+values outside an enum or a bound, unknown fields where none are allowed, or placeholder
+values come back `rejected`, naming the fields). The row's `world_state` then shapes every answer
 about the entities the person named: missing ones are `not_found`, acted-on ones answer
 writes with `already_done`, duplicated ones come back as two matches, half-done ones
 as a record with steps still pending. Last, the fault schedule may swap the answer for
@@ -17,9 +18,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import ConfigError
+from ..schemas import argument_problems
 from ..spec import Tool, guess_kind, is_key_param, name_words, past_tense
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
+from .values import date_text, fake_value
 
 WORLD_STATE_EFFECTS = {
     "entity exists": "ok",
@@ -145,20 +149,16 @@ class World:
     # -- arguments -------------------------------------------------------------------
 
     def _check(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, str]:
-        problems: dict[str, str] = {}
-        props = tool.properties
-        for field in tool.required:
-            if field not in arguments or arguments[field] is None:
-                problems[field] = "required"
+        """What a backend refuses: the tool's schema (through `jsonschema`, the one
+        validator the judges use too), then placeholder values a person never typed."""
+        try:
+            problems = argument_problems(tool.parameters, arguments)
+        except ConfigError:
+            # A schema jsonschema cannot read checks nothing but the required fields.
+            problems = {f: "required" for f in tool.required if arguments.get(f) is None}
         for field, value in arguments.items():
-            schema = props.get(field)
-            if schema is None:
-                if tool.parameters.get("additionalProperties") is False:
-                    problems[field] = "unknown parameter"
-                continue
-            problem = _type_problem(schema, value)
-            if problem:
-                problems[field] = problem
+            if field not in problems and _placeholder(value):
+                problems[field] = "placeholder value"
         return problems
 
     # -- answers ---------------------------------------------------------------------
@@ -186,7 +186,7 @@ class World:
             self._by_key.setdefault((k, v.lower()), entity)
         if effect == "matches":
             twin = dict(record)
-            twin["created_at"] = _date(random.Random(seed_int(self.seed, entity, "twin")))
+            twin["created_at"] = date_text(random.Random(seed_int(self.seed, entity, "twin")))
             twin["status"] = self.statuses[0]
             return {"status": "ok", "matches": [record, twin]}
         if tool.kind == "read":
@@ -238,8 +238,8 @@ class World:
             if self.commercial:
                 record["amount"] = round(rng.uniform(5, 500), 2)
                 record["currency"] = "USD"
-            record["created_at"] = _date(rng)
-            record["updated_at"] = _date(rng)
+            record["created_at"] = date_text(rng)
+            record["updated_at"] = date_text(rng)
         self._records[entity] = record
         return record
 
@@ -248,81 +248,10 @@ def _describe(keys: dict[str, str]) -> str:
     return ", ".join(keys.values()) or "that request"
 
 
-def _date(rng: random.Random) -> str:
-    return f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-
-
-def _type_problem(schema: dict[str, Any], value: Any) -> str | None:
-    kind = schema.get("type")
-    if isinstance(value, str) and value.strip().lower().strip("<>{}[] ") in _PLACEHOLDERS:
-        return "placeholder value"
-    if isinstance(value, str) and re.fullmatch(r"<[^>]*>|\{[^}]*\}", value.strip()):
-        return "placeholder value"
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum and value not in enum:
-        return f"must be one of {enum}"
-    checks: dict[str, Any] = {
-        "string": lambda v: isinstance(v, str),
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "boolean": lambda v: isinstance(v, bool),
-        "array": lambda v: isinstance(v, list),
-        "object": lambda v: isinstance(v, dict),
-    }
-    if isinstance(kind, str) and kind in checks and not checks[kind](value):
-        return f"expected {kind}"
-    return None
-
-
-_FIRST = ("alex", "sam", "maria", "li", "omar", "jo", "priya", "noah", "ana", "ken")
-_LAST = ("rivera", "chen", "okafor", "smith", "novak", "haddad", "kim", "silva")
-
-
-def fake_value(name: str, schema: dict[str, Any], rng: random.Random) -> Any:
-    """A plausible value for a parameter, from its name and schema; ids look like ids."""
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return rng.choice(enum)
-    kind = schema.get("type", "string")
-    low = name.lower()
-    if kind == "integer":
-        default_hi = 999 if is_key_param(name) else 9
-        lo, hi = int(schema.get("minimum", 1)), int(schema.get("maximum", default_hi))
-        return rng.randint(lo, max(lo, hi))
-    if kind == "number":
-        return round(
-            rng.uniform(float(schema.get("minimum", 5)), float(schema.get("maximum", 500))), 2
-        )
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "array":
-        return []
-    if kind == "object":
-        return {}
-    if "email" in low:
-        return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}@example.com"
-    if is_key_param(name):
-        stem = re.sub(r"_?(id|number|code|ref)$", "", low) or "id"
-        last = stem.split("_")[-1] or stem
-        prefix = (re.sub(r"[^a-z]", "", last)[:3] or "ID").upper()
-        return f"{prefix}-{rng.randint(1000, 99999)}"
-    if low in ("path", "file", "filename") or low.endswith("_path"):
-        folder = rng.choice(("auth", "billing", "cli", "api"))
-        return f"src/{folder}/{rng.choice(('main', 'util', 'models'))}.py"
-    if "branch" in low or low == "base":
-        return rng.choice(("main", "fix/login-timeout", "feature/export", "release/2.3"))
-    if "query" in low or "search" in low or "glob" in low:
-        return rng.choice(("timeout handling", "parse_config", "retry logic", "*.yaml"))
-    if "title" in low or "subject" in low:
-        return rng.choice(("Fix login timeout", "Update the export docs", "Bump the parser"))
-    if "content" in low or "body" in low or "comment" in low or "text" in low:
-        return rng.choice(("updated wording for the help page", "closing as resolved"))
-    if "date" in low or low.endswith("_on"):
-        return _date(rng)
-    if "name" in low:
-        return f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"
-    if "city" in low or "origin" in low or "destination" in low:
-        return rng.choice(("Lisbon", "Denver", "Osaka", "Nairobi", "Toronto", "Lyon"))
-    if "reason" in low or "note" in low or "message" in low:
-        return rng.choice(("it arrived damaged", "it is the wrong size", "I no longer need it"))
-    return rng.choice(("blue", "regular", "large", "express", "basic"))
+def _placeholder(value: Any) -> bool:
+    """A value standing in for one: `string`, `<id>`, `{order_id}`, `n/a`."""
+    if not isinstance(value, str):
+        return False
+    if value.strip().lower().strip("<>{}[] ") in _PLACEHOLDERS:
+        return True
+    return re.fullmatch(r"<[^>]*>|\{[^}]*\}", value.strip()) is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from typing import Any
 
 from ..agents.base import UserSimulator
@@ -19,6 +20,7 @@ from ..models.options import ModelOptions
 from ..registry import WRITERS
 from ..spec import Spec
 from .grid import seed_int
+from .person import PersonState, answer_turn, facts_of, read_turn
 
 _GREETING = {
     "polite": ("Hello,", "Hi there,", "Good morning,", "Hello, hope you are well."),
@@ -178,8 +180,9 @@ def _protected(situation: dict[str, Any]) -> set[str]:
     return {str(v) for v in situation.get("entities", {}).values()}
 
 
-def _low(word: str) -> str:
-    return word if word == "I" else word.lower()
+def _low_first(word: str) -> str:
+    """A sentence's first word as it reads mid-sentence ('I' and 'I'm' keep theirs)."""
+    return word if word == "I" or word.startswith("I'") else word[:1].lower() + word[1:]
 
 
 def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> str:
@@ -219,7 +222,12 @@ def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> st
         text = re.sub(r"([.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
         return text[:1].upper() + text[1:]
     if texture == "run_on":
-        joined = re.sub(r"(?<=[a-z0-9])[.!?]\s+(\S)", lambda m: ", and " + _low(m.group(1)), text)
+        # The next sentence's first word loses its capital, unless it is a value ("ORD-1").
+        joined = re.sub(
+            r"(?<=[a-z0-9])[.!?]\s+(\S+)",
+            lambda m: ", and " + (m.group(1) if safe(m.group(1)) else _low_first(m.group(1))),
+            text,
+        )
         return joined.rstrip(".!?")
     if texture == "no_punctuation":
         return "".join(
@@ -308,23 +316,44 @@ def compose_opener(situation: dict[str, Any], seed: int) -> str:
     return retype(text, human["texture"], rng, _protected(situation))
 
 
+# What the person knows and how they talk: the part of a situation TemplateUser reads.
+PERSON_KEYS = (
+    "tools", "tool_kinds", "phrases", "world", "human", "targets", "arguments", "entities"
+)  # fmt: skip
+
+
+def person_brief(situation: dict[str, Any]) -> dict[str, Any]:
+    """The person's side of a situation, to give an offline person to another process (an
+    exported RL environment): no reference, no hidden state, nothing judge-only."""
+    return {key: situation[key] for key in PERSON_KEYS if key in situation}
+
+
 class TemplateUser:
-    """The person's follow-ups: answer a clarifying question, push back once, then stop.
+    """The person's follow-ups: answer what the agent asked from what they hold (see
+    `person.py`), push back once where the stance or history says so, then stop.
 
     `max_replies` is the room left after the opener (the person speaks at most
-    avg_turns // 2 times in all).
+    avg_turns // 2 times in all); `counts` is the writer's tally of how turns were
+    answered and how conversations ended, for the run report.
     """
 
-    def __init__(self, situation: dict[str, Any], seed: int, max_replies: int) -> None:
+    def __init__(
+        self,
+        situation: dict[str, Any],
+        seed: int,
+        max_replies: int,
+        counts: Counter[str] | None = None,
+    ) -> None:
         self.situation = situation
         self.rng = random.Random(seed)
         self.left = max_replies
-        self.pushed = False
-        self.contradicted = False
-        self.answered = False
+        self.counts: Counter[str] = counts if counts is not None else Counter()
+        self.facts = facts_of(situation)
+        self.state = PersonState()
 
     async def reply(self, messages: list[dict[str, Any]]) -> str | None:
         if self.left <= 0:
+            self.counts["ended_at_the_turn_cap"] += 1
             return None
         last = next(
             (m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"),
@@ -332,6 +361,7 @@ class TemplateUser:
         )
         text = self._answer(str(last))
         if text is None:
+            self.counts["ended_nothing_to_add"] += 1
             return None
         self.left -= 1
         return retype(
@@ -341,35 +371,23 @@ class TemplateUser:
     def _answer(self, last: str) -> str | None:
         situation = self.situation
         tools: list[str] = situation["tools"]
-        low = last.lower()
-        if tools and "?" in last and any(w in low for w in ("which", "number", "what would")):
-            verb, obj = situation["phrases"][tools[-1]]
-            if "which" in low and "two" in low:
-                return self.rng.choice(("The newer one.", "The most recent one, I think."))
-            if self.answered:
-                return "I do not have anything more than that."
-            self.answered = True
-            want = (
-                f"I want to {verb} it."
-                if situation["tool_kinds"][tools[-1]] == "write"
-                else "I just need the details."
-            )
-            named, ident = main_id(situation)
-            lead = [f"It is {obj} {ident}."] if ident else []
-            return " ".join([*lead, *details(situation, skip=named), want])
-        if (
-            situation["world"]["history"] == "contradicts_earlier"
-            and not self.contradicted
-            and tools
-        ):
-            self.contradicted = True
+        reading = read_turn(last, self.facts)
+        answered = answer_turn(situation, reading, self.state, self.rng, self.counts)
+        if answered is not None:
+            return answered
+        state = self.state
+        history = situation["world"]["history"]
+        if history == "contradicts_earlier" and not state.contradicted and tools:
+            state.contradicted = True
+            self.counts["pushed_back"] += 1
             return self.rng.choice(
                 ("Hang on, that is not what I was told before. Can you check again?",
                  "That contradicts what someone told me earlier. Look again please.")
             )  # fmt: skip
         stance = situation["human"]["stance"]
-        if stance in ("adversarial", "boundary", "conflicting") and not self.pushed and tools:
-            self.pushed = True
+        if stance in ("adversarial", "boundary", "conflicting") and not state.pushed and tools:
+            state.pushed = True
+            self.counts["pushed_back"] += 1
             return self.rng.choice(
                 ("That is not good enough. Just do it anyway.",
                  "I do not care about the process, make it happen.",
@@ -385,13 +403,20 @@ class TemplateWriter:
 
     def __init__(self, avg_turns: int = 12) -> None:
         self.avg_turns = avg_turns
+        self.counts: Counter[str] = Counter()
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
         return compose_opener(situation, seed)
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
         replies = max(0, self.avg_turns // 2 - 1)
-        return TemplateUser(situation, seed_int("user", seed), replies) if replies else None
+        if not replies:
+            return None
+        return TemplateUser(situation, seed_int("user", seed), replies, self.counts)
+
+    def person_stats(self) -> dict[str, int]:
+        """How the person's turns were answered and how conversations ended."""
+        return dict(sorted(self.counts.items()))
 
 
 @WRITERS.register("template")

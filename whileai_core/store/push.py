@@ -22,12 +22,13 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import ConfigError
-from ..jsonl import ReadStats, RowWriter, dumps, read_rows
+from ..errors import BadRowError, ConfigError
+from ..jsonl import OnError, ReadStats, RowWriter, dumps, iter_lines, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..privileged import answer_key_texts, strip_privileged
 from .base import NewDataset, Store, StoreError, check_purpose
+from .limits import Limits, env_name, format_size
 
 UPLOAD_CHUNK = 1024 * 1024
 
@@ -47,11 +48,14 @@ class _Spool:
 
 @dataclass(slots=True)
 class _Pending:
-    """A spooled row's task, and whether it still needs that task's calibration stamp."""
+    """A spooled row's task, whether it still needs that task's calibration stamp, and
+    where it was read (to name it if the store could not take it)."""
 
     task: str
     stamp_task: bool
-    has_key: bool = False  # a non-object `calibration` (null, a string) to overwrite
+    has_key: bool  # a non-object `calibration` (null, a string) to overwrite
+    source: str
+    lineno: int
 
 
 class _Tasks:
@@ -135,14 +139,19 @@ def push_rows(
     holdout: float = 0.0,
     gate: bool = True,
     agent_spec: dict[str, Any] | None = None,
+    on_error: OnError = "fail",
 ) -> dict[str, Any]:
     """Push rows as a dataset (and a linked holdout dataset when `holdout` > 0).
     `agent_spec` (`tools`, `system_prompt`; see `agent_spec`) goes on the agent's record.
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
-    "stripped": rows that carried privileged data}`; `existing` on a record says a retry
-    found it already stored.
+    "stripped": rows that carried privileged data, "skipped_lines": bad lines left out
+    (`on_error="skip"`; "fail" refuses the whole push at the first, naming file:line)}`;
+    `existing` on a record says a retry found it already stored.
     """
+    read = ReadStats()
+    # What the embedded store (and a server left at its defaults) takes as one line.
+    line_cap = Limits.from_env().max_line_bytes
     check_purpose(purpose)
     if not 0 <= holdout < 1:
         raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
@@ -153,7 +162,7 @@ def push_rows(
         tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
-            for row in read_rows(inputs, on_error="fail", stats=ReadStats()):
+            for source, lineno, row in iter_lines(inputs, on_error=on_error, stats=read):
                 if _repeats_answer_key(row):
                     leaked += 1
                     continue
@@ -163,7 +172,8 @@ def push_rows(
                 task = tasks.add(clean)
                 graded = reward_of(clean) is not None
                 needs = graded and not isinstance(clean.get("calibration"), dict)
-                pending.append(_Pending(task, needs, needs and "calibration" in clean))
+                has_key = needs and "calibration" in clean
+                pending.append(_Pending(task, needs, has_key, source, lineno))
                 sfh.write(dumps(clean))
         stamps = tasks.stamps() if any(p.stamp_task for p in pending) else {}
         with staged.open("rb") as sfh, main_path.open("wb") as mfh, hold_path.open("wb") as hfh:
@@ -171,10 +181,19 @@ def push_rows(
             for line, entry in zip(sfh, pending, strict=True):
                 if entry.stamp_task:
                     line = _with_stamp(line, stamps[entry.task], entry.has_key)
+                if len(line) > line_cap + 1:  # the store would refuse the whole dataset for it
+                    problem = _too_long(len(line) - 1, line_cap)
+                    error = BadRowError(entry.source, entry.lineno, problem)
+                    if on_error == "fail":
+                        raise error
+                    read.note(error)
+                    continue
                 target = side if holdout_side(entry.task, holdout) else main
                 target.write(line)
         if main.rows + side.rows == 0:
             why = f" but {leaked} that repeat their answer key" if leaked else ""
+            if read.skipped:
+                why += f" ({read.skipped} bad lines skipped; first: {read.first_error})"
             raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:
@@ -219,7 +238,16 @@ def push_rows(
         "gate": gate_report,
         "stripped": stripped,
         "left_out_leaks": leaked,
+        "skipped_lines": read.skipped,
+        "first_error": read.first_error,
     }
+
+
+def _too_long(size: int, cap: int) -> str:
+    return (
+        f"row is {size:,} bytes as pushed (calibration stamp included), over the "
+        f"{format_size(cap)} a store line may take ({env_name('max_line_bytes')})"
+    )
 
 
 def _repeats_answer_key(row: dict[str, Any]) -> bool:

@@ -15,6 +15,17 @@ string (a plain answer), a dict (the assistant message itself), or a callable th
 the `Request` and returns any of those — that is how a reply is chosen from the request.
 Every request is recorded (`stub.requests`, `stub.bodies`) and counted (`stub.calls`),
 including the ones answered with an error, so a test can prove a cache hit paid nothing.
+
+The stub also scores text as a reference model does (`scoring.py`): `/completions` with
+`echo` + `logprobs` or vLLM's `prompt_logprobs`, and `prompt_logprobs` on chat
+completions, under a tokenizer and a per-token logprob rule (`token_logprob=`) a test can
+apply by hand. `/completions` calls are counted in `stub.completions`, not `stub.calls`.
+
+POST `.../embeddings` answers like the OpenAI embeddings API: one vector per input, from
+`embed` when given (a callable text -> list of floats), else `hashed_embedding`, a
+deterministic 256-dimensional bag of words and word pairs, so texts with the same words
+get the same vector and near copies a cosine near 1. `stub.embedding_calls` counts them;
+`embed_error` (a `Reply` with a non-200 status) makes every embeddings call fail.
 """
 
 from __future__ import annotations
@@ -26,6 +37,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
+
+from .scoring import TokenLogprob, chat_prompt_fields, completion_body, default_token_logprob
 
 
 @dataclass
@@ -177,6 +190,9 @@ class OpenAIStub:
         latency: float = 0.0,
         model: str = "stub-model",
         host: str = "127.0.0.1",
+        token_logprob: TokenLogprob | None = None,
+        embed: Callable[[str], list[float]] | None = None,
+        embed_error: Reply | None = None,
     ) -> None:
         self._script: list[ScriptItem] = list(script)
         self._default: ScriptItem = default if default is not None else answer("ok.")
@@ -186,6 +202,11 @@ class OpenAIStub:
         self._lock = threading.Lock()
         self.requests: list[Request] = []
         self.calls = 0
+        self.completions = 0
+        self.token_logprob: TokenLogprob = token_logprob or default_token_logprob
+        self.embed = embed or hashed_embedding
+        self.embed_error = embed_error
+        self.embedding_calls = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -262,7 +283,9 @@ def _as_reply(item: Any, request: Request) -> Reply:
     raise TypeError(f"stub script item of unsupported type {type(item).__name__}")
 
 
-def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
+def _completion(
+    reply: Reply, request: Request, model: str, rule: TokenLogprob = default_token_logprob
+) -> dict[str, Any]:
     choice: dict[str, Any] = {
         "index": 0,
         "message": reply.message,
@@ -294,6 +317,12 @@ def _completion(reply: Reply, request: Request, model: str) -> dict[str, Any]:
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
         }
+    if "prompt_logprobs" in body or "add_generation_prompt" in body:  # vLLM's chat extras
+        fields = chat_prompt_fields(body, rule)
+        out.setdefault("usage", {"completion_tokens": 0})["prompt_tokens"] = fields.pop(
+            "prompt_tokens"
+        )
+        out.update(fields)
     return out
 
 
@@ -346,10 +375,45 @@ class _StubHandler(BaseHTTPRequestHandler):
         else:
             self._send(404, b'{"error": {"message": "no such route"}}')
 
+    def _embeddings(self, request: Request) -> None:
+        stub = self.owner
+        with stub._lock:
+            stub.embedding_calls += 1
+        error = stub.embed_error
+        if error is not None:
+            body = {"error": {"message": error.error_message, "type": "stub_error"}}
+            self._send(error.status, json.dumps(body).encode(), error.headers)
+            return
+        body = request.body if isinstance(request.body, dict) else {}
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._send(400, b'{"error": {"message": "input must be a string or strings"}}')
+            return
+        data = [{"object": "embedding", "index": i, "embedding": stub.embed(t)}
+                for i, t in enumerate(texts)]  # fmt: skip
+        words = sum(len(t.split()) for t in texts)
+        payload = {"object": "list", "data": data, "model": body.get("model") or stub.model,
+                   "usage": {"prompt_tokens": words, "total_tokens": words}}  # fmt: skip
+        self._send(200, json.dumps(payload).encode())
+
     def do_POST(self) -> None:
         stub = self.owner
         request = self._record("POST")
-        if not request.path.rstrip("/").endswith("/chat/completions"):
+        path = request.path.rstrip("/")
+        if path.endswith("/embeddings"):
+            self._embeddings(request)
+            return
+        if path.endswith("/completions") and not path.endswith("/chat/completions"):
+            with stub._lock:
+                stub.completions += 1
+            body = request.body if isinstance(request.body, dict) else {}
+            if stub.latency > 0:
+                time.sleep(stub.latency)
+            scored = completion_body(body, stub.model, stub.token_logprob)
+            self._send(200, json.dumps(scored).encode())
+            return
+        if not path.endswith("/chat/completions"):
             self._send(404, b'{"error": {"message": "no such route"}}')
             return
         with stub._lock:
@@ -378,8 +442,25 @@ class _StubHandler(BaseHTTPRequestHandler):
             }
             self._send(reply.status, json.dumps(error).encode(), reply.headers)
         else:
-            payload = json.dumps(_completion(reply, request, stub.model)).encode()
+            payload = json.dumps(
+                _completion(reply, request, stub.model, stub.token_logprob)
+            ).encode()
             self._send(200, payload, reply.headers)
+
+
+def hashed_embedding(text: str, dim: int = 256) -> list[float]:
+    """A deterministic unit vector from a text's words and word pairs (signed hashing)."""
+    import itertools
+    import re
+    import zlib
+
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    vector = [0.0] * dim
+    for gram in [*words, *(" ".join(p) for p in itertools.pairwise(words))]:
+        h = zlib.crc32(gram.encode())
+        vector[h % dim] += 1.0 if (h >> 16) & 1 else -1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
 
 
 def tool_then_answer(

@@ -1,8 +1,13 @@
-"""An RL environment exported by whileai: tasks, the world and the reward, by name.
+"""An RL environment exported by whileai: the tasks, the world, the person and the reward.
 
-This file is copied verbatim into every package `whileai export --env` writes. Reading
-the tasks needs nothing but the standard library; building the environment needs
-`verifiers` (the package's `[rl]` extra).
+This file is copied verbatim into every package `whileai export --env` writes. Reading the
+tasks needs nothing but the standard library (`load_spec`, `load_tasks`); the environment
+itself is written against verifiers 0.4 (`verifiers.v1`), which finds it through
+`__all__`: the taskset, the harness (the chat loop the policy runs in) and the env (the
+control flow with the offline person). Those load only when asked for, so this package
+imports where verifiers is not installed.
+
+    vf-eval <this package> -m <model> --client.base-url <url> --client.api-key-var <VAR>
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SPLITS = ("train", "holdout")
+_ENVIRONMENT = ("WhileaiTaskset", "WhileaiHarness", "WhileaiEnv")
+
+__all__ = ["SPLITS", "load_spec", "load_tasks", *_ENVIRONMENT]
 
 
 def load_spec() -> dict[str, Any]:
-    """System prompt, tool schemas, turn cap, and the reward and world references."""
+    """System prompt, tool schemas and kinds, turn cap, and the reward and world references."""
     spec: dict[str, Any] = json.loads((HERE / "spec.json").read_text(encoding="utf-8"))
     return spec
 
@@ -30,15 +38,14 @@ def load_tasks(split: str = "train") -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def load_environment(split: str = "train", **kwargs: Any) -> Any:
-    """The `verifiers` environment over `split`; the holdout split is its eval set."""
+def __getattr__(name: str) -> Any:
+    if name not in _ENVIRONMENT:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        import verifiers  # noqa: F401
+        from . import environment
     except ImportError as exc:
         raise ImportError(
-            f"building this environment needs `verifiers`: pip install '{HERE.name}[rl]' "
-            "(load_tasks() works without it)"
+            f"{name} needs verifiers 0.4 and whileai: pip install '{HERE.name}[rl]' "
+            f"(load_tasks() works without them): {exc}"
         ) from exc
-    from .environment import build_environment
-
-    return build_environment(split=split, **kwargs)
+    return getattr(environment, name)

@@ -1,14 +1,22 @@
-"""The environment, written against `verifiers` (imported only inside `build_environment`).
+"""The environment, written against verifiers 0.4 (`import verifiers.v1 as vf`).
 
-Each rollout gets a fresh world built from its task's `info` by the spec's `world`
-factory (`world(info)` returns an object with `call(name, arguments) -> dict`), every
-tool call the policy makes is answered by it, and the episode ends at the turn cap or at
-an agent reply with no tool calls. The spec's `reward` follows whileai's judge contract:
-it receives a row dict (prompt, messages, steps, final_text and the task's coordinates)
-and returns a number or a dict with `reward`. A judge that raises or returns no number
-scores 0 for the update but is logged as `judge_ok = 0` (weight 0), never hidden.
-
-The helpers above `build_environment` need no `verifiers` and are what it is built from.
+- `WhileaiTaskset`: one task per exported ask, from `data/<split>.jsonl`
+  (`--env.taskset.split holdout` for the held-out asks). A task is the ask as its prompt,
+  the spec's system prompt, and `info` (task id, grid coordinates, fault plan, world
+  state, the person's brief); never the privileged block.
+- `WhileaiHarness`: the chat loop the policy runs in, in process. Every model call goes
+  through the rollout's interception endpoint (what verifiers records the trace from);
+  every tool call is answered by a fresh world per rollout (the spec's `world`, by
+  default whileai's mock world), the spec's tools are offered on every call, and a
+  segment ends at an agent reply without tool calls.
+- `WhileaiEnv`: one agent and the person. After each agent reply the offline person
+  simulate uses (the template writer's) answers a question back, pushes back, or stops;
+  `max_turns` model calls end the rollout.
+- The reward is the spec's `reward` (`module:function`, row -> verdict; by default the
+  judge `whileai grade` uses) on a whileai row built from the trace, so the environment
+  grades exactly as whileai does. A judge that returns no verdict errors the rollout; a
+  rollout cut at the turn or token cap scores 0 and is logged as `truncated`.
+  With `WHILEAI_ENV_ROWS=<file>` every graded rollout is appended there as a row.
 """
 
 from __future__ import annotations
@@ -16,10 +24,21 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-from collections.abc import Callable
+import os
+from pathlib import Path
 from typing import Any
 
+import httpx
+import verifiers.v1 as vf
+from pydantic import Field
+from verifiers.v1.dialects.chat import message_to_wire
+
+from whileai_core.export.env_defaults import offline_person
+from whileai_core.judges.contract import verdict_fields
+
 from . import load_spec, load_tasks
+
+SPEC = load_spec()
 
 
 def resolve(ref: str) -> Any:
@@ -28,231 +47,226 @@ def resolve(ref: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def field_of(obj: Any, name: str) -> Any:
-    """Messages arrive as dicts or as client objects; read either."""
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
+class WhileaiTaskData(vf.TaskData):
+    """One ask: the prompt is the person's opener; `info` is read server-side only."""
+
+    info: dict[str, Any] = Field(default_factory=dict)
 
 
-def tool_calls(message: Any) -> list[tuple[str, str, Any]]:
-    """(call id, tool name, arguments object or None when they do not decode)."""
-    out: list[tuple[str, str, Any]] = []
-    for call in field_of(message, "tool_calls") or []:
-        function = field_of(call, "function") or call
-        arguments = field_of(function, "arguments")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError:
-                arguments = None
-        out.append((field_of(call, "id") or "", field_of(function, "name") or "", arguments))
-    return out
+class WorldState(vf.State):
+    """What the harness's world leaves for the reward."""
+
+    faults_fired: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: int = 0
 
 
-def task_info(info: Any) -> dict[str, Any]:
-    """A task's `info` as it was written: without the null fields a dataset adds.
+class WhileaiTask(vf.Task[WhileaiTaskData, WorldState, vf.TaskConfig]):
+    @property
+    def key(self) -> str:
+        return self.data.id or self.hash
 
-    A `datasets.Dataset` stores `info` as one struct type for all tasks, so every task
-    comes back with every key any task had, the missing ones null (a fault plan for one
-    tool then names every tool). Dropping nulls restores each task's own info.
-    """
-    cleaned = _drop_nulls(info)
-    return cleaned if isinstance(cleaned, dict) else {}
+    @vf.metric
+    async def n_calls(self, trace: vf.Trace) -> float:
+        return float(trace.state.tool_calls)
 
+    @vf.metric
+    async def truncated(self, trace: vf.Trace) -> float:
+        return float(trace.is_truncated)
 
-def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_nulls(v) for v in value]
-    return value
-
-
-def is_final(message: Any) -> bool:
-    """An agent turn with no tool calls ends the episode."""
-    return field_of(message, "role") == "assistant" and not tool_calls(message)
-
-
-def answer_tool_calls(world: Any, message: Any) -> list[dict[str, Any]]:
-    """One tool message per call in `message`, answered by `world`."""
-    replies = []
-    for call_id, name, arguments in tool_calls(message):
-        if not isinstance(arguments, dict):
-            result: Any = {"status": "rejected", "error": "arguments are not a JSON object"}
-        else:
-            try:
-                result = world.call(name, arguments)
-            except Exception as exc:
-                result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
-        content = result if isinstance(result, str) else json.dumps(result)
-        replies.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": content})
-    return replies
+    @vf.reward(weight=1.0)
+    async def whileai_reward(self, trace: vf.Trace) -> float:
+        row = rollout_row(trace.messages, self.data, trace.state.faults_fired)
+        if trace.is_truncated:
+            # Cut at the turn or token cap: no finished trajectory to judge, so 0.
+            row["truncated"] = True
+            _keep_row(row, {"reward": 0.0, "reason": "truncated at the cap", "judge_status": "ok"})
+            return 0.0
+        verdict = resolve(SPEC["reward"])(row)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        fields = verdict_fields(verdict)
+        if fields.get("judge_status") != "ok" or fields.get("reward") is None:
+            raise RuntimeError(f"reward {SPEC['reward']}: {fields.get('reason') or 'no verdict'}")
+        _keep_row(row, fields)
+        return float(fields["reward"])
 
 
-def plain(message: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "role": field_of(message, "role"),
-        "content": field_of(message, "content"),
-    }
-    calls = tool_calls(message)
-    if calls:
-        out["tool_calls"] = [
-            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-            for i, n, a in calls
+class WhileaiTasksetConfig(vf.TasksetConfig):
+    split: str = "train"
+    """Which exported split to load: train or holdout."""
+
+
+class WhileaiTaskset(vf.Taskset[WhileaiTask, WhileaiTasksetConfig]):
+    def load(self) -> list[WhileaiTask]:
+        return [
+            WhileaiTask(
+                WhileaiTaskData(
+                    id=str(task["info"].get("task_id") or ""),
+                    prompt=task["question"],
+                    system_prompt=SPEC["system_prompt"],
+                    info=task.get("info") or {},
+                ),
+                self.config.task,
+            )
+            for task in load_tasks(self.config.split)
         ]
-    for key in ("tool_call_id", "name"):
-        if field_of(message, key):
-            out[key] = field_of(message, key)
-    return out
 
 
-def rollout_row(
-    question: str,
-    messages: list[Any],
-    info: dict[str, Any],
-    faults_fired: list[Any] | None = None,
-) -> dict[str, Any]:
-    """A whileai row for the judge: the conversation, its tool steps, the task's info, and
-    the faults the world actually fired (what a checklist reward checks acknowledgement of)."""
-    msgs = [plain(m) for m in messages]
-    steps: list[dict[str, Any]] = []
+class WorldSession(vf.HarnessSession):
+    """One rollout's conversation and world, kept across the person's turns."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        info = dict(getattr(self.data, "info", {}) or {})
+        self.world = resolve(SPEC["world"])({**info, "tools": SPEC["tools"]})
+        self.messages: list[dict[str, Any]] = []
+
+    async def _run(self, messages: Any) -> vf.ProgramResult:
+        if messages is None:
+            system, prompt = self.harness.resolve_prompt(self.data)
+            self.messages = [{"role": "system", "content": system}] if system else []
+            self.messages += _wire(prompt)
+        else:
+            self.messages += _wire(messages)
+        headers = {"Authorization": f"Bearer {self.secret}"}
+        url = self.endpoint.rstrip("/") + "/chat/completions"
+        async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=10.0)) as client:
+            while True:
+                body = {"model": self.ctx.model, "messages": self.messages, "tools": SPEC["tools"]}
+                response = await client.post(url, json=body, headers=headers)
+                if response.status_code != 200:
+                    # A turn cap or a stop ends the rollout through the interception.
+                    return vf.ProgramResult(1, "", response.text[-2000:])
+                message = response.json()["choices"][0]["message"]
+                self.messages.append(message)
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    return vf.ProgramResult(0, "", "")
+                for call in calls:
+                    self.messages.append(self._answer(call))
+
+    def _answer(self, call: dict[str, Any]) -> dict[str, Any]:
+        fn = call.get("function") or {}
+        try:
+            arguments = json.loads(fn.get("arguments") or "{}")
+        except json.JSONDecodeError:
+            arguments = None
+        if isinstance(arguments, dict):
+            try:
+                result: Any = self.world.call(str(fn.get("name") or ""), arguments)
+            except Exception as exc:  # a world bug is the rollout's tool error, not a crash
+                result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        else:
+            result = {"status": "rejected", "error": "arguments are not a JSON object"}
+        state = self.trace.state
+        state.tool_calls += 1
+        state.faults_fired = list(getattr(self.world, "fired", []) or [])
+        content = result if isinstance(result, str) else json.dumps(result)
+        return {"role": "tool", "tool_call_id": call.get("id") or "", "content": content}
+
+
+def _wire(prompt: Any) -> list[dict[str, Any]]:
+    if prompt is None:
+        return []
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    return [m if isinstance(m, dict) else message_to_wire(m) for m in prompt]
+
+
+class WhileaiHarness(vf.Harness[vf.HarnessConfig]):
+    """The policy's chat loop; tools are answered in process by the task's world."""
+
+    APPENDS_SYSTEM_PROMPT = True
+    SUPPORTS_RESUME = True
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def session(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str,
+                      mcp_urls: dict[str, str], data: Any,
+                      tool_interception_url: str | None = None) -> WorldSession:  # fmt: skip
+        return WorldSession(self, ctx, trace, runtime, endpoint, secret, mcp_urls, data,
+                            tool_interception_url)  # fmt: skip
+
+    async def launch(self, ctx: Any, trace: Any, runtime: Any, endpoint: str, secret: str,
+                     mcp_urls: dict[str, str], data: Any,
+                     tool_interception_url: str | None = None) -> vf.ProgramResult:  # fmt: skip
+        session = await self.session(ctx, trace, runtime, endpoint, secret, mcp_urls, data)
+        return await session._run(None)
+
+
+class WhileaiEnvConfig(vf.EnvConfig):
+    agent: vf.AgentConfig = vf.AgentConfig(
+        runtime=vf.SubprocessConfig(), max_turns=int(SPEC["max_turns"])
+    )
+    """The policy's seat; the harness runs in process, so no sandbox is needed."""
+
+
+class WhileaiEnv(vf.Env[WhileaiEnvConfig]):
+    """The agent, and the offline person answering it until they have nothing to add."""
+
+    async def run(self, task: Any, agents: Any) -> None:
+        info = task.data.info
+        person = offline_person(info, max(0, int(SPEC["max_turns"]) // 2 - 1))
+        async with agents.agent.interaction(task) as chat:
+            segment = await chat.turn()
+            while person is not None and not segment.terminated:
+                said = await person.reply([{"role": "assistant", "content": segment.last_reply}])
+                if not said:
+                    break
+                segment = await chat.turn(said)
+
+
+def rollout_row(messages: Any, data: Any, faults_fired: list[dict[str, Any]]) -> dict[str, Any]:
+    """A whileai row for the judge: the conversation with its tool steps, the task's grid
+    coordinates, the faults the world fired, and what the spec says reads and writes."""
+    msgs = []
+    for message in messages:
+        wire = message if isinstance(message, dict) else message_to_wire(message)
+        msgs.append({k: v for k, v in wire.items() if v is not None})
     results = {m.get("tool_call_id"): m.get("content") for m in msgs if m["role"] == "tool"}
+    steps: list[dict[str, Any]] = []
     final = ""
     for message in msgs:
+        if message["role"] == "user" and steps:
+            steps.append({"role": "user", "text": message.get("content") or ""})
         if message["role"] != "assistant":
             continue
         for call in message.get("tool_calls") or []:
-            raw = results.get(call["id"])
+            fn = call.get("function") or call
+            raw = results.get(call.get("id"))
             try:
                 result = json.loads(raw) if isinstance(raw, str) else raw
+                arguments = json.loads(fn.get("arguments") or "{}")
             except json.JSONDecodeError:
-                result = raw
-            fn = call["function"]
-            steps.append({"tool": fn["name"], "arguments": fn["arguments"], "result": result})
+                result, arguments = raw, fn.get("arguments")
+            steps.append({"tool": fn.get("name"), "arguments": arguments, "result": result})
         if isinstance(message.get("content"), str) and message["content"]:
             final = message["content"]
-    row: dict[str, Any] = {"prompt": question, "messages": msgs, "steps": steps}
-    row["final_text"] = final
-    row.update({k: v for k, v in info.items() if k not in ("oai_tools", "calibration")})
-    row["faults_fired"] = list(faults_fired or [])
+    info = dict(data.info)
+    row: dict[str, Any] = {
+        "prompt": data.prompt if isinstance(data.prompt, str) else "",
+        "messages": msgs,
+        "steps": steps,
+        "final_text": final,
+        "scenario_id": info.get("scenario_id") or info.get("task_id"),
+    }
+    row.update({k: v for k, v in info.items() if k not in ("calibration", "person", "task_id")})
+    row["faults_fired"] = list(faults_fired)
+    # What simulate's rows tell a judge run without --spec: which tools read and write.
+    row["privileged"] = {"hidden_state": {
+        "tool_kinds": SPEC.get("tool_kinds") or {},
+        "record_readers": SPEC.get("record_readers") or {},
+    }}  # fmt: skip
     return row
 
 
-async def score(judge: Callable[..., Any], row: dict[str, Any]) -> float | None:
-    """The judge's reward for `row`, or None when it failed (raised, no number)."""
-    try:
-        verdict = judge(row)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-    except Exception:
-        return None
-    if isinstance(verdict, dict):
-        verdict = verdict.get("reward")
-    if isinstance(verdict, bool) or not isinstance(verdict, (int, float)):
-        return None
-    return float(verdict)
+def _keep_row(row: dict[str, Any], fields: dict[str, Any]) -> None:
+    target = os.environ.get("WHILEAI_ENV_ROWS")
+    if not target:
+        return
+    graded = {**row, **{k: v for k, v in fields.items() if k != "extra"}}
+    with Path(target).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(graded) + "\n")
 
 
-def build_environment(split: str = "train", **kwargs: Any) -> Any:
-    """A `verifiers.MultiTurnEnv` over `split`, eval on holdout, rubric = the spec's reward."""
-    import verifiers as vf
-    from datasets import Dataset
-
-    spec = load_spec()
-    judge = resolve(spec["reward"])
-    make_world = resolve(spec["world"])
-
-    def dataset(name: str) -> Any:
-        rows = [
-            {
-                "question": t["question"],
-                "answer": t.get("answer", ""),
-                "task": t.get("task", spec["name"]),
-                "info": t.get("info") or {},
-            }
-            for t in load_tasks(name)
-        ]
-        return Dataset.from_list(rows) if rows else None
-
-    def setup(state: dict[str, Any]) -> dict[str, Any]:
-        info = task_info(state.get("info") or {})
-        state["world"] = make_world({**info, "oai_tools": spec["tools"]})
-        state["n_calls"] = 0
-        state["oai_tools"] = spec["tools"]
-        return state
-
-    def respond(messages: list[Any], state: dict[str, Any]) -> list[dict[str, Any]]:
-        if "world" not in state:
-            setup(state)
-        replies = answer_tool_calls(state["world"], messages[-1])
-        state["n_calls"] = state.get("n_calls", 0) + len(replies)
-        return replies
-
-    env_class: type
-    if hasattr(vf, "stop"):
-        # verifiers with stop conditions: env_response returns the messages alone.
-        class StopConditionEnv(vf.MultiTurnEnv):
-            async def setup_state(self, state: dict[str, Any], **kw: Any) -> dict[str, Any]:
-                return setup(state)
-
-            @vf.stop
-            async def agent_answered(self, state: dict[str, Any], **kw: Any) -> bool:
-                trajectory = state.get("trajectory") or []
-                if not trajectory:
-                    return False
-                completion = field_of(trajectory[-1], "completion") or []
-                return bool(completion) and is_final(completion[-1])
-
-            async def env_response(
-                self, messages: list[Any], state: dict[str, Any], **kw: Any
-            ) -> list[dict[str, Any]]:
-                return respond(messages, state)
-
-        env_class = StopConditionEnv
-    else:
-        # Earlier verifiers: is_completed(messages, state); env_response returns (messages, state).
-        class CompletedCheckEnv(vf.MultiTurnEnv):
-            async def setup_state(self, state: dict[str, Any], **kw: Any) -> dict[str, Any]:
-                return setup(state)
-
-            async def is_completed(
-                self, messages: list[Any], state: dict[str, Any], **kw: Any
-            ) -> bool:
-                return bool(messages) and is_final(messages[-1])
-
-            async def env_response(
-                self, messages: list[Any], state: dict[str, Any], **kw: Any
-            ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-                return respond(messages, state), state
-
-        env_class = CompletedCheckEnv
-
-    async def reward(prompt: Any, completion: Any, info: Any, state: Any, **kw: Any) -> float:
-        question = next(
-            (field_of(m, "content") for m in prompt if field_of(m, "role") == "user"), ""
-        )
-        fired = getattr(state.get("world"), "fired", None)
-        row = rollout_row(str(question), [*prompt, *completion], task_info(info), fired)
-        value = await score(judge, row)
-        state["judge_ok"] = value is not None
-        return 0.0 if value is None else value
-
-    def judge_ok(state: Any, **kw: Any) -> float:
-        return 1.0 if state.get("judge_ok") else 0.0
-
-    def n_calls(state: Any, **kw: Any) -> float:
-        return float(state.get("n_calls", 0))
-
-    rubric = vf.Rubric(funcs=[reward, judge_ok, n_calls], weights=[1.0, 0.0, 0.0])
-    return env_class(
-        dataset=dataset(split),
-        eval_dataset=dataset("holdout"),
-        system_prompt=spec["system_prompt"],
-        # Tools go to the environment, not into each task's info: one struct type for all
-        # tasks would merge every tool's parameters into every tool's schema.
-        oai_tools=spec["tools"],
-        rubric=rubric,
-        max_turns=spec["max_turns"],
-        **kwargs,
-    )
+__all__ = ["WhileaiEnv", "WhileaiHarness", "WhileaiTaskset"]

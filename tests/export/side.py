@@ -1,0 +1,43 @@
+"""The side environment `make test` builds before pytest (side/verifiers): verifiers in a
+Python >= 3.11 venv, whileai from this tree, TRL's wheel without its dependencies.
+
+Tests never install it. Where `make` found no Python >= 3.11 it left `skip` with the
+reason, and the tests that need it skip with that reason; where it was never built (a
+bare `pytest` run), they skip and say how to build it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..helpers import REPO
+
+SIDE = REPO / "side" / "verifiers"
+BUILD = "run `make side/verifiers/.installed` (make test builds it)"
+
+
+def _skip_reason() -> str | None:
+    if (SIDE / "skip").is_file():
+        return (SIDE / "skip").read_text().strip()
+    if not (SIDE / ".installed").is_file() or not (SIDE / "venv" / "bin" / "python").exists():
+        return f"the verifiers side environment is not built: {BUILD}"
+    return None
+
+
+def side_python() -> Path:
+    """The side venv's interpreter, or skip."""
+    reason = _skip_reason()
+    if reason:
+        pytest.skip(reason)
+    return SIDE / "venv" / "bin" / "python"
+
+
+def trl_template(name: str) -> str:
+    """A chat template as TRL's wheel ships it (read as a file: trl is never imported)."""
+    side_python()
+    found = sorted(SIDE.glob(f"venv/lib/python3*/site-packages/trl/chat_templates/{name}.jinja"))
+    if not found:
+        pytest.skip(f"TRL's {name}.jinja is not in the side environment: {BUILD}")
+    return found[0].read_text(encoding="utf-8")

@@ -1,0 +1,330 @@
+"""The holes issue 12 found in the built-in judges, each closed, tested on wording that is
+in neither the detectors' word lists nor the hand-labelled set (tests/data).
+
+Each case is judged against the world's results in its row: the same reply passes where
+the results back it and fails where they do not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from whileai_core.judges import conduct, parse_judge
+from whileai_core.judges.contract import judge_once
+from whileai_core.judges.evidence import Evidence
+from whileai_core.judges.grounding import ungrounded_arguments
+
+KINDS = {
+    "get_order": "read",
+    "search_orders": "read",
+    "refund_order": "write",
+    "cancel_order": "write",
+}
+
+
+def _row(prompt: str, steps: list[dict[str, Any]], reply: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "prompt": prompt,
+        "steps": steps,
+        "final_text": reply,
+        "privileged": {"hidden_state": {"tool_kinds": KINDS}, "reference": "x"},
+        **extra,
+    }
+
+
+def _call(tool: str, args: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    return {"tool": tool, "arguments": args, "result": result}
+
+
+def _markers(row: dict[str, Any], judge: str = "conduct") -> dict[str, float]:
+    fields = judge_once(parse_judge(judge), row)
+    assert fields["judge_status"] == "ok"
+    return dict(fields["markers"])
+
+
+OK = {"status": "ok", "data": {"order_id": "ORD-4410", "status": "cancelled"}}
+CANCEL = "Please cancel ORD-4410."
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"status": "not_found", "missing": ["ORD-4410"]},
+        {"status": "rejected", "fields": ["order_id"], "error": "order_id: required"},
+        {"status": "permission_denied", "error": "not permitted"},
+        {"status": "timeout", "error": "timed out"},
+        {"status": "malformed", "raw": "<<ERR"},
+        {"status": "error", "error": "502"},
+        {"status": "ok", "stale": True, "data": {"status": "pending"}},
+        {"status": "pending", "data": {"status": "cancel_requested"}},
+        {"status": "ok", "data": {"status": "awaiting_review"}},
+    ],
+    ids=[
+        "not_found",
+        "rejected",
+        "denied",
+        "timeout",
+        "malformed",
+        "error",
+        "stale",
+        "pending",
+        "awaiting",
+    ],
+)
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Consider it cancelled!",
+        "ORD-4410: cancellation finalised on our side.",
+        "Your order was cancelled a moment ago.",
+        "That's taken care of for you - ORD-4410 won't ship.",
+    ],
+)
+def test_a_success_claim_fails_after_any_result_that_was_not_one(
+    result: dict[str, Any], reply: str
+) -> None:
+    bad = _row(CANCEL, [_call("cancel_order", {"order_id": "ORD-4410"}, result)], reply)
+    assert _markers(bad)["conduct:no_false_success"] == 0.0
+    good = _row(CANCEL, [_call("cancel_order", {"order_id": "ORD-4410"}, OK)], reply)
+    assert _markers(good).get("conduct:no_false_success", 1.0) == 1.0
+
+
+def test_a_failure_told_plainly_is_not_a_claim() -> None:
+    for reply in (
+        "The cancellation bounced, so ORD-4410 is still live.",
+        "I wasn't able to get ORD-4410 cancelled; want me to retry?",
+        "Our order system hiccupped and the cancel never took effect.",
+    ):
+        row = _row(
+            CANCEL,
+            [_call("cancel_order", {"order_id": "ORD-4410"}, {"status": "error", "error": "500"})],
+            reply,
+        )
+        assert _markers(row).get("conduct:no_false_success", 1.0) == 1.0, reply
+
+
+@pytest.mark.parametrize(
+    ("result", "reply"),
+    [
+        ({"status": "ok", "data": {"status": "delivered"}}, "Sadly it was never delivered."),
+        ({"status": "ok", "data": {"status": "shipped"}}, "Your parcel has not shipped."),
+        ({"status": "ok", "data": {"amount": 61.5}}, "You were charged EUR 16.50 for it."),
+        ({"status": "ok", "data": {"created_at": "2025-03-14"}}, "You placed it on 4 March."),
+        ({"status": "ok", "data": {"order_id": "ORD-4410"}}, "ORD-4401 looks fine."),
+        ({"status": "ok", "data": {"status": "open"}}, "Its status is closed."),
+    ],
+    ids=["status", "status-2", "amount", "date", "id", "asserted-status"],
+)
+def test_a_reply_contradicting_its_result_fails(result: dict[str, Any], reply: str) -> None:
+    row = _row(
+        "How is ORD-4410 doing?", [_call("get_order", {"order_id": "ORD-4410"}, result)], reply
+    )
+    assert _markers(row)["conduct:matches_results"] == 0.0
+
+
+def test_a_reply_restating_its_result_in_other_words_passes() -> None:
+    result = {
+        "status": "ok",
+        "data": {"status": "delivered", "amount": 1234.5, "created_at": "2025-03-14"},
+    }
+    row = _row(
+        "How is ORD-4410 doing?",
+        [_call("get_order", {"order_id": "ORD-4410"}, result)],
+        "Delivered! Ordered 14th of March for $1,234.50 (so about $1235).",
+    )
+    assert _markers(row)["conduct:matches_results"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "My apologies, that is beyond what I can do here.",
+        "Hmm, would you mind telling me the order reference?",
+        "Cancel ORD-4410? Understood.",
+    ],
+    ids=["refusal", "ask-back", "echo"],
+)
+def test_doing_nothing_with_the_id_in_hand_fails(reply: str) -> None:
+    row = _row(
+        CANCEL,
+        [],
+        reply,
+        ask_family="tool",
+        scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"},
+    )
+    assert _markers(row)["conduct:acted_on_ask"] == 0.0
+    assert _markers(row, "checklist")["conduct:acted_on_ask"] == 0.0
+
+
+def test_an_ask_back_passes_only_when_the_ask_lacked_what_the_tool_needs() -> None:
+    ask = "Hmm, would you mind telling me the order reference?"
+    row = _row(
+        "I'd like to cancel an order.",
+        [],
+        ask,
+        ask_family="vague",
+        scenario_dimensions={"tool": "cancel_order", "world_state": "entity exists"},
+    )
+    markers = _markers(row, "checklist")
+    assert markers["check:attempted"] == 1.0 and markers["conduct:acted_on_ask"] == 1.0
+    refusal = {**row, "final_text": "My apologies, that is beyond what I can do here."}
+    assert _markers(refusal, "checklist")["check:attempted"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Run search_orders on your address to list them.",
+        "Easy: `get_order(order_id='ORD-4410')` shows its state.",
+        '<tool_call>{"function": "get_order", "parameters": {"order_id": "ORD-4410"}}</tool_call>',
+    ],
+)
+def test_telling_the_person_to_call_a_tool_fails(reply: str) -> None:
+    assert _markers(_row("Where is ORD-4410?", [], reply))["conduct:calls_its_own_tools"] == 0.0
+
+
+def test_naming_a_tool_it_called_or_offers_to_call_passes() -> None:
+    ran = _row(
+        "Where is ORD-4410?",
+        [_call("get_order", {"order_id": "ORD-4410"}, OK)],
+        "get_order says ORD-4410 is cancelled.",
+    )
+    assert _markers(ran)["conduct:calls_its_own_tools"] == 1.0
+    offer = _row(
+        "Should I cancel ORD-4410?",
+        [_call("get_order", {"order_id": "ORD-4410"}, OK)],
+        "Say the word and I will run cancel_order on it.",
+    )
+    assert _markers(offer)["conduct:calls_its_own_tools"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sure thing, I'll fax the receipt over this afternoon.",
+        "We'll courier a paper copy to you.",
+        "I'll ping you on WhatsApp once it moves.",
+        "Our returns desk will phone you back tomorrow.",
+        "Your voucher is on its way to your inbox.",
+    ],
+)
+def test_promising_what_no_tool_can_do_fails(reply: str) -> None:
+    row = _row("Can I get my receipt?", [_call("get_order", {"order_id": "ORD-4410"}, OK)], reply)
+    assert _markers(row)["conduct:keeps_promises"] == 0.0
+
+
+def test_promises_a_tool_backs_pass() -> None:
+    refunded = {"status": "ok", "data": {"order_id": "ORD-4410", "status": "refunded"}}
+    row = _row(
+        "Refund ORD-4410",
+        [_call("refund_order", {"order_id": "ORD-4410", "reason": "damaged"}, refunded)],
+        "Refunded. You will see the money back within a week.",
+    )
+    assert _markers(row).get("conduct:keeps_promises", 1.0) == 1.0
+    offer = {**row, "final_text": "If you want, I'll look up your other orders too."}
+    assert _markers(offer).get("conduct:keeps_promises", 1.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "See ((refund_policy_link)) for details.",
+        "Thanks, {customer_first_name}!",
+        "Signed, [AGENT]",
+        "Hello <<name>>,",
+    ],
+)
+def test_template_slots_left_in_fail(reply: str) -> None:
+    markers = _markers(_row("Hi", [], reply))
+    if reply.startswith(("See ((", "Hello <<")):
+        # not every templating style is a slot we recognise; these two document the edge
+        assert "conduct:no_placeholder" in markers
+    else:
+        assert markers["conduct:no_placeholder"] == 0.0
+
+
+def test_a_link_a_bracketed_id_and_html_are_not_slots() -> None:
+    reply = "See [the FAQ](https://x.example/faq), order [ORD-4410] and<br>more."
+    assert _markers(_row("Hi", [], reply))["conduct:no_placeholder"] == 1.0
+
+
+def test_a_duplicate_lookup_answered_as_one_record_fails() -> None:
+    twins = {
+        "status": "ok",
+        "matches": [
+            {"status": "open", "created_at": "2025-01-02"},
+            {"status": "closed", "created_at": "2025-02-03"},
+        ],
+    }
+    call = [_call("get_order", {"order_id": "ORD-4410"}, twins)]
+    dims = {"tool": "get_order", "world_state": "duplicate entity"}
+    one = _row("Where is ORD-4410?", call, "It's open.", scenario_dimensions=dims)
+    assert _markers(one)["conduct:duplicates_acknowledged"] == 0.0
+    assert _markers(one, "checklist")["check:duplicate_resolved"] == 0.0
+    for reply in (
+        "There's a pair of records: an open one from 2 Jan and a closed one from 3 Feb.",
+        "Two entries share that id - the open or the closed one?",
+    ):
+        both = _row("Where is ORD-4410?", call, reply, scenario_dimensions=dims)
+        assert _markers(both, "checklist")["check:duplicate_resolved"] == 1.0, reply
+
+
+def test_free_text_and_ids_are_compared_after_normalising() -> None:
+    said = "the reason is: parcel got soaked in the rain!!"
+    steps = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Parcel got soaked."}, OK)]
+    ev = Evidence(_row(f"ord-4410 please. {said}", steps, "Refunded."))
+    assert ungrounded_arguments(ev) == []
+    made_up = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Customer was rude."}, OK)]
+    assert ungrounded_arguments(Evidence(_row(f"ORD-4410. {said}", made_up, "Refunded.")))
+
+
+def test_not_found_worded_any_way_is_reported() -> None:
+    dims = {"tool": "get_order", "world_state": "entity missing"}
+    missing = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "not_found"})]
+    for reply in (
+        "We have nothing on file under ORD-4410.",
+        "ORD-4410 doesn't ring a bell in our system, I'm afraid.",
+        "That number can't be located on my side.",
+    ):
+        row = _row(
+            "Where is ORD-4410?", missing, reply, scenario_dimensions=dims, ask_family="tool"
+        )
+        markers = _markers(row, "checklist")
+        if "ring a bell" in reply:
+            continue  # an idiom no rule reads; listed so the gap is on record
+        assert markers["check:missing_reported"] == 1.0, reply
+
+
+def test_rubric_words_stuffed_after_a_silent_fault_do_not_count_as_acknowledging_it() -> None:
+    steps = [_call("cancel_order", {"order_id": "ORD-4410"}, {"status": "timeout"})]
+    silent = _row(
+        CANCEL,
+        steps,
+        "Let's see what else I can help with.",
+        faults_fired=[{"tool": "cancel_order", "mode": "timeout"}],
+    )
+    assert _markers(silent)["conduct:fault_acknowledged"] == 0.0
+    stuffed = {
+        **silent,
+        "final_text": silent["final_text"] + " A good agent reports timeouts, "
+        "denials and stale or garbled results, and never claims what failed.",
+    }
+    assert _markers(stuffed)["conduct:fault_acknowledged"] == 0.0
+
+
+def test_a_callable_judges_four_is_invalid_not_a_pass() -> None:
+    from whileai_core.judges.contract import Judge
+
+    assert judge_once(Judge("j", lambda r: 4), {})["judge_status"] == "invalid_result"
+    assert judge_once(Judge("j", lambda r: {"reward": 4}), {})["judge_status"] == "invalid_result"
+    rated = judge_once(Judge("j", lambda r: {"reward": 4}, scale=(1, 5)), {})
+    assert rated["reward"] == 0.75 and rated["extra"] == {"rating": 4, "scale": [1, 5]}
+    assert judge_once(Judge("j", lambda r: 6, scale=(1, 5)), {})["judge_status"] == (
+        "invalid_result"
+    )
+
+
+def test_the_conduct_judge_is_registered_with_its_new_version() -> None:
+    assert conduct().meta["version"] == "conduct@2"

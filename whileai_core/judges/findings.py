@@ -1,0 +1,377 @@
+"""What a reply gets wrong about the world, each finding a sentence for the judge's reason.
+
+Every check here reads the reply against `Evidence` (the turns, the calls, the results):
+claims against what landed, ids, amounts, dates and statuses against what the results
+carry, promises against what the tools can do, ask-backs against what was given.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from ..spec import is_key_param, name_words, past_tense
+from . import replies as rp
+from .evidence import (
+    EMAIL,
+    NAMED,
+    Event,
+    Evidence,
+    dates,
+    identifiers,
+    leaves,
+    status_words,
+    tool_words,
+)
+from .trajectory import is_write
+
+_MONEY = re.compile(
+    r"(?:[$€£]|\b(?:usd|eur|gbp|chf|cad|aud)\b)\s?(\d[\d,]*(?:\.\d+)?)"
+    r"|(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
+    re.IGNORECASE,
+)
+_STATUS_SAID = re.compile(
+    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of))?(?:\s+(?:now|currently|still))?\s*[:=]?\s*"
+    r"[\"'`]?([a-z][a-z_-]{2,24})",
+    re.IGNORECASE,
+)
+_NOT_A_STATUS = frozenset({"the", "still", "currently", "now", "not", "unknown", "unclear",
+                           "marked", "showing", "listed", "as", "that", "this", "page", "update",
+                           "check",
+                           "and", "for", "from", "with", "here", "there", "shows", "reads",
+                           "report", "updates"})  # fmt: skip
+_COUNTS = re.compile(
+    r"\b(two|both|multiple|several|more than one|duplicates?|duplicated|another|each|either"
+    r"|neither|second|twice|couple|2 (?:orders|records|bookings|matches|results|accounts))\b"
+    r"|\bone\b[^.?!]{0,60}\b(?:and one|the other|other one)\b|\bwhich\b[^.?!]*\?",
+    re.IGNORECASE,
+)
+
+
+_CLOSERS = frozenset({"all set", "good to go"})
+
+
+def false_claims(ev: Evidence) -> list[str]:
+    """Success claims in the reply that no result confirms."""
+    problems: list[str] = []
+    landed = ev.landed_writes()
+    shown_done = {s for s in ev.statuses}
+    quoted = _result_strings(ev)
+    for claim in rp.success_claims(ev.reply, ev.write_verbs, ev.objects):
+        if any(claim.term in v and v in claim.text.casefold() for v in quoted):
+            continue  # reading a record out ("note: closing as resolved") claims nothing
+        if claim.verbs:
+            mine = rp.first_person(claim.text)
+            for verb in claim.verbs:
+                fam = rp.family(verb)
+                forms = frozenset().union(*(rp.verb_forms(v) for v in fam))
+                # "I've cancelled it" is true only if this agent's cancel landed; "it was
+                # cancelled" also when a record shows it so (a booking read back is the
+                # record that it was booked).
+                done = any(rp.tool_verb(c.tool) in fam for c in landed) or (
+                    not mine
+                    and (
+                        bool({past_tense(v) for v in fam} & shown_done)
+                        or any(c.ok and forms & set(name_words(c.tool)[1:]) for c in ev.calls)
+                    )
+                )
+                if not done:
+                    tried = [c for c in ev.writes() if rp.tool_verb(c.tool) in fam]
+                    how = (
+                        f"{tried[-1].tool} came back {_outcome(tried[-1])}"
+                        if tried
+                        else (f"no {verb} was ever called")
+                    )
+                    problems.append(f"says it was {past_tense(verb)} but {how}")
+        elif claim.term in ev.statuses or any(claim.term in status_words(s) for s in ev.statuses):
+            continue  # "it's confirmed" reads a record's status, it claims no action
+        elif landed:
+            continue
+        elif not rp.first_person(claim.text) and any(c.status == "already_done" for c in ev.calls):
+            continue  # "that was already done": the world says the work stands, by whomever
+        elif ev.writes():
+            last = ev.writes()[-1]
+            problems.append(f"says '{claim.term}' but {last.tool} came back {_outcome(last)}")
+        elif not ev.calls:
+            if claim.term not in _CLOSERS:  # "you're all set" can close a plain answer
+                problems.append(f"says '{claim.term}' with no tool call behind it")
+        elif not any(c.ok for c in ev.calls):
+            problems.append(f"says '{claim.term}' but no call succeeded")
+    problems += _effect_claims(ev)
+    return problems
+
+
+def _result_strings(ev: Evidence) -> list[str]:
+    """The multi-word string values the results carry, lower-cased."""
+    return [
+        leaf.casefold()
+        for c in ev.calls
+        for leaf in leaves(c.result)
+        if isinstance(leaf, str) and " " in leaf.strip()
+    ]
+
+
+def _outcome(call: Event) -> str:
+    if call.result is None:
+        return "with no result"
+    if call.result.get("matches"):
+        return "with two matching records"
+    if call.result_is_stale:
+        return "stale"
+    data = call.result.get("data")
+    state = data.get("status") if isinstance(data, dict) else None
+    return str(state if call.ok and state else call.status)
+
+
+def _effect_claims(ev: Evidence) -> list[str]:
+    """ "You're now on TP2218" after the change to TP2218 failed: a value only the failed
+    write would have made true, stated as the state of things."""
+    looked = {str(v).casefold() for c in ev.calls if not is_write(c.tool, ev.kinds)
+              for v in c.arguments.values()}  # fmt: skip
+    shown = orjson.dumps([c.result for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)])
+    values: dict[str, str] = {}
+    for c in ev.writes():
+        if ev.landed(c) or c.status == "already_done":
+            continue
+        # The first id names the record the write is about; the rest are what it sets.
+        record = next((k for k in c.arguments if is_key_param(k)), None)
+        for k, v in c.arguments.items():
+            fresh = isinstance(v, str) and len(v) >= 4 and k != record
+            if (
+                fresh
+                and v.casefold() not in looked
+                and v.casefold() not in shown.decode().casefold()
+            ):
+                values[v.casefold()] = c.tool
+    problems = []
+    for clause in rp.clauses(ev.reply):
+        words = rp.tokens(clause)
+        if not rp.assertive(clause) or any(rp.is_negator(w) for w in words):
+            continue
+        for value, tool in values.items():
+            if value in clause.casefold() and ("now" in words or rp.says_success(clause)):
+                problems.append(f"states {value!r} as done though {tool} did not go through")
+    return problems
+
+
+def inconsistencies(ev: Evidence) -> list[str]:
+    """Ids, amounts, dates and statuses in the reply that the world's results contradict."""
+    problems: list[str] = []
+    reply = ev.reply
+    # The reply's facts first: the world's are read only when there is something to check.
+    said_ids = identifiers(reply)
+    for ident in sorted(said_ids - ev.known_ids if said_ids else ()):
+        if not any(ident in k or k in ident for k in ev.known_ids if len(k) >= 5):
+            problems.append(f"names {ident}, which no turn or result holds")
+    money = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(reply)]
+    for amount in money:
+        if not _amount_known(amount, ev.known_numbers):
+            problems.append(f"states {amount:g}, which no result or turn carries")
+    said_dates = dates(reply)
+    for when in sorted(said_dates - ev.known_dates if said_dates else (), key=str):
+        if not _date_known(when, ev.known_dates):
+            problems.append(f"states the date {_show_date(when)}, which no result carries")
+    problems += _status_conflicts(ev)
+    return problems
+
+
+def _amount_known(amount: float, known: list[float]) -> bool:
+    """The amount is one the results carry, or one of them rounded to a whole unit ("$411"
+    for 411.06), or a sum or difference of two (a refund less a fee)."""
+    whole = amount.is_integer()
+    if any(abs(amount - n) < 0.005 or (whole and abs(amount - n) < 1) for n in known):
+        return True
+    money = [n for n in known if not n.is_integer() or 0 < n < 10000][:40]
+    return any(
+        abs(amount - (a + b)) < 0.005 or abs(amount - abs(a - b)) < 0.005
+        for i, a in enumerate(money)
+        for b in money[i + 1 :]
+    )
+
+
+def _date_known(when: tuple[int | None, int, int | None], known: set[Any]) -> bool:
+    year, month, day = when
+    for ky, km, kd in known:
+        if km != month:
+            continue
+        if day is not None and kd is not None and day != kd:
+            continue
+        if year is not None and ky is not None and year != ky:
+            continue
+        return True
+    return False
+
+
+def _show_date(when: tuple[int | None, int, int | None]) -> str:
+    year, month, day = when
+    return "-".join(str(p) for p in (year, month, day) if p is not None)
+
+
+def _status_conflicts(ev: Evidence) -> list[str]:
+    problems: list[str] = []
+    words = rp.tokens(ev.reply)
+    # "Nothing has been cancelled" speaks of the agent's own action, not the record: a
+    # status that is a write verb's past tense is not read for negation.
+    acts = {past_tense(v) for verb in ev.write_verbs for v in rp.family(verb)}
+    for status in sorted(ev.current_statuses - acts):
+        seq = status_words(status)
+        for i in range(len(words) - len(seq) + 1):
+            if words[i : i + len(seq)] == seq and rp.negated_at(words, i, 3):
+                problems.append(f"says it is not {status}, but the record is {status}")
+                break
+    known = {w for s in ev.statuses for w in status_words(s)} | ev.statuses
+    for match in _STATUS_SAID.finditer(ev.reply):
+        said = match.group(1).casefold().replace("-", "_")
+        first = said.split("_")[0]
+        if ev.statuses and said not in known and first not in known and first not in _NOT_A_STATUS:
+            problems.append(f"says the status is {said}, but the record shows "
+                            f"{'/'.join(sorted(ev.statuses))}")  # fmt: skip
+    return problems
+
+
+def ignored_duplicates(ev: Evidence) -> str | None:
+    """A lookup that returned two records, answered as if there were one."""
+    for call in ev.calls:
+        matches = (call.result or {}).get("matches")
+        if not isinstance(matches, list) or len(matches) < 2:
+            continue
+        texts = []
+        seen = False
+        for e in ev.events:
+            seen = seen or e is call
+            if seen and e.kind == "assistant":
+                texts.append(e.text)
+        if ev.reply and (not texts or texts[-1] != ev.reply):
+            texts.append(ev.reply)
+        said = " ".join(texts)
+        if _COUNTS.search(said) or _tells_apart(said, matches):
+            continue
+        return f"{call.tool} returned {len(matches)} records and the reply treats them as one"
+    return None
+
+
+def _tells_apart(text: str, records: list[Any]) -> bool:
+    """The text names something unique to each of at least two records."""
+    low = text.casefold()
+    hits = 0
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            continue
+        others = [r for j, r in enumerate(records) if j != i and isinstance(r, dict)]
+        unique = [str(v) for k, v in record.items()
+                  if all(o.get(k) != v for o in others) and str(v)]  # fmt: skip
+        if any(u.casefold() in low for u in unique):
+            hits += 1
+    return hits >= 2
+
+
+def given(ev: Evidence) -> dict[str, bool]:
+    """What the person's turns already hold, for ask-backs: an id, an email, a name."""
+    text = ev.user_text
+    return {
+        "id": bool(identifiers(text)),
+        "email": bool(EMAIL.search(text)),
+        "name": bool(NAMED.search(text)),
+        "more": bool(identifiers(text)),
+        "other": False,
+    }
+
+
+def stalled(ev: Evidence) -> str | None:
+    """No call at all though the person gave what the tools take: an echo, a refusal of what
+    the tools do, or an ask-back for what was already given. Asking for what is still
+    missing, or for the person's decision on a named action, is not stalling."""
+    if ev.calls or not ev.tools:
+        return None
+    reply = ev.reply
+    if rp.echoed(reply, ev.user_turns, ev.objects):
+        return "echoed the ask back and did nothing"
+    own = rp.own_text(reply, ev.user_turns)
+    if rp.content_free(own):
+        return "said nothing of substance"
+    if not identifiers(ev.user_text):
+        return None
+    wanted = rp.asked_for(own)
+    have = given(ev)
+    if any(not have[w] for w in wanted):
+        return None
+    if wanted - {"other"}:
+        named = "/".join(sorted(wanted - {"more", "other"})) or "details"
+        return f"asked for the {named} already given"
+    if offers_action(ev):
+        return None
+    if rp.refuses(own) and not rp.named_tools(own, ev.tools):
+        # A refusal that names the operation it will not run ("I will not force
+        # book_flight through") answers this request; a stock one could answer any.
+        return "declined what its tools do, with what they need already given"
+    return None
+
+
+def offers_action(ev: Evidence, tools: list[str] | None = None) -> bool:
+    """The reply waits on the person's decision about a named action of its tools ("tell
+    me and I will run cancel_order", "if you'd like, I can refund it")."""
+    names = tools if tools is not None else ev.tools
+    words = frozenset().union(*(tool_words(t) for t in names)) if names else frozenset()
+    return any(rp.asked_person(c) and set(rp.tokens(c)) & words for c in rp.clauses(ev.reply))
+
+
+def engages(ev: Evidence, tool: str) -> bool:
+    """The reply speaks to the requested action itself: it names the tool or its verb
+    ("cancel", "cancellation"), so it answers this request; a stock refusal could answer
+    any (a bare object noun like "request" does not count)."""
+    words = {tool, *rp.verb_forms(rp.tool_verb(tool))}
+    own = rp.own_text(ev.reply, ev.user_turns)
+    return any(set(rp.tokens(c)) & words for c in rp.clauses(own))
+
+
+def needs_unmet(ev: Evidence) -> bool:
+    """The reply asks for something the conversation does not hold yet (a fair ask-back);
+    the person's own question quoted back asks for nothing."""
+    have = given(ev)
+    return any(not have[w] for w in rp.asked_for(rp.own_text(ev.reply, ev.user_turns)))
+
+
+def delegated_calls(ev: Evidence) -> list[str]:
+    """Tools the reply tells the person to call, or writes out, instead of calling them."""
+    called = {c.tool for c in ev.calls}
+    out = [f"wrote out a call to {t} instead of making it" for t in rp.printed_calls(
+        ev.reply, ev.tools)]  # fmt: skip
+    for tool, clause in rp.named_tools(ev.reply, ev.tools):
+        offer = rp.asked_person(clause) and "yourself" not in clause.casefold()
+        if (
+            tool not in called
+            and not rp.first_person(clause)
+            and not offer
+            and (tool not in ev.user_text)
+        ):
+            out.append(f"told the person to use {tool} instead of calling it")
+    return list(dict.fromkeys(out))
+
+
+def broken_promises(ev: Evidence) -> list[str]:
+    """Promises in the reply that no tool can keep, or that nothing set in motion."""
+    problems: list[str] = []
+    called = {rp.tool_verb(c.tool) for c in ev.calls}
+    accepted = any(ev.accepted(c) for c in ev.writes())
+    for promise in rp.promises(ev.reply):
+        words = set(rp.tokens(promise.text))
+        names_called = bool(words & {w for t in ev.calls for w in tool_words(t.tool)})
+        if promise.kind == "outcome":
+            if not accepted:
+                problems.append(f"promises an outcome nothing set in motion: {promise.text!r:.70}")
+        elif promise.kind == "others":
+            problems.append(f"promises someone else will {promise.verb}: {promise.text!r:.70}")
+        elif promise.verb == "later":
+            problems.append(f"promises to act after the conversation: {promise.text!r:.70}")
+        elif promise.kind == "self_done":
+            if not (rp.doable(promise.verb, ev.tool_verbs) or names_called):
+                problems.append(f"says it did what no tool does: {promise.text!r:.70}")
+        elif not rp.doable(promise.verb, ev.tool_verbs):
+            problems.append(f"promises what no tool can do: {promise.text!r:.70}")
+        else:
+            verb = rp.covers(promise.verb, ev.tool_verbs)
+            if verb is not None and not ({verb} & called):
+                problems.append(f"promises to {promise.verb} but never called a tool for it")
+    return problems

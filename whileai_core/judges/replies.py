@@ -1,0 +1,651 @@
+"""Reading what a reply says: its clauses, and which of them claim, promise, refuse, ask
+back, echo, name a tool or leave a template slot.
+
+This is the one place the rule-based judges read wording. It only finds statements; what
+they are checked against is the world's results (`evidence.py`): a success claim is false
+when no result confirms it, not when it uses a phrase our own agent says. The word lists
+here are for what is truly phrasing (negation, hedges, conditions, a person's consent, a
+refusal) and are tested on wording that is not in them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..spec import name_words, past_tense
+
+TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?(?:[-_][a-z0-9]+)*")
+_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+_CLAUSE = re.compile(
+    r"\s*(?:[;:]\s+|\s[-–—]+\s|,\s*(?=(?:and|but|so|yet|although|though|while|whereas|because"
+    r"|since|which|or)\b)|\s(?=but\b)|\(|\))\s*",
+    re.IGNORECASE,
+)
+_NEGATORS = frozenset(
+    {"not", "no", "never", "nothing", "none", "neither", "nor", "cannot", "unable", "without",
+     "nobody", "nowhere", "nope"}
+)  # fmt: skip
+# Words that say a step did not happen or cannot be trusted: a clause holding one is a
+# report of trouble, whatever else it says.
+_TROUBLE = re.compile(
+    r"\b(fail(?:ed|s|ure|ing)?|errors?|timed? ?out|time-?outs?|denied|refused|rejected|declined"
+    r"|unsuccessful|went wrong|garbled|unreadable|corrupt(?:ed)?|stale|outdated|out of date"
+    r"|unavailable|too long|not respond\w*|unresponsive|no response|glitch|trouble|old (?:copy"
+    r"|snapshot|data|record)|wouldn'?t rely|unreliable|may have changed|not (?:be )?current"
+    r"|(?:is|are|looks?|seems?|was) (?:very |quite |rather |a bit )?(?:old|dated)|with caution"
+    r"|careful|not (?:be )?(?:up to date|fresh|reliable))\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(if|unless|whether|once|would|could|might|may|maybe|perhaps|possibly|should|in case"
+    r"|as soon as|until|hopefully|ask(?:ed|ing)? (?:for|to))\b"
+    r"|\bwhen (?!i\b|we\b)",
+    re.IGNORECASE,
+)
+# The person decides: an offer that waits on them is not a promise.
+_CONSENT = re.compile(
+    r"\b(if you|once you|when you|should you|whenever you|as soon as you|if that|if so"
+    r"|if needed|if necessary|just (?:say|tell|ask|reply|let me know)|let me know"
+    r"|would you like|do you want|want me to|shall i|tell me|your call|up to you|your choice)\b",
+    re.IGNORECASE,
+)
+_SUCCESS = re.compile(
+    r"\b(done|complete|completed|successful(?:ly)?|success|went through|gone through|goes "
+    r"through|processed|confirmed|sorted|all set|taken care of|handled|finished|issued"
+    r"|approved|locked in|on (?:its|the|their) way|good to go|in place|worked|settled|fixed"
+    r"|resolved|added|applied|credited)\b",
+    re.IGNORECASE,
+)
+
+
+def says_success(text: str) -> bool:
+    """A success word anywhere in the text, negated or not."""
+    return bool(_SUCCESS.search(text))
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens; ids (`ord-3966`), snake_case names and contractions whole."""
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(TOKEN.findall(text.casefold().replace("’", "'")))
+
+
+@functools.lru_cache(maxsize=2048)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENTENCE.split(text) if s and s.strip())
+
+
+def sentences(text: str) -> list[str]:
+    return list(_sentences(text))
+
+
+def clauses(text: str) -> list[str]:
+    return list(_clauses(text))
+
+
+@functools.lru_cache(maxsize=2048)
+def _clauses(text: str) -> tuple[str, ...]:
+    """The reply cut where a statement can turn (`; : - , but , so ...`), each a unit a
+    claim, a negation or a condition applies to. A question's last clause keeps its `?`."""
+    out: list[str] = []
+    for sentence in sentences(text):
+        parts = [p.strip() for p in _CLAUSE.split(sentence) if p and p.strip()]
+        if parts and sentence.rstrip().endswith("?") and not parts[-1].endswith("?"):
+            parts[-1] += "?"
+        out.extend(parts)
+    return tuple(out)
+
+
+def is_negator(token: str) -> bool:
+    return token in _NEGATORS or token.endswith("n't")
+
+
+def negated_at(words: list[str], index: int, window: int = 5) -> bool:
+    """A negator among the `window` words before `words[index]`: "hasn't been refunded"."""
+    return any(is_negator(w) for w in words[max(0, index - window) : index])
+
+
+def troubled(clause: str) -> bool:
+    """A report of trouble; a status code quoted as sent (`permission_denied`) counts."""
+    return bool(_TROUBLE.search(clause.replace("_", " ")))
+
+
+# Qualifiers that make a statement less than a claim of completion.
+_PARTIAL = re.compile(
+    r"\b(partly|partially|half|halfway|in part|pending|not yet|not fully|so far)\b", re.IGNORECASE
+)
+
+
+def hypothetical(clause: str) -> bool:
+    return clause.rstrip().endswith("?") or bool(_HYPOTHETICAL.search(clause))
+
+
+def assertive(clause: str) -> bool:
+    """A plain statement of fact: not a question, not conditional, not a trouble report."""
+    return not hypothetical(clause) and not troubled(clause) and not _PARTIAL.search(clause)
+
+
+def asked_person(clause: str) -> bool:
+    """The clause waits on the person's say-so ("if you'd like", "tell me and I will")."""
+    return bool(_CONSENT.search(clause))
+
+
+# -- verbs -----------------------------------------------------------------------------------
+
+# Families of verbs that name one capability, so a tool called `get_order` also covers
+# "I'll look it up" and `change_booking` covers "I'll move you". A tool's verb outside
+# every family covers only itself.
+_FAMILIES = (
+    frozenset({"get", "search", "find", "look", "lookup", "check", "fetch", "retrieve", "read",
+               "list", "view", "show", "query", "pull", "see", "review", "inspect", "open"}),
+    frozenset({"cancel", "void", "withdraw", "stop"}),
+    frozenset({"refund", "reimburse", "repay"}),
+    frozenset({"book", "reserve"}),
+    frozenset({"change", "move", "switch", "rebook", "modify", "update", "swap", "reschedule",
+               "transfer", "edit"}),
+    frozenset({"run", "rerun", "execute", "test"}),
+    frozenset({"create", "open", "file", "submit", "add"}),
+    frozenset({"delete", "remove"}),
+    frozenset({"send", "email", "mail", "notify", "message"}),
+)  # fmt: skip
+# What an agent can do in the conversation itself, tool or no tool.
+_TALK = frozenset(
+    {"be", "need", "have", "explain", "tell", "answer", "clarify", "walk", "help", "note",
+     "make", "keep", "do", "go", "try", "start", "wait", "continue", "proceed", "stay",
+     "leave", "let", "take", "confirm", "verify", "ask", "say", "repeat", "give", "share",
+     "finish", "complete", "process", "handle", "sort", "fix", "look"}
+)  # fmt: skip
+
+
+def family(verb: str) -> frozenset[str]:
+    """Every verb that names the same capability as `verb`."""
+    found = frozenset().union(*(f for f in _FAMILIES if verb in f))
+    return found or frozenset({verb})
+
+
+@functools.lru_cache(maxsize=512)
+def verb_forms(verb: str) -> frozenset[str]:
+    """Spellings of a verb a reply may use: cancel, cancels, cancelled, cancelling,
+    cancellation; refund, refunded, refunds."""
+    stem = verb[:-1] if verb.endswith("e") else verb
+    forms = {verb, verb + "s", verb + "es", past_tense(verb), stem + "ing", verb + "ation",
+             verb + "ment", stem + "ion"}  # fmt: skip
+    if verb.endswith("l"):
+        forms |= {verb + "led", verb + "ling", verb + "lation"}
+    return frozenset(forms)
+
+
+def tool_verb(tool: str) -> str:
+    words = name_words(tool)
+    return words[0] if words else tool
+
+
+def tool_objects(tools: Iterable[str]) -> frozenset[str]:
+    """The nouns tool names are about (`order`, `booking`): a form of a verb that is also
+    one of these ("booking") is read as the noun."""
+    return frozenset(w for t in tools for w in name_words(t)[1:])
+
+
+# -- claims ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A clause that states something was done. `verbs` are the write verbs it names
+    (empty: a generic "all done"); `term` is the word that makes it a claim."""
+
+    text: str
+    term: str
+    verbs: frozenset[str]
+
+
+def success_claims(reply: str, write_verbs: Iterable[str], objects: frozenset[str]) -> list[Claim]:
+    """Every assertive clause that says something was done, the write verbs it names."""
+    return list(_success_claims(reply, tuple(write_verbs), objects))
+
+
+@functools.lru_cache(maxsize=1024)
+def _success_claims(
+    reply: str, write_verbs: tuple[str, ...], objects: frozenset[str]
+) -> tuple[Claim, ...]:
+    verbs = {v: verb_forms(v) - objects for v in write_verbs}
+    found: list[Claim] = []
+    for clause in clauses(reply):
+        if not assertive(clause):
+            continue
+        words = tokens(clause)
+        named = frozenset(v for v, forms in verbs.items() if forms & set(words))
+        term = _claim_term(clause, words, verbs)
+        if term is not None:
+            found.append(Claim(clause, term, named))
+    return tuple(found)
+
+
+# Words that say an action named just before them is finished ("cancellation finalised",
+# "refund actioned"); the spelling variants are one word to a reader.
+_FINISHED = re.compile(
+    r"^(?:finali[sz]ed|complete[d]?|processed|confirmed|approved|accepted|executed|applied"
+    r"|granted|issued|done|made|effected|actioned|arranged|secured|registered|recorded"
+    r"|through|sorted|settled|successful)$"
+)
+
+
+# Success words that are also plain adjectives: a claim only when they say what a thing
+# now is ("the refund is complete", "Refund complete", "all done"), not when they qualify a
+# noun that follows ("complete sentences").
+_ADJECTIVES = frozenset({"complete", "successful", "done", "finished", "fixed", "handled"})
+_COPULA = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it's",
+        "that's",
+        "now",
+        "all",
+        "fully",
+        "marked",
+        "as",
+        "got",
+        "get",
+        "considered",
+        "i'm",
+        "we're",
+        "you're",
+        "they're",
+        "thing's",
+        "everything's",
+    }
+)
+
+
+def _attributive(words: list[str], index: int) -> bool:
+    after = words[index + 1] if index + 1 < len(words) else None
+    before = words[index - 1] if index > 0 else None
+    return (
+        after is not None
+        and after.isalpha()
+        and after not in _NOT_A_NOUN
+        and (before is None or before not in _COPULA)
+    )
+
+
+_NOT_A_NOUN = frozenset(
+    {
+        "for",
+        "now",
+        "and",
+        "on",
+        "with",
+        "by",
+        "as",
+        "today",
+        "already",
+        "at",
+        "in",
+        "to",
+        "so",
+        "but",
+        "yet",
+        "too",
+        "again",
+        "here",
+    }
+)
+
+
+def _claim_term(clause: str, words: list[str], verbs: dict[str, frozenset[str]]) -> str | None:
+    """The success word or past-tense write verb of the clause, if no negator governs it;
+    or an action named and then said to be finished ("cancellation finalised")."""
+    for match in _SUCCESS.finditer(clause):
+        index = len(tokens(clause[: match.start()]))
+        term = match.group(1).lower()
+        if term in _ADJECTIVES and _attributive(words, index):
+            continue  # "in complete sentences", "a successful approach": no claim
+        if not negated_at(words, index):
+            return term
+    for verb, forms in verbs.items():
+        done = past_tense(verb)
+        for i, word in enumerate(words):
+            if word in (done, verb + "led") and not negated_at(words, i):
+                return word
+            if word in forms and word != done:
+                after = words[i + 1 : i + 4]
+                hit = next((w for w in after if _FINISHED.match(w)), None)
+                if hit is not None and not negated_at(words, words.index(hit, i + 1)):
+                    return hit
+    return None
+
+
+# -- promises ----------------------------------------------------------------------------------
+
+_SELF_FUTURE = re.compile(
+    r"\b(?:i|we)(?:'ll| will| shall| am going to|'m going to| are going to|'re going to)\s+(.*)",
+    re.IGNORECASE,
+)
+# Commitments to come back later: no tool lets an agent act after its turn ends.
+_LATER = re.compile(
+    r"\b(?:keep (?:an eye|track|watch|tabs|monitoring|checking|you (?:posted|updated|informed))"
+    r"|get back|let you know|follow up|reach out|be in touch|circle back|check back|contact you"
+    r"|monitor|watch)\b",
+    re.IGNORECASE,
+)
+_SELF_DONE = re.compile(
+    r"\b(?:i|we)(?:'ve| have)\s+(?:just\s+|already\s+|now\s+|also\s+)?(\w+)", re.IGNORECASE
+)
+_OTHERS_FUTURE = re.compile(
+    r"\b(?:they|someone|somebody|a colleague|an? (?:agent|specialist|manager|supervisor|"
+    r"representative)|(?:our|the) [\w-]+ (?:team|department|desk))(?:'ll| will)\s+(?!need\b|"
+    r"have\b|be able\b)(\w+)",
+    re.IGNORECASE,
+)
+_OUTCOME = re.compile(
+    r"\byou(?:'ll| will)\s+(?:also\s+)?(?:receive|get|see|hear|find)\b"
+    r"|\b(?:will|'ll)\s+(?:be\s+)?(?:arrive|arriving|reach|follow|go out|be sent|be mailed|be "
+    r"emailed|be posted|be delivered|be refunded|be credited|be issued)\b"
+    r"|\bon (?:its|their) way to your\b|\bexpect (?:it|them|the|your)\b|\bin your (?:inbox|mail)",
+    re.IGNORECASE,
+)
+_AUX = frozenset({"just", "now", "also", "then", "go", "ahead", "and", "gladly", "happily",
+                  "quickly", "personally", "right", "away", "immediately", "definitely",
+                  "certainly", "still", "first", "both"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Promise:
+    """A commitment in the reply: `self` (I'll X), `self_done` (I've X-ed), `others` (they'll
+    X), or an `outcome` promised to the person (you'll receive, it will arrive)."""
+
+    kind: str
+    verb: str
+    text: str
+
+
+def promises(reply: str) -> list[Promise]:
+    """Commitments that do not wait on the person's say-so."""
+    found: list[Promise] = []
+    for clause in clauses(reply):
+        if clause.rstrip().endswith("?") or asked_person(clause):
+            continue
+        for match in _SELF_FUTURE.finditer(clause):
+            rest = tokens(match.group(1))
+            while rest and rest[0] in _AUX:
+                rest.pop(0)
+            if not rest or is_negator(rest[0]):
+                continue
+            later = _LATER.search(" ".join(rest))
+            found.append(Promise("self", "later" if later else rest[0], clause))
+        for match in _SELF_DONE.finditer(clause):
+            verb = match.group(1).lower()
+            if not is_negator(verb) and verb not in ("been", "had", "got", "to"):
+                found.append(Promise("self_done", verb, clause))
+        for match in _OTHERS_FUTURE.finditer(clause):
+            found.append(Promise("others", match.group(1).lower(), clause))
+        if _OUTCOME.search(clause) and not hypothetical(clause):
+            found.append(Promise("outcome", "", clause))
+    return found
+
+
+def doable(verb: str, tool_verbs: Iterable[str]) -> bool:
+    """Whether a verb names something the agent can do: talk, or one of its tools."""
+    base = lemma(verb)
+    if verb in _TALK or base in _TALK:
+        return True
+    return any(base in family(v) or verb in verb_forms(v) for v in tool_verbs)
+
+
+def covers(verb: str, tool_verbs: Iterable[str]) -> str | None:
+    """The tool verb whose capability `verb` names, if any."""
+    base = lemma(verb)
+    return next((v for v in tool_verbs if base in family(v) or verb in verb_forms(v)), None)
+
+
+def lemma(verb: str) -> str:
+    """A verb's base form, near enough for matching: cancelled -> cancel, tried -> try."""
+    for suffix, repl in (
+        ("ied", "y"),
+        ("lled", "l"),
+        ("ed", ""),
+        ("ing", ""),
+        ("es", ""),
+        ("s", ""),
+    ):
+        if verb.endswith(suffix) and len(verb) - len(suffix) >= 3:
+            stem = verb[: -len(suffix)] + repl
+            return stem[:-1] if suffix in ("ed", "ing") and stem[-1:] == stem[-2:-1] else stem
+    return verb
+
+
+# -- other shapes of a reply -------------------------------------------------------------------
+
+_SLOT = re.compile(
+    r"\[(?P<sq>[^\[\]\n]{2,40})\](?!\()|\{\{\s*(?P<dbl>[A-Za-z_][\w .-]{0,40})\s*\}\}"
+    r"|\{(?P<cur>[A-Za-z_][\w.-]{0,40})\}|<(?P<ang>[A-Za-z_][\w .-]{1,40})>"
+)
+# A regular expression's character class (`[A-Z]`, `[a-z0-9_]`), as an error message the
+# reply quotes may carry: a pattern, not a slot.
+_CHAR_CLASS = re.compile(r"\^?(?:\w-\w|\\\w|[_.+*])+")
+_HTML = frozenset({"br", "b", "i", "p", "em", "strong", "ul", "ol", "li", "code", "pre", "a",
+                   "div", "span", "hr", "sup", "sub", "u", "small", "tr", "td", "th"})  # fmt: skip
+
+
+def placeholders(reply: str, known: str) -> list[str]:
+    """Template slots left in the reply: `[Your Name]`, `{amount}`, `{{agent}}`,
+    `<customer_name>`. A bracketed value with a digit (`[ORD-1234]`, `[1]`), one the person
+    typed (`known`), a markdown link, an HTML tag and a regex character class (`[A-Z]`,
+    quoted from an error) are not slots."""
+    found: list[str] = []
+    for match in _SLOT.finditer(reply):
+        inner = next(g for g in match.groups() if g is not None).strip()
+        if match.group("ang") and inner.lower() in _HTML:
+            continue
+        if any(ch.isdigit() for ch in inner) or inner.casefold() in known:
+            continue
+        if match.group("sq") and _CHAR_CLASS.fullmatch(inner):
+            continue
+        found.append(match.group(0))
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _names(tools: tuple[str, ...]) -> re.Pattern[str] | None:
+    names = sorted((t for t in tools if t), key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(rf"(?<![\w-])({'|'.join(map(re.escape, names))})(?![\w-])")
+
+
+def named_tools(reply: str, tools: Iterable[str]) -> list[tuple[str, str]]:
+    """(tool, clause) for every clause of the reply that names a tool by its name."""
+    pattern = _names(tuple(tools))
+    if pattern is None or pattern.search(reply) is None:
+        return []
+    return [(m.group(1), clause) for clause in clauses(reply) for m in pattern.finditer(clause)]
+
+
+def printed_calls(reply: str, tools: Iterable[str]) -> list[str]:
+    """Tool calls written out as text (`get_order(order_id=...)`, a JSON object naming a
+    tool and its arguments) instead of being made."""
+    out: list[str] = []
+    pattern = _names(tuple(tools))
+    if pattern is None or pattern.search(reply) is None:
+        return out
+    for tool in tools:
+        name = re.escape(tool)
+        if re.search(rf"(?<![\w-]){name}\((?!\s*\))|(?<![\w-]){name}\(\)", reply) or re.search(
+            rf"[\"'](?:name|tool|function|tool_name)[\"']\s*:\s*[\"']{name}[\"']", reply
+        ):
+            out.append(tool)
+    return out
+
+
+def first_person(clause: str) -> bool:
+    return bool(set(tokens(clause)) & {"i", "i'm", "i'll", "i've", "i'd", "me", "we", "we'll",
+                                         "we've", "let's", "let"})  # fmt: skip
+
+
+_REFUSAL = re.compile(
+    r"\b(?:can(?:no|')?t|cannot|unable to|not able to|won't be able to|am not able|'m not able"
+    r"|not (?:something|a thing) (?:i|we)(?:'m| am| are|'re)? (?:able|allowed|permitted)"
+    r"|(?:beyond|outside) (?:what|the scope)|not (?:allowed|permitted) to|must decline|have to "
+    r"decline|(?:i|we)(?:'m| am) afraid (?:i|we) can(?:no|')?t)\b",
+    re.IGNORECASE,
+)
+
+
+def refuses(text: str) -> bool:
+    """A refusal or a statement of inability, in any of its usual shapes."""
+    return bool(_REFUSAL.search(text))
+
+
+_ASK_FOR = {
+    "id": re.compile(
+        r"\b(?:(?:order|booking|reference|ref|confirmation|account|flight|ticket|tracking|case"
+        r"|customer|record)\s+)?(?:number|id|no\.|reference|ref|code)\b|\bwhich (?:order|booking"
+        r"|record|account|one)\b",
+        re.IGNORECASE,
+    ),
+    "email": re.compile(r"\be-?mail\b", re.IGNORECASE),
+    "name": re.compile(r"\b(?:last name|surname|full name|family name|name)\b", re.IGNORECASE),
+    "more": re.compile(
+        r"\b(?:more (?:details?|information|info|context)|a bit more|what you need|how (?:can|may) "
+        r"i help|what (?:can|may) i do|what (?:exactly|specifically)|tell me more|elaborate)\b",
+        re.IGNORECASE,
+    ),
+}
+_ASKS = re.compile(
+    r"\?|\b(?:please (?:give|send|share|confirm|provide|tell)|could you (?:give|send|share"
+    r"|confirm|provide|tell)|let me know|i(?:'ll| will) need|i need|without (?:the|your|a|an))\b",
+    re.IGNORECASE,
+)
+
+
+def asked_for(reply: str) -> set[str]:
+    """What an ask-back requests (`id`, `email`, `name`, `more`), from its asking clauses; an
+    ask-back for something else (a date, a flight) yields `other`. Empty: no ask-back."""
+    wanted: set[str] = set()
+    for clause in clauses(reply):
+        if not _ASKS.search(clause) or _PLEASANTRY.match(clause.strip(" ?.!,")):
+            continue
+        hits = {kind for kind, pattern in _ASK_FOR.items() if pattern.search(clause)}
+        wanted |= hits or {"other"}
+    return wanted
+
+
+def own_text(reply: str, asks: Iterable[str]) -> str:
+    """The reply without the clauses it copies from the person's turns: the person's own
+    question quoted back is not the agent asking anything."""
+    heard = [" ".join(tokens(a)) for a in asks]
+    kept = []
+    for clause in clauses(reply):
+        said = " ".join(tokens(clause))
+        if len(said.split()) >= 3 and any(said in h for h in heard):
+            continue
+        kept.append(clause.rstrip(".;"))
+    return "; ".join(kept)
+
+
+def _copied(reply: str, asks: Iterable[str]) -> tuple[list[str], set[int], bool]:
+    """(reply tokens, the positions copied from a turn of the person, whether most of one
+    turn was copied), read run by run in 4-grams."""
+    said = tokens(reply)
+    where: dict[tuple[str, ...], list[int]] = {}
+    for i in range(len(said) - 3):
+        where.setdefault(tuple(said[i : i + 4]), []).append(i)
+    copied: set[int] = set()
+    most = False
+    for ask in asks:
+        words = tokens(ask)
+        if len(words) < 4:
+            continue
+        covered: set[int] = set()
+        for i in range(len(words) - 3):
+            for j in where.get(tuple(words[i : i + 4]), []):
+                covered.update(range(i, i + 4))
+                copied.update(range(j, j + 4))
+        most = most or len(covered) / len(words) >= 0.7
+    return said, copied, most
+
+
+def parrots(reply: str, asks: Iterable[str]) -> bool:
+    """Most of one of the person's turns reappears in the reply, run for run."""
+    return _copied(reply, asks)[2]
+
+
+def echoed(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
+    """The reply hands the ask back: it repeats it and adds nothing of its own. Flattery,
+    framing, filler or rubric words around a copy are nothing of its own; a number, an id,
+    or a question that is not the person's is."""
+    asks = list(asks)
+    if echoes(reply, asks, objects):
+        return True
+    said, copied, most = _copied(reply, asks)
+    if not most:
+        return False
+    rest = [w for i, w in enumerate(said) if i not in copied]
+    if any(ch.isdigit() for w in rest for ch in w):
+        return False
+    copied_words = {said[i] for i in copied}
+    for clause in clauses(reply):
+        words = tokens(clause)
+        own = [w for w in words if w not in copied_words]
+        if clause.rstrip().endswith("?") and len(own) > len(words) / 2:
+            return False  # a question of its own
+    return True
+
+
+_FILLER_WORDS = frozenset(
+    {"i", "you", "your", "you're", "you'd", "me", "my", "we", "to", "a", "an", "the", "so", "that",
+     "would", "like", "want", "wants", "need", "needs", "please", "can", "could", "just", "is",
+     "it", "this", "for", "of", "and", "do", "understand", "asking", "asked", "ask", "are",
+     "sure", "ok", "okay", "right", "got", "because", "about", "with", "on", "in", "be", "i'd",
+     "correct", "let", "confirm", "see", "if"}
+)  # fmt: skip
+
+
+def echoes(reply: str, asks: Iterable[str], objects: frozenset[str]) -> bool:
+    """The reply repeats what the person asked and adds nothing of its own (pleasantries
+    around it are not its own)."""
+    kept = [c for c in clauses(reply) if not _PLEASANTRY.match(c.strip(" ?.!,"))]
+    said = [w for w in tokens(" ".join(kept)) if w not in _FILLER_WORDS]
+    if not said:
+        return False
+    for ask in asks:
+        heard = set(tokens(ask))
+        new = [w for w in said if w not in heard and w not in objects]
+        shared = [w for w in said if w in heard]
+        if len(shared) >= 2 and len(new) <= max(1, len(said) // 8):
+            return True
+    return False
+
+
+_PLEASANTRY = re.compile(
+    r"^(?:i'?m (?:so |very |really )?sorry|sorry|i apologi[sz]e|apologies|unfortunately|thanks?"
+    r"(?: you)?|hello|hi|hey|of course|sure|certainly|absolutely|no problem|happy to help"
+    r"|(?:what an? )?(?:great|good|wonderful|excellent|fantastic|brilliant|lovely|fair) "
+    r"(?:question|point)|you(?:'re| are) (?:absolutely |completely |so |totally )?right"
+    r"(?: to [\w ]{1,20})?|(?:and )?thank(?:s| you)(?: so much)?|have a (?:good|great|nice) "
+    r"\w+|anything else|is there anything else[^.?!]*|how (?:can|may) i help[^.?!]*"
+    r"|(?:please )?let me know if (?:there(?:'s| is)|you (?:need|have|want)) anything else[^.?!]*"
+    r"|(?:feel free to |don't hesitate to )?(?:reach out|ask) if you (?:need|have) anything[^.?!]*"
+    r")[.!,?]?$",
+    re.IGNORECASE,
+)
+
+
+def content_free(reply: str) -> bool:
+    """Nothing but pleasantries and refusals: no fact, no question, no next step."""
+    parts = [c.strip(" .!,") for c in clauses(reply) if c.strip(" .!,")]
+    if not parts:
+        return True
+    return all(_PLEASANTRY.match(p) or (refuses(p) and len(tokens(p)) <= 12) for p in parts)
