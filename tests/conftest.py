@@ -23,3 +23,8 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # The original SDK's old home (its saved credentials are read as a last resort).
     monkeypatch.setenv("ZEROPROOF_HOME", str(tmp_path_factory.mktemp("zeroproof-home")))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)
+
+
+# The platform fixtures (a PostgreSQL server, the backend each server test runs on, the
+# session's live servers), registered once here so every package shares one of each.
+from .platform_fixtures import backend, postgres, server, servers, store_env  # noqa: E402, F401

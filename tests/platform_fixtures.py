@@ -1,5 +1,13 @@
 """A real `whileai serve` app on a free loopback port, and an in-process CLI runner, for
-the platform tests (test_server, test_platform_cli, test_traces, test_store_local)."""
+the platform tests (test_server, test_platform_cli, test_traces, test_store_local).
+
+Every server test runs on both databases the server speaks: the `backend` fixture is
+parametrized over SQLite and PostgreSQL (a real server, `pg_cluster.py`), and `server`,
+the per-session platform server, is the one of the test's backend. A test that starts a
+server of its own passes `database=backend.database()` (None for SQLite, a fresh
+PostgreSQL database otherwise); one that opens the storage directly passes it to
+`Storage` the same way.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,20 +30,72 @@ from typer.testing import CliRunner
 
 from whileai_cli.app import app
 from whileai_core.store import Store
+from whileai_core.store.local import Storage
 from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port
 from whileai_server import create_app
 from whileai_server.config import ServerConfig
 
 from .helpers import SDK_ROWS
+from .pg_cluster import PostgresCluster, pg_bin
 
 _emails = itertools.count()
+BACKENDS = ("sqlite", "postgresql")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The database a test's server or storage keeps its metadata in."""
+
+    name: str
+    cluster: PostgresCluster | None = None
+
+    def database(self) -> str | None:
+        """What `--database` is for a new store: None (SQLite under its directory), or
+        the URL of a fresh PostgreSQL database."""
+        return self.cluster.new_database() if self.cluster is not None else None
+
+    def storage(self, root: Path, **kwargs: Any) -> Storage:
+        return Storage(root, database=self.database(), **kwargs)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One PostgreSQL server for the session."""
+    bin_dir = pg_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL's server is missing (.ci/run installs Debian's postgresql)")
+    cluster = PostgresCluster(bin_dir).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def backend_named(request: pytest.FixtureRequest, name: str) -> Backend:
+    cluster = request.getfixturevalue("postgres") if name == "postgresql" else None
+    return Backend(name, cluster)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return backend_named(request, str(request.param))
 
 
 @dataclass
 class LiveServer:
     url: str
     data: Path
+    database: str | None = None
+
+    @contextmanager
+    def storage(self) -> Iterator[Storage]:
+        """The server's storage opened beside it, as `whileai invite` opens it."""
+        storage = Storage(self.data, database=self.database)
+        try:
+            yield storage
+        finally:
+            storage.close()
 
     def signup(self) -> str:
         email = f"user{next(_emails)}-{time.monotonic_ns()}@example.com"
@@ -70,6 +130,7 @@ def live_server(
     them (the tests of the limits do)."""
     port = free_port()
     application = create_app(data, config or ServerConfig.relaxed(), **changes)
+    database = application.state.server.config.database
     settings = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
     uv = uvicorn.Server(settings)
     thread = threading.Thread(target=uv.run, daemon=True)
@@ -79,28 +140,76 @@ def live_server(
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("test server did not start")
         time.sleep(0.02)
+    live = LiveServer(f"http://127.0.0.1:{port}", data, database)
+    SERVING[live.url] = live
     try:
-        yield LiveServer(f"http://127.0.0.1:{port}", data)
+        yield live
     finally:
         uv.should_exit = True
         thread.join(timeout=10)
+        SERVING.pop(live.url, None)
+
+
+# The live servers by URL: what a test that only has WHILEAI_API_URL opens storage by.
+SERVING: dict[str, LiveServer] = {}
+
+
+class ServerPool:
+    """The session's platform servers, one per backend, started when first asked for."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self.tmp = tmp_path_factory
+        self.live: dict[str, LiveServer] = {}
+        self.stack = ExitStack()
+
+    def get(self, backend: Backend) -> LiveServer:
+        if backend.name not in self.live:
+            data = self.tmp.mktemp(f"server-{backend.name}")
+            started = live_server(
+                data, database=backend.database(), url_ttl=60, device_interval=0.2
+            )
+            self.live[backend.name] = self.stack.enter_context(started)
+        return self.live[backend.name]
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One platform server for the whole session."""
-    with live_server(tmp_path_factory.mktemp("server-data"), url_ttl=60, device_interval=0.2) as s:
-        yield s
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPool]:
+    pool = ServerPool(tmp_path_factory)
+    with pool.stack:
+        yield pool
 
 
-@pytest.fixture(params=["embedded", "server"])
-def store_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each CLI test runs twice: on the embedded store and on a fresh server account."""
-    if request.param == "server":
-        live: LiveServer = request.getfixturevalue("server")
+@pytest.fixture
+def server(backend: Backend, servers: ServerPool) -> LiveServer:
+    """The session's platform server on the test's backend (so each test runs on both)."""
+    return servers.get(backend)
+
+
+@pytest.fixture(params=["embedded", "server-sqlite", "server-postgresql"])
+def store_env(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, servers: ServerPool
+) -> str:
+    """Each CLI test runs three times: on the embedded store, and on a fresh account of a
+    server on each backend."""
+    kind = str(request.param)
+    if kind.startswith("server-"):
+        live = servers.get(backend_named(request, kind.removeprefix("server-")))
         monkeypatch.setenv("WHILEAI_API_URL", live.url)
         monkeypatch.setenv("WHILEAI_API_KEY", live.signup())
-    return str(request.param)
+    return kind
+
+
+def table_text(storage: Storage) -> str:
+    """Every value in every table of the store's database, as text (to prove a secret is
+    nowhere in it)."""
+    if storage.db.dialect.name == "sqlite":
+        listed = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    else:
+        listed = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    tables = [str(r[0]) for r in storage.query(listed)]
+    return "\n".join(
+        repr(tuple(row)) for table in tables for row in storage.query(f"SELECT * FROM {table}")
+    )
 
 
 def cli(*args: str, input: bytes | str | None = None) -> Result:

@@ -1,4 +1,4 @@
-"""Accounts, API keys and the device login flow, in the store's own SQLite database.
+"""Accounts, API keys and the device login flow, in the store's own database.
 
 Keys are shown once, when they are minted, and stored only as their sha256: a copy of the
 database does not leak a usable key. The device flow follows RFC 8628: the CLI asks for
@@ -147,6 +147,7 @@ class Accounts:
         account = Account(new_id("usr"), email, name or email.split("@")[0])
         now = time.time()
         with self.storage.tx() as db:
+            db.serialize(f"account for {email}")  # two signups of one email: one account
             if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
                 raise SignupError(
                     "account_exists",
@@ -292,8 +293,9 @@ class Accounts:
         # The poll time must be committed even when the answer is an error, so decide
         # inside the transaction and raise after it.
         with self.storage.tx() as db:
+            # Locked: two polls at once must not both turn one approval into a key.
             row = db.execute(
-                "SELECT * FROM device_codes WHERE device_code = ?", (device_code,)
+                "SELECT * FROM device_codes WHERE device_code = ? FOR UPDATE", (device_code,)
             ).fetchone()
             if (
                 row is None

@@ -24,6 +24,16 @@ APPROVE_RATE = Rate(10, 60)  # approval forms a client may post, per minute
 
 @dataclass(frozen=True)
 class ServerConfig:
+    # Where the metadata lives: None is SQLite under the data directory; a
+    # postgresql://user@host/dbname URL is that database (`pip install 'whileai[postgres]'`).
+    database: str | None = None
+    # Where dataset bodies live: None is the data directory's `datasets/`; s3://bucket/prefix
+    # a bucket (`pip install 'whileai[s3]'`), at `blobs_endpoint` for an S3-compatible store.
+    blobs: str | None = None
+    blobs_endpoint: str | None = None
+    # The secret that signs upload/download links and form tokens: None is a file the
+    # server makes in its data directory; replicas behind one address share one file.
+    secret_file: str | None = None
     limits: Limits = field(default_factory=Limits)
     # What an account may hold and push (`quotas.py`): the default tier's and named tiers.
     quotas: QuotaPolicy = field(default_factory=QuotaPolicy)

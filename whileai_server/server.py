@@ -4,7 +4,8 @@ the rate limiters, and the one way a route gets a store.
 A route never calls the storage directly: it authenticates the key to an account and
 talks to that account's `Store` (`whileai_core.store.base`), opened per request over the
 shared storage and closed when the request ends (which leaves the shared storage open).
-Store calls run in worker threads, so SQLite and disk never block the event loop.
+Store calls run in worker threads, so the database and the blob store never block the
+event loop.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from whileai_core.store.base import Forbidden, Gone, Store, Unauthorized
+from whileai_core.store.blobs import open_blobs
 from whileai_core.store.bound import BoundStore
 from whileai_core.store.local import Storage
 
@@ -34,7 +36,13 @@ class Server:
     def __init__(self, data_dir: Path, config: ServerConfig) -> None:
         self.config = config
         self.limits = config.limits
-        self.storage = Storage(data_dir, config.limits, config.quotas)
+        self.storage = Storage(
+            data_dir,
+            config.limits,
+            config.quotas,
+            database=config.database,
+            blobs=open_blobs(config.blobs, data_dir, config.blobs_endpoint),
+        )
         self.storage.sweep()
         self.accounts = Accounts(
             self.storage,
@@ -42,7 +50,8 @@ class Server:
             interval=config.device_interval,
             signup=config.signup,
         )
-        self.secret = signing.load_secret(self.storage.root)
+        secret_file = Path(config.secret_file).expanduser() if config.secret_file else None
+        self.secret = signing.load_secret(self.storage.root, secret_file)
         self.signups = RateLimiter(config.signup_rate, "too many signups from this address")
         self.bad_keys = RateLimiter(
             config.bad_key_rate, "too many wrong API keys from this address"
@@ -104,6 +113,13 @@ class Server:
         base = str(request.base_url).rstrip("/")
         query = signing.signed_query(self.secret, method, path, self.config.url_ttl, account)
         return f"{base}{path}?{query}"
+
+    def download_link(self, request: Request, account: str, dataset_id: str) -> str:
+        """Where a finalized body downloads from without a key: straight from the blob
+        store when it signs its own links (S3), else a link this server signs."""
+        ttl = self.config.url_ttl
+        direct = self.storage.direct_link(account, dataset_id, ttl)
+        return direct or self.signed(request, "GET", f"/files/{dataset_id}", account)
 
     def link_account(self, request: Request, method: str) -> str:
         """The account a signed link was issued to, once its signature checks out."""

@@ -12,6 +12,7 @@ The same secret signs the approval form's CSRF token (`csrf_token`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -19,6 +20,8 @@ import secrets
 import time
 from pathlib import Path
 from urllib.parse import urlencode
+
+from whileai_core.errors import ConfigError
 
 SECRET_FILE = "server-secret"
 
@@ -29,15 +32,27 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def load_secret(data_dir: Path) -> bytes:
-    """The server's signing secret, made once per data directory (mode 0600)."""
-    path = data_dir / SECRET_FILE
+def load_secret(data_dir: Path, path: Path | None = None) -> bytes:
+    """The server's signing secret: the file at `path` (`serve --secret-file`, which
+    replicas behind one address share), else one made once per data directory. A new
+    file is mode 0600 and appears whole, and two servers starting at once on one data
+    directory agree on it (the first to link its file into place wins)."""
+    path = path or data_dir / SECRET_FILE
     if not path.exists():
-        fd = os.open(path.with_suffix(".tmp"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-        os.replace(path.with_suffix(".tmp"), path)
-    return bytes.fromhex(path.read_text().strip())
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32))
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not a hex secret"
+        raise ConfigError(f"{path}: cannot read the signing secret ({reason})") from None
 
 
 def signature(secret: bytes, method: str, path: str, expires: int, account: str = "") -> str:

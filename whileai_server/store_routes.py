@@ -1,9 +1,10 @@
 """The keyed routes: datasets, agents and traces, each one call on the account's `Store`.
 
 Dataset bodies travel over signed, expiring links that need no key and stream to and
-from disk in chunks; export requests wait their turn spooled to a temporary file and are
-decoded one at a time. Another account's dataset, trace or agent answers 404, the same
-as one that does not exist.
+from the blob store in chunks (a download from an S3 bucket goes to it directly); export
+requests wait their turn spooled to a temporary file and are decoded one at a time.
+Another account's dataset, trace or agent answers 404, the same as one that does not
+exist.
 """
 
 from __future__ import annotations
@@ -120,11 +121,7 @@ class StoreRoutes:
     async def download(self, request: Request) -> Response:
         dataset_id = request.path_params["id"]
         account = (await self.s.account(request)).id
-        async with self.s.store(request, account) as store:
-            record = await self.s.thread(store.get_dataset, dataset_id)
-        if record["status"] != "ready":
-            raise BadRequest(f"dataset {dataset_id} is not finalized")
-        url = self.s.signed(request, "GET", f"/files/{dataset_id}", account)
+        url = await self.s.thread(self.s.download_link, request, account, dataset_id)
         expires = int(self.s.config.url_ttl)
         return JSONResponse({"downloadUrl": url, "parts": [url], "expiresIn": expires})
 

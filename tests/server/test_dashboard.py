@@ -21,7 +21,14 @@ from whileai_core.store.http import HttpStore
 from whileai_core.store.push import agent_spec, push_rows
 
 from ..helpers import ORDERS_SPEC, SDK_ROWS
-from ..platform_fixtures import LiveServer, live_server, otlp_export, otlp_run
+from ..platform_fixtures import (
+    BACKENDS,
+    LiveServer,
+    backend_named,
+    live_server,
+    otlp_export,
+    otlp_run,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -29,9 +36,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    with live_server(tmp_path_factory.mktemp("dashboard-data"), url_ttl=60) as live:
+@pytest.fixture(scope="module", params=BACKENDS)
+def site(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    database = backend_named(request, request.param).database()
+    with live_server(
+        tmp_path_factory.mktemp("dashboard-data"), url_ttl=60, database=database
+    ) as live:
         yield live
 
 

@@ -18,7 +18,7 @@ from whileai_server.accounts import mint_invites
 from whileai_server.config import ServerConfig
 
 from ..helpers import SDK_ROWS
-from ..platform_fixtures import LiveServer, cli, live_server, otlp_export, otlp_run
+from ..platform_fixtures import Backend, LiveServer, cli, live_server, otlp_export, otlp_run
 
 LINES = SDK_ROWS.read_bytes().splitlines(keepends=True)
 
@@ -32,12 +32,12 @@ def _rows(tmp_path: Path, n: int, name: str = "in.jsonl") -> Path:
 def _nothing_left(live: LiveServer, store: HttpStore, keep: int = 0) -> None:
     assert len(store.list_datasets()) == keep
     assert store.list_datasets(status="pending") == []
-    files = sorted(p.name for p in (live.data / "datasets").iterdir() if p.suffix != ".lock")
+    files = sorted(p.name for p in (live.data / "datasets").iterdir())
     assert len(files) == keep, files
 
 
 @pytest.fixture
-def tight(tmp_path: Path):  # type: ignore[no-untyped-def]
+def tight(tmp_path: Path, backend: Backend):  # type: ignore[no-untyped-def]
     quotas = Quotas(
         max_datasets=3,
         max_stored_bytes=256 * 1024,
@@ -47,7 +47,7 @@ def tight(tmp_path: Path):  # type: ignore[no-untyped-def]
         max_daily_tokens=500,
     )
     config = ServerConfig.relaxed(quotas=QuotaPolicy(default=quotas), url_ttl=60)
-    with live_server(tmp_path / "data", config) as live:
+    with live_server(tmp_path / "data", config, database=backend.database()) as live:
         yield live
 
 
@@ -159,9 +159,13 @@ def test_traces_and_tokens_per_day_refused_whole(tight: LiveServer) -> None:
         assert usage["traces"] == 2 and usage["tokens"] == 240
 
 
-def test_tokens_quota(tmp_path: Path) -> None:
+def test_tokens_quota(tmp_path: Path, backend: Backend) -> None:
     config = ServerConfig.relaxed(quotas=QuotaPolicy(default=Quotas(max_daily_tokens=200)))
-    with live_server(tmp_path / "d", config) as live, live.client(live.signup()) as client:
+    database = backend.database()
+    with (
+        live_server(tmp_path / "d", config, database=database) as live,
+        live.client(live.signup()) as client,
+    ):
         _, spans = otlp_run("bot", "sc", "hi")
         post = {"content": otlp_export(spans), "headers": {"content-type": "application/json"}}
         assert client.post("/v1/traces", **post).status_code == 200
@@ -172,16 +176,15 @@ def test_tokens_quota(tmp_path: Path) -> None:
         assert refused.status_code == 429 and refused.json()["limit"] == "max_daily_tokens"
 
 
-def test_tiers_from_invites_and_status_shows_them(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_tiers_from_invites_and_status_shows_them(  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch, backend: Backend
+) -> None:
     policy = QuotaPolicy(default=Quotas(max_datasets=1), tiers={"team": Quotas(max_datasets=50)})
     config = ServerConfig.relaxed(quotas=policy, signup="invite")
-    with live_server(tmp_path / "d", config) as live:
-        from whileai_core.store.local import Storage
-
-        storage = Storage(live.data)
-        (team_code,) = mint_invites(storage, 1, 3600, tier="team")
-        (plain_code,) = mint_invites(storage, 1, 3600)
-        storage.close()
+    with live_server(tmp_path / "d", config, database=backend.database()) as live:
+        with live.storage() as storage:
+            (team_code,) = mint_invites(storage, 1, 3600, tier="team")
+            (plain_code,) = mint_invites(storage, 1, 3600)
         team = httpx.post(f"{live.url}/signup", json={"email": "t@x.io", "invite": team_code})
         plain = httpx.post(f"{live.url}/signup", json={"email": "p@x.io", "invite": plain_code})
         assert team.json()["tier"] == "team" and plain.json()["tier"] == "self-hosted"

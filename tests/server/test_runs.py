@@ -18,11 +18,7 @@ from whileai_core.store.bound import LocalStore
 from whileai_core.store.http import HttpStore
 from whileai_core.store.runs import NewRun
 
-from .. import platform_fixtures
 from ..platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes, ok, stdout_json
-
-server = platform_fixtures.server
-store_env = platform_fixtures.store_env
 
 
 def test_the_plain_http_contract(server: LiveServer) -> None:

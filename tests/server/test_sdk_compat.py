@@ -19,11 +19,9 @@ import pytest
 from whileai_core.store.http import HttpStore
 from whileai_core.store.push import push_rows
 
-from .. import platform_fixtures
 from ..helpers import REPO, SDK_ROWS
 from ..platform_fixtures import LiveServer
 
-server = platform_fixtures.server
 SDK_PYTHON = Path(os.environ.get("WHILEAI_SDK_PYTHON", REPO / ".venv-sdk" / "bin" / "python"))
 
 

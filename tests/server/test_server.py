@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from urllib.parse import parse_qs, urlsplit
 
@@ -12,13 +11,8 @@ import orjson
 from whileai_core.store.http import HttpStore
 from whileai_server.signing import load_secret, signature
 
-from .. import platform_fixtures
 from ..helpers import SDK_ROWS
-from ..platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes
-
-# Fixtures shared with the other platform test modules.
-server = platform_fixtures.server
-
+from ..platform_fixtures import FIFTY_SETS, LiveServer, fifty_concurrent_pushes, table_text
 
 ROW = orjson.dumps({"prompt": "hi", "scenario_id": "s1"}) + b"\n"
 
@@ -53,9 +47,8 @@ def test_signup_returns_a_key_that_me_accepts(server: LiveServer) -> None:
 
 def test_keys_are_stored_only_as_sha256_hashes(server: LiveServer) -> None:
     key = server.signup()
-    db = sqlite3.connect(server.data / "store.db")
-    dump = "\n".join(db.iterdump())
-    db.close()
+    with server.storage() as storage:
+        dump = table_text(storage)
     assert key not in dump
     import hashlib
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -25,10 +24,8 @@ from whileai_core.store.local import Storage
 from whileai_server.config import ServerConfig
 from whileai_server.ratelimit import Rate, RateLimiter, parse_rate
 
-from .. import platform_fixtures
-from ..platform_fixtures import LiveServer, approve, cli, live_server
+from ..platform_fixtures import Backend, LiveServer, approve, cli, live_server
 
-server = platform_fixtures.server
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -39,9 +36,11 @@ def _email() -> str:
 # --- rate limits ---------------------------------------------------------------------
 
 
-def test_signups_past_the_rate_answer_429_too_many_signups(tmp_path: Path) -> None:
+def test_signups_past_the_rate_answer_429_too_many_signups(
+    tmp_path: Path, backend: Backend
+) -> None:
     config = ServerConfig.relaxed(signup_rate=Rate(2, 3600))
-    with live_server(tmp_path / "srv", config) as live:
+    with live_server(tmp_path / "srv", config, database=backend.database()) as live:
         for _ in range(2):
             assert httpx.post(f"{live.url}/signup", json={"email": _email()}).status_code == 201
         refused = httpx.post(f"{live.url}/signup", json={"email": _email()})
@@ -50,7 +49,8 @@ def test_signups_past_the_rate_answer_429_too_many_signups(tmp_path: Path) -> No
         assert refused.json()["error"] == "too_many_signups"
         assert 1000 < int(refused.headers["retry-after"]) <= 1800
     # Within the rate, an existing email is answered as the SDK expects.
-    with live_server(tmp_path / "srv2", ServerConfig.relaxed(signup_rate=Rate(5, 3600))) as live:
+    config = ServerConfig.relaxed(signup_rate=Rate(5, 3600))
+    with live_server(tmp_path / "srv2", config, database=backend.database()) as live:
         email = _email()
         httpx.post(f"{live.url}/signup", json={"email": email}).raise_for_status()
         again = httpx.post(f"{live.url}/signup", json={"email": email})
@@ -58,9 +58,10 @@ def test_signups_past_the_rate_answer_429_too_many_signups(tmp_path: Path) -> No
 
 
 def test_wrong_keys_past_the_rate_lock_the_client_out_even_with_a_right_key(
-    tmp_path: Path,
+    tmp_path: Path, backend: Backend
 ) -> None:
-    with live_server(tmp_path / "srv", ServerConfig.relaxed(bad_key_rate=Rate(3, 60))) as live:
+    config = ServerConfig.relaxed(bad_key_rate=Rate(3, 60))
+    with live_server(tmp_path / "srv", config, database=backend.database()) as live:
         key = live.signup()
         for i in range(3):
             assert live.client(f"wai_wrong{i}").get("/me").status_code == 401
@@ -71,8 +72,9 @@ def test_wrong_keys_past_the_rate_lock_the_client_out_even_with_a_right_key(
         assert live.client(key).get("/me").status_code == 429
 
 
-def test_approvals_past_the_rate_answer_429(tmp_path: Path) -> None:
-    with live_server(tmp_path / "srv", ServerConfig.relaxed(approve_rate=Rate(2, 60))) as live:
+def test_approvals_past_the_rate_answer_429(tmp_path: Path, backend: Backend) -> None:
+    config = ServerConfig.relaxed(approve_rate=Rate(2, 60))
+    with live_server(tmp_path / "srv", config, database=backend.database()) as live:
         code = httpx.post(f"{live.url}/device/code", json={}).json()["user_code"]
         for _ in range(2):
             assert approve(live.url, "BCDF-GHJK", email=_email()).status_code == 404
@@ -97,26 +99,30 @@ def test_rate_parsing_and_the_bucket_refill() -> None:
 # --- signup modes and invites --------------------------------------------------------
 
 
-def test_closed_server_takes_no_new_accounts_by_signup_or_approval(tmp_path: Path) -> None:
-    with live_server(tmp_path / "srv", ServerConfig.relaxed(signup="closed")) as live:
+def test_closed_server_takes_no_new_accounts_by_signup_or_approval(
+    tmp_path: Path, backend: Backend
+) -> None:
+    config = ServerConfig.relaxed(signup="closed")
+    with live_server(tmp_path / "srv", config, database=backend.database()) as live:
         refused = httpx.post(f"{live.url}/signup", json={"email": _email()})
         assert refused.status_code == 403 and refused.json()["error"] == "signups_closed"
         code = httpx.post(f"{live.url}/device/code", json={}).json()["user_code"]
         page = approve(live.url, code, email=_email())
         assert page.status_code == 403 and "no new accounts" in page.text
-        db = sqlite3.connect(live.data / "store.db")
-        assert db.execute("SELECT COUNT(*) FROM accounts").fetchone()[0] == 0
-        db.close()
+        with live.storage() as storage:
+            assert storage.query("SELECT COUNT(*) FROM accounts")[0][0] == 0
 
 
 def test_invite_mode_needs_a_code_whileai_invite_minted_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: Backend
 ) -> None:
     data = tmp_path / "srv"
-    with live_server(data, ServerConfig.relaxed(signup="invite")) as live:
+    config = ServerConfig.relaxed(signup="invite")
+    with live_server(data, config, database=backend.database()) as live:
         bare = httpx.post(f"{live.url}/signup", json={"email": _email()})
         assert bare.status_code == 403 and bare.json()["error"] == "invite_required"
-        minted = cli("invite", "--count", "2", "--data", str(data), "--note", "team")
+        where = ["--database", live.database] if live.database else []
+        minted = cli("invite", "--count", "2", "--data", str(data), *where, "--note", "team")
         assert minted.exit_code == 0, minted.output
         codes = minted.stdout.split()
         assert len(codes) == 2 and all(c.startswith("inv_") for c in codes)
@@ -131,9 +137,8 @@ def test_invite_mode_needs_a_code_whileai_invite_minted_once(
         page = httpx.get(f"{live.url}/device", params={"code": code})
         assert "name='invite'" in page.text
         assert approve(live.url, code, email=_email(), invite=codes[1]).status_code == 200
-        db = sqlite3.connect(data / "store.db")
-        hashes = [r[0] for r in db.execute("SELECT hash FROM invites")]
-        db.close()
+        with live.storage() as storage:
+            hashes = [r[0] for r in storage.query("SELECT hash FROM invites")]
         assert all(c not in hashes for c in codes)  # stored hashed, like keys
 
 
@@ -201,8 +206,11 @@ def test_every_response_carries_the_security_headers(server: LiveServer) -> None
     assert responses[-1].headers["cache-control"] == "no-store"
 
 
-def test_expired_and_spent_device_codes_are_deleted(tmp_path: Path) -> None:
-    with live_server(tmp_path / "srv", device_ttl=0.2, device_interval=0.01) as live:
+def test_expired_and_spent_device_codes_are_deleted(tmp_path: Path, backend: Backend) -> None:
+    database = backend.database()
+    with live_server(
+        tmp_path / "srv", database=database, device_ttl=0.2, device_interval=0.01
+    ) as live:
         first = httpx.post(f"{live.url}/device/code", json={}).json()
         time.sleep(0.4)
         poll = {"device_code": first["device_code"], "user_code": first["user_code"]}
@@ -210,9 +218,8 @@ def test_expired_and_spent_device_codes_are_deleted(tmp_path: Path) -> None:
             "expired_token"
         )
         httpx.post(f"{live.url}/device/code", json={}).raise_for_status()
-        db = sqlite3.connect(live.data / "store.db")
-        codes = [r[0] for r in db.execute("SELECT device_code FROM device_codes")]
-        db.close()
+        with live.storage() as storage:
+            codes = [r[0] for r in storage.query("SELECT device_code FROM device_codes")]
         assert first["device_code"] not in codes and len(codes) == 1
 
 
@@ -238,44 +245,51 @@ _FINALIZE = textwrap.dedent(
     import sys
     from whileai_core.store.bound import BoundStore
     from whileai_core.store.local import Storage
-    BoundStore(Storage(sys.argv[1]), "acct").finalize(sys.argv[2])
+    database = sys.argv[3] if len(sys.argv) > 3 else None
+    BoundStore(Storage(sys.argv[1], database=database), "acct").finalize(sys.argv[2])
     """
 )
 
 
-def test_a_finalize_killed_mid_check_is_recovered_by_the_next(tmp_path: Path) -> None:
-    storage = Storage(tmp_path / "store")
+def test_a_finalize_killed_mid_check_is_recovered_by_the_next(
+    tmp_path: Path, backend: Backend
+) -> None:
+    database = backend.database()
+    storage = Storage(tmp_path / "store", database=database)
     store = BoundStore(storage, "acct")
     created = store.create_dataset(_spec("killed"))
     row = orjson.dumps({"prompt": "p" * 200, "scenario_id": "s"}) + b"\n"
     store.upload(created["datasetId"], iter([row * 15_000] * 4))  # ~14 MB to check
-    checking = storage.path_of(created["datasetId"], "checking")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _FINALIZE, str(tmp_path / "store"), created["datasetId"]],
-        cwd=REPO,
-    )
+    checking = storage.blobs.dir / f"{created['datasetId']}.checking"  # type: ignore[attr-defined]
+    args = [str(tmp_path / "store"), created["datasetId"], *([database] if database else [])]
+    proc = subprocess.Popen([sys.executable, "-c", _FINALIZE, *args], cwd=REPO)
     deadline = time.monotonic() + 30
     while not checking.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.005)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert checking.exists(), "the finalize ended before it could be killed mid-check"
-    assert not storage.path_of(created["datasetId"], "part").exists()
+    assert not storage.blobs.exists(f"{created['datasetId']}.part")
+    # Its lock died with it (a flock, or PostgreSQL's advisory lock on its connection).
     record = store.finalize(created["datasetId"])
     assert record["status"] == "ready" and record["rows"] == 60_000
     assert not checking.exists()
+    storage.close()
 
 
-def test_the_sweep_gives_a_stranded_check_back_as_the_part(tmp_path: Path) -> None:
-    storage = Storage(tmp_path / "store")
+def test_the_sweep_gives_a_stranded_check_back_as_the_part(
+    tmp_path: Path, backend: Backend
+) -> None:
+    storage = backend.storage(tmp_path / "store")
     store = BoundStore(storage, "acct")
     created = store.create_dataset(_spec("stranded"))
     store.upload(created["datasetId"], iter([b'{"prompt": "x"}\n']))
-    part = storage.path_of(created["datasetId"], "part")
-    os.replace(part, storage.path_of(created["datasetId"], "checking"))  # as SIGKILL leaves it
+    part = f"{created['datasetId']}.part"
+    storage.blobs.move(part, f"{created['datasetId']}.checking")  # as SIGKILL leaves it
     storage.sweep()
-    assert part.exists()
+    assert storage.blobs.exists(part)
     assert store.finalize(created["datasetId"])["rows"] == 1
+    storage.close()
 
 
 def _spec(name: str) -> Any:
@@ -284,8 +298,10 @@ def _spec(name: str) -> Any:
     return NewDataset(name=name)
 
 
-def test_closing_a_per_request_store_leaves_the_shared_storage_open(tmp_path: Path) -> None:
-    storage = Storage(tmp_path / "store")
+def test_closing_a_per_request_store_leaves_the_shared_storage_open(
+    tmp_path: Path, backend: Backend
+) -> None:
+    storage = backend.storage(tmp_path / "store")
     first, second = BoundStore(storage, "a"), BoundStore(storage, "b")
     with storage.tx() as db:  # the shared connection, mid-transaction
         first.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,12 +71,12 @@ def test_a_store_from_before_migrations_is_adopted_with_its_rows(tmp_path: Path)
     assert _versions(tmp_path / "store.db") == list(range(1, LATEST + 1))
 
 
-def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -> None:
+def _eight_openers_at_once(root: Path, database: str | None = None) -> None:
     errors: list[BaseException] = []
 
     def open_one() -> None:
         try:
-            Storage(tmp_path).close()
+            Storage(root, database=database).close()
         except BaseException as exc:
             errors.append(exc)
 
@@ -85,6 +86,10 @@ def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_two_openers_at_once_apply_each_migration_exactly_once(tmp_path: Path) -> None:
+    _eight_openers_at_once(tmp_path)
     assert _versions(tmp_path / "store.db") == list(range(1, LATEST + 1))
 
 
@@ -120,3 +125,53 @@ def test_the_same_migrations_render_for_postgresql() -> None:
                 assert sqlite_only not in rendered
     assert "DOUBLE PRECISION" in POSTGRESQL.render("x $FLOAT")
     assert POSTGRESQL.render("x $BIGINT") == "x BIGINT"
+
+
+# --- the same migrations on PostgreSQL ------------------------------------------------
+
+
+def _pg_versions(url: str) -> list[int]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY version")]
+
+
+def test_postgresql_gets_every_migration_once_even_with_eight_openers_at_once(
+    tmp_path: Path, postgres: Any
+) -> None:
+    url = postgres.new_database(empty=True)
+    _eight_openers_at_once(tmp_path, url)
+    assert _pg_versions(url) == [m.version for m in MIGRATIONS]
+
+
+def test_a_failing_migration_on_postgresql_leaves_the_version_before_it(postgres: Any) -> None:
+    import psycopg
+
+    url = postgres.new_database(empty=True)
+    good = Migration(1, "a table", ("CREATE TABLE a (x $BIGINT, t $FLOAT)",))
+    bad = Migration(2, "a typo", ("CREATE TABLE b (x INTEGER)", "CREATE TABLEE c (x INTEGER)"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.SyntaxError):
+            migrate(conn, POSTGRESQL, (good, bad))
+        assert current_version(conn) == 1
+        tables = {
+            r[0]
+            for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        }
+        assert "a" in tables and "b" not in tables  # PostgreSQL's DDL is transactional too
+        kinds = conn.execute(
+            "SELECT data_type FROM information_schema.columns WHERE table_name = 'a'"
+            " ORDER BY ordinal_position"
+        ).fetchall()
+        assert [k[0] for k in kinds] == ["bigint", "double precision"]
+
+
+def test_a_postgresql_store_from_a_newer_whileai_is_refused(tmp_path: Path, postgres: Any) -> None:
+    import psycopg
+
+    url = postgres.new_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (%s, 'from the future', 0)", (LATEST + 1,))
+    with pytest.raises(ConfigError, match=f"schema version {LATEST + 1}, newer than"):
+        Storage(tmp_path, database=url)

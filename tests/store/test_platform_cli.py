@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,11 +18,7 @@ from whileai_core.testing import serve_process
 
 from .. import platform_fixtures
 from ..helpers import REPO, SDK_ROWS
-from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
-
-# Fixtures shared with the other platform test modules.
-server = platform_fixtures.server
-store_env = platform_fixtures.store_env
+from ..platform_fixtures import SERVING, LiveServer, cli, jsonl, ok, stdout_json
 
 
 def _graded(rows: list[dict], passes: dict[str, list[int]]) -> list[dict]:
@@ -308,13 +305,10 @@ def test_a_refused_key_names_the_server_and_where_the_key_came_from(
     assert "wai_not-a-real-key-at-all" not in message
 
 
-def test_purge_takes_stale_unfinished_uploads_on_both_stores(
-    store_env: str, request, monkeypatch
-) -> None:
-    import sqlite3
-
+def test_purge_takes_stale_unfinished_uploads_on_both_stores(store_env: str) -> None:
     from whileai_core.store import NewDataset, open_store
     from whileai_core.store.base import STALE_UPLOAD_SECONDS
+    from whileai_core.store.local import Storage
 
     store = open_store()
     try:
@@ -322,12 +316,15 @@ def test_purge_takes_stale_unfinished_uploads_on_both_stores(
         store.create_dataset(NewDataset(name="running-push"))
     finally:
         store.close()
-    root = (
-        request.getfixturevalue("server").data
-        if store_env == "server"
-        else Path(os.environ["WHILEAI_HOME"])
-    )
-    with sqlite3.connect(root / "store.db") as db:
+    url = os.environ.get("WHILEAI_API_URL")
+    with (
+        (
+            SERVING[url].storage()
+            if url
+            else contextlib.closing(Storage(os.environ["WHILEAI_HOME"]))
+        ) as storage,
+        storage.tx() as db,
+    ):
         db.execute(
             "UPDATE datasets SET created_at = created_at - ? WHERE id = ?",
             (STALE_UPLOAD_SECONDS + 60, stale),

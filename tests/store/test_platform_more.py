@@ -12,14 +12,9 @@ import orjson
 import pytest
 
 from whileai_core.store import credentials
-from whileai_core.store.local import Storage
 
-from .. import platform_fixtures
 from ..helpers import ORDERS_SPEC, SDK_ROWS
-from ..platform_fixtures import LiveServer, cli, ok, stdout_json
-
-server = platform_fixtures.server
-store_env = platform_fixtures.store_env
+from ..platform_fixtures import Backend, LiveServer, cli, ok, stdout_json
 
 
 def _push(*extra: str) -> str:
@@ -85,11 +80,11 @@ def test_publish_catalog_unpublish(store_env: str, tmp_path: Path) -> None:
     assert ok("catalog").stdout.strip() == "no public datasets"
 
 
-def test_only_a_finalized_set_with_rows_publishes(tmp_path: Path) -> None:
+def test_only_a_finalized_set_with_rows_publishes(tmp_path: Path, backend: Backend) -> None:
     from whileai_core.store import NewDataset
     from whileai_core.store.bound import BoundStore
 
-    storage = Storage(tmp_path)
+    storage = backend.storage(tmp_path)
     store = BoundStore(storage, "acct")
     pending = store.create_dataset(NewDataset(name="half"))
     with pytest.raises(Exception, match="not finalized"):
@@ -148,7 +143,7 @@ def test_delegated_credentials_mint_expire_and_revoke(
     again = cli("token")
     assert again.exit_code == 1 and "cannot mint another" in str(again.exception)
     # Stored hashed, with its expiry.
-    with _storage(server.data) as storage:
+    with server.storage() as storage:
         rows = storage.query("SELECT hash, expires_at FROM delegated_credentials")
         assert credential not in {r["hash"] for r in rows}
         assert all(r["expires_at"] > time.time() + 3000 for r in rows)
@@ -163,22 +158,11 @@ def test_delegated_credentials_mint_expire_and_revoke(
         assert too_long.status_code == 400
 
 
-class _storage:
-    def __init__(self, path: Path) -> None:
-        self.storage = Storage(path)
-
-    def __enter__(self) -> Storage:
-        return self.storage
-
-    def __exit__(self, *exc: object) -> None:
-        self.storage.close()
-
-
 def test_an_expired_credential_is_refused(server: LiveServer) -> None:
     key = server.signup()
     with server.client(key) as client:
         issued = client.post("/auth/issue-credential", json={"ttlSeconds": 60}).json()
-    with _storage(server.data) as storage, storage.tx() as db:
+    with server.storage() as storage, storage.tx() as db:
         db.execute("UPDATE delegated_credentials SET expires_at = ?", (time.time() - 1,))
     with server.client(issued["credential"]) as client:
         refused = client.get("/me")

@@ -17,7 +17,7 @@ from whileai_core.store.local import Storage
 from whileai_core.store.push import holdout_side, push_rows
 
 from ..helpers import SDK_ROWS
-from ..platform_fixtures import FIFTY_SETS, fifty_concurrent_pushes
+from ..platform_fixtures import FIFTY_SETS, Backend, fifty_concurrent_pushes
 
 ROW = orjson.dumps({"prompt": "hi"}) + b"\n"
 
@@ -60,8 +60,8 @@ def test_same_idempotency_key_returns_the_first_dataset(tmp_path: Path) -> None:
         store.upload(first["datasetId"], [ROW])
 
 
-def test_accounts_do_not_see_each_others_data(tmp_path: Path) -> None:
-    storage = Storage(tmp_path)
+def test_accounts_do_not_see_each_others_data(tmp_path: Path, backend: Backend) -> None:
+    storage = backend.storage(tmp_path)
     a, b = BoundStore(storage, "acct-a"), BoundStore(storage, "acct-b")
     created = a.create_dataset(NewDataset(name="private", agent="bot"))
     a.upload(created["datasetId"], [ROW])
@@ -193,30 +193,35 @@ def test_stale_unfinished_upload_is_planned_by_purge_and_a_fresh_one_is_left(
     assert plan.unfinished == [stale] and plan.datasets == []
     assert run(store, plan)["unfinished"] == 1
     assert [d["datasetId"] for d in store.list_datasets(status="pending")] == [fresh]
-    assert list(store.storage.files.glob(f"{stale}.*")) == []
+    assert list(store.storage.blobs.names(f"{stale}.")) == []
 
 
 def test_sweep_removes_abandoned_upload_files_and_files_of_deleted_datasets(
-    tmp_path: Path,
+    tmp_path: Path, backend: Backend
 ) -> None:
-    storage = Storage(tmp_path)
+    storage = backend.storage(tmp_path)
     store = BoundStore(storage)
     kept = store.create_dataset(NewDataset(name="x"))["datasetId"]
-    killed = storage.path_of(kept, "1234abcd.upload")  # what a SIGKILLed upload leaves
+    files = tmp_path / "datasets"
+    killed = files / f"{kept}.part.1234abcd.upload"  # what a SIGKILLed upload leaves
     killed.write_bytes(ROW)
-    orphan = storage.path_of("ds_00000000deadbeef", "part")
+    older = files / f"{kept}.1234abcd.upload"  # and what an older whileai's upload left
+    older.write_bytes(ROW)
+    orphan = files / "ds_00000000deadbeef.part"
     orphan.write_bytes(ROW)
-    live = storage.path_of(kept, "part")
+    live = files / f"{kept}.part"
     live.write_bytes(ROW)
     assert storage.sweep() == 0  # all recent: an upload may still be running
-    assert storage.sweep(now=time.time() + 2 * 3600) == 2
-    assert not killed.exists() and not orphan.exists() and live.exists()
+    assert storage.sweep(now=time.time() + 2 * 3600) == 3
+    assert not killed.exists() and not older.exists() and not orphan.exists() and live.exists()
+    storage.close()
 
 
 def test_store_directories_are_private(tmp_path: Path) -> None:
     storage = Storage(tmp_path / "home")
     assert (storage.root.stat().st_mode & 0o777) == 0o700
-    assert (storage.files.stat().st_mode & 0o777) == 0o700
+    assert ((tmp_path / "home" / "datasets").stat().st_mode & 0o777) == 0o700
+    assert ((tmp_path / "home" / "locks").stat().st_mode & 0o777) == 0o700
 
 
 def test_push_stamps_graded_rows_with_optimizes_calibration(tmp_path: Path) -> None:
@@ -293,10 +298,12 @@ def test_a_store_db_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> N
         Storage(tmp_path)
 
 
-def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(tmp_path: Path) -> None:
+def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(
+    tmp_path: Path, backend: Backend
+) -> None:
     import threading
 
-    storage = Storage(tmp_path)
+    storage = backend.storage(tmp_path)
     for attempt in range(10):
         store = BoundStore(storage)
         dataset_id = store.create_dataset(NewDataset(name=f"race-{attempt}"))["datasetId"]
@@ -313,6 +320,7 @@ def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(tmp_path: Pa
         with ThreadPoolExecutor(max_workers=2) as pool:
             results = list(pool.map(finalize, [dataset_id] * 2))
         assert results == [2000, 2000]
+    storage.close()
 
 
 def test_a_raw_upload_carrying_the_answer_key_is_never_stored(tmp_path: Path) -> None:

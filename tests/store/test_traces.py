@@ -20,11 +20,6 @@ from whileai_core.store.otlp import decode_request, trace_row
 from .. import platform_fixtures
 from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
 
-# Fixtures shared with the other platform test modules.
-server = platform_fixtures.server
-store_env = platform_fixtures.store_env
-
-
 _run, _export = platform_fixtures.otlp_run, platform_fixtures.otlp_export
 
 

@@ -29,6 +29,14 @@ def _quota(flag: str, what: str) -> Any:
     )  # fmt: skip
 
 
+_DATABASE = typer.Option(
+    "--database",
+    envvar="WHILEAI_DATABASE",
+    help="postgresql://user:pass@host/dbname (needs whileai[postgres]). Default SQLite in DATA.",
+    show_default=False,
+)
+
+
 def _rate(flag: str, env: str, what: str) -> Any:
     return typer.Option(
         flag, envvar=env, help=f"{what}: N/PERIOD (10/h, 5/10min) or off.", show_default=False
@@ -42,6 +50,36 @@ def serve(
         str | None,
         typer.Option(
             "--data", envvar="WHILEAI_DATA", help="Store directory (default WHILEAI_HOME/server)."
+        ),
+    ] = None,
+    database: Annotated[str | None, _DATABASE] = None,
+    blobs: Annotated[
+        str | None,
+        typer.Option(
+            "--blobs",
+            envvar="WHILEAI_BLOBS",
+            help="Where dataset bodies live: s3://bucket/prefix (needs whileai[s3]) or a"
+            " directory. Default DATA/datasets.",
+            show_default=False,
+        ),
+    ] = None,
+    blobs_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--blobs-endpoint",
+            envvar="WHILEAI_BLOBS_ENDPOINT",
+            help="URL of an S3-compatible store (MinIO, R2, ...). Default AWS S3.",
+            show_default=False,
+        ),
+    ] = None,
+    secret_file: Annotated[
+        str | None,
+        typer.Option(
+            "--secret-file",
+            envvar="WHILEAI_SECRET_FILE",
+            help="The secret that signs links and forms; replicas behind one address share"
+            " it. Default DATA/server-secret (made on first start).",
+            show_default=False,
         ),
     ] = None,
     poll_interval: Annotated[
@@ -127,7 +165,10 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Run the platform server (multi-account) over a store directory."""
+    """Run the platform server (multi-account) over a store directory.
+
+    Metadata in SQLite under --data, or PostgreSQL (--database); dataset bodies under
+    --data, or in an S3 bucket (--blobs)."""
     import dataclasses
     import os
     import socket
@@ -180,7 +221,14 @@ def serve(
         bad_flag(text.split(":")[0].split()[0], text)
     policy = QuotaPolicy(default=quotas, tiers=load_tiers(tiers) if tiers else {})
     config = ServerConfig(
-        limits=limits, signup=signup, device_interval=poll_interval, quotas=policy
+        database=database,
+        blobs=blobs,
+        blobs_endpoint=blobs_endpoint,
+        secret_file=secret_file,
+        limits=limits,
+        signup=signup,
+        device_interval=poll_interval,
+        quotas=policy,
     )
     config = dataclasses.replace(config, **rates)
     directory = data or str(home() / "server")
@@ -192,7 +240,8 @@ def serve(
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
-    say(f"whileai serve: store {directory}, listening on http://{host}:{port} (signup {signup})")
+    where = app.state.server.storage.where
+    say(f"whileai serve: {where}, listening on http://{host}:{port} (signup {signup})")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
 
@@ -215,6 +264,7 @@ def invite(
             "--data", envvar="WHILEAI_DATA", help="The server's store directory (as for serve)."
         ),
     ] = None,
+    database: Annotated[str | None, _DATABASE] = None,
 ) -> None:
     """Mint one-use invite codes for a server run with --signup invite.
 
@@ -236,15 +286,18 @@ def invite(
     except ConfigError:
         bad_flag("--expires", f"{expires!r}: expected a span like 7d, 12h or 2w")
     directory = data or str(home() / "server")
-    if not (Path(directory) / "store.db").is_file():  # a typo must not start a new store
+    # A typo must not start a new store (a PostgreSQL database must exist to connect to).
+    if not database and not (Path(directory) / "store.db").is_file():
         raise ConfigError(
-            f"{directory}: no server store here (pass the --data that `whileai serve` uses)"
+            f"{directory}: no server store here (pass the --data, or the --database, that"
+            " `whileai serve` uses)"
         )
-    storage = Storage(directory)
+    storage = Storage(directory, database=database)
     try:
         codes = mint_invites(storage, count, ttl, note, tier)
     finally:
         storage.close()
     for code in codes:
         out().print(code, markup=False, highlight=False)
-    say(f"{count} invite code{'s' if count != 1 else ''} for {directory}, valid {expires}")
+    where = storage.db.where if database else directory
+    say(f"{count} invite code{'s' if count != 1 else ''} for {where}, valid {expires}")

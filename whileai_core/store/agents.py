@@ -1,4 +1,4 @@
-"""Agents in the embedded store: the record everything on the platform hangs off.
+"""Agents in the store: the record everything on the platform hangs off.
 
 An agent exists the moment a push names it or a trace declares it (`ensure_agent`);
 `create` attaches what it is (a description, its tool schemas, its system prompt) to the
@@ -7,7 +7,6 @@ same record, before or after.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +16,14 @@ from .base import BadRequest
 
 if TYPE_CHECKING:
     from .local import Storage
+    from .sql import Conn
 
 SPEC_FIELDS = ("tools", "system_prompt")
 
 
-def ensure_agent(db: sqlite3.Connection, account: str, slug: str) -> None:
+def ensure_agent(db: Conn, account: str, slug: str) -> None:
     db.execute(
-        "INSERT OR IGNORE INTO agents (account, slug, created_at) VALUES (?, ?, ?)",
+        "INSERT INTO agents (account, slug, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
         (account, slug, time.time()),
     )
 
@@ -101,7 +101,8 @@ class AgentTable:
                 )
             if fields:
                 prior = db.execute(
-                    "SELECT spec FROM agents WHERE account = ? AND slug = ?", (account, slug)
+                    "SELECT spec FROM agents WHERE account = ? AND slug = ? FOR UPDATE",
+                    (account, slug),
                 ).fetchone()
                 merged = {**(orjson.loads(prior["spec"]) if prior["spec"] else {}), **fields}
                 db.execute(

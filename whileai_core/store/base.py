@@ -1,7 +1,8 @@
 """The `Store` protocol: everything the platform commands need, whichever store answers.
 
 Two implementations honour it: the embedded store (`local.py`, SQLite plus row files
-under WHILEAI_HOME) and the HTTP client (`http.py`, a `whileai serve` or any server that
+under WHILEAI_HOME; under `whileai serve`, the same code over PostgreSQL and an S3 bucket
+when told to) and the HTTP client (`http.py`, a `whileai serve` or any server that
 speaks the original SDK's wire format). Records cross this boundary as the wire's own
 camelCase dicts (`datasetId`, `parentDatasetId`, ...), so the embedded store and the
 server hand the CLI byte-for-byte the same shapes.

@@ -1,50 +1,51 @@
-"""The row files of datasets: uploads in flight, parts waiting for finalize, published sets.
+"""The bodies of datasets: uploads in flight, parts waiting for finalize, published sets.
 
-    datasets/<id>.<rand>.upload  an upload in flight (renamed when complete)
-    datasets/<id>.part           the last complete upload, waiting for finalize
-    datasets/<id>.checking       the part while finalize validates it
-    datasets/<id>.lock           held (flock) while a finalize runs
-    datasets/<id>.jsonl          a finalized dataset
+    <id>.part      the last complete upload, waiting for finalize
+    <id>.checking  the part while finalize validates it
+    <id>.jsonl     a finalized dataset
 
-Bodies are written and read a chunk at a time, and the limits are checked as the bytes
-go by: an upload past `max_upload_bytes`, or with a line past `max_line_bytes`, stops
-there and leaves nothing behind, and finalize reads at most one capped line at a time.
-A finalize killed with SIGKILL leaves its `.checking` file; whoever next holds the
-dataset's lock (a finalize, or the sweep) knows no finalize is running and takes it back.
+Each is a blob in the store's `BlobStore` (`blobs.py`: a directory, or an S3 bucket); an
+upload in flight is the blob store's partial write, published as the part only once
+complete. Bodies are written and read a chunk at a time, and the limits are checked as the
+bytes go by: an upload past `max_upload_bytes`, or with a line past `max_line_bytes`,
+stops there and leaves nothing behind, and finalize reads at most one capped line at a
+time. A finalize holds the dataset's lock (the database's, `sql.py`: across processes,
+and released if its holder dies); one killed with SIGKILL leaves its `.checking` blob,
+and whoever next holds the lock (a finalize, or the sweep) knows no finalize is running
+and takes it back.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import IO
 
 from .base import STALE_UPLOAD_SECONDS, BadRequest, NotFound, StoreError, TooLarge
+from .blobs import BlobStore
 from .limits import Limits, refuse, row_depth_problem
 
 CHUNK = 1024 * 1024
 # Validating a line parses it: at most this many finalizes parse at once, so many
 # concurrent finalizes cost what two do (parsing holds the GIL: more would not be faster).
 CHECKERS = 2
+Lock = Callable[[str, bool], AbstractContextManager[bool]]
 
 
 class DatasetFiles:
-    def __init__(self, directory: Path, limits: Limits) -> None:
-        self.dir = directory
+    def __init__(self, blobs: BlobStore, limits: Limits, lock: Lock) -> None:
+        self.blobs = blobs
         self.limits = limits
-        self.dir.mkdir(mode=0o700, exist_ok=True)
+        self._lock = lock
         self._checkers = threading.BoundedSemaphore(CHECKERS)
 
-    def path_of(self, dataset_id: str, suffix: str = "jsonl") -> Path:
+    @staticmethod
+    def name_of(dataset_id: str, suffix: str = "jsonl") -> str:
         if not dataset_id.replace("_", "").isalnum():
             raise NotFound(f"dataset {dataset_id} not found")
-        return self.dir / f"{dataset_id}.{suffix}"
+        return f"{dataset_id}.{suffix}"
 
     # --- upload ----------------------------------------------------------------------
 
@@ -55,62 +56,50 @@ class DatasetFiles:
         declared: int | None = None,
         budget: tuple[int, Callable[[int], StoreError]] | None = None,
     ) -> int:
-        """Stream one upload attempt to a fresh file, which becomes the dataset's part only
-        once complete, so a cut-off or concurrent retry never leaves a torn file to finalize.
-        `budget` is (bytes an account quota still allows, the refusal for a size past it)."""
+        """Stream one upload attempt, which becomes the dataset's part only once complete,
+        so a cut-off or concurrent retry never leaves a torn body to finalize. `budget` is
+        (bytes an account quota still allows, the refusal for a size past it)."""
         cap = self.limits.max_upload_bytes
         if declared is not None and declared > cap:
             raise refuse("max_upload_bytes", "the dataset body is too large", cap)
         allowed, over_budget = budget if budget is not None else (None, None)
         if over_budget is not None and declared is not None and declared > (allowed or 0):
             raise over_budget(declared)
-        tmp = self.path_of(dataset_id, f"{secrets.token_hex(4)}.upload")
+        writer = self.blobs.writer(self.name_of(dataset_id, "part"))
         lines = _LineMeter(self.limits.max_line_bytes)
         size = 0
         try:
-            with tmp.open("wb") as fh:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if size > cap:
-                        raise refuse("max_upload_bytes", "the dataset body is too large", cap)
-                    if allowed is not None and over_budget is not None and size > allowed:
-                        raise over_budget(size)
-                    lines.feed(chunk)
-                    fh.write(chunk)
-            os.replace(tmp, self.path_of(dataset_id, "part"))
+            for chunk in chunks:
+                size += len(chunk)
+                if size > cap:
+                    raise refuse("max_upload_bytes", "the dataset body is too large", cap)
+                if allowed is not None and over_budget is not None and size > allowed:
+                    raise over_budget(size)
+                lines.feed(chunk)
+                writer.write(chunk)
+            writer.commit()
         finally:
-            tmp.unlink(missing_ok=True)
+            writer.abort()
         return size
 
     # --- finalize --------------------------------------------------------------------
 
-    @contextmanager
-    def locked(self, dataset_id: str, wait: bool = True) -> Iterator[bool]:
-        """The dataset's finalize lock (flock, across threads and processes); without `wait`
-        yields False at once when someone else holds it."""
-        with self.path_of(dataset_id, "lock").open("a") as fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            try:
-                yield True
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    def locked(self, dataset_id: str, wait: bool = True) -> AbstractContextManager[bool]:
+        """The dataset's finalize lock; without `wait` yields False at once when someone
+        else holds it."""
+        return self._lock(f"finalize {dataset_id}", wait)
 
-    def _take_part(self, dataset_id: str) -> Path:
+    def _take_part(self, dataset_id: str) -> str:
         """Move the part aside for checking, so an upload retry that lands meanwhile is
-        neither published unchecked nor lost. Called under the lock: a `.checking` file
+        neither published unchecked nor lost. Called under the lock: a `.checking` blob
         found here was left by a finalize that died, and is checked again unless a newer
         part replaced it."""
-        part, checking = self.path_of(dataset_id, "part"), self.path_of(dataset_id, "checking")
+        part, checking = self.name_of(dataset_id, "part"), self.name_of(dataset_id, "checking")
         try:
-            os.replace(part, checking)
+            self.blobs.move(part, checking)
         except FileNotFoundError:
-            if not checking.exists():
+            if not self.blobs.exists(checking):
                 raise BadRequest(f"dataset {dataset_id}: nothing uploaded yet") from None
-        os.utime(checking)
         return checking
 
     def check_and_publish(
@@ -119,21 +108,21 @@ class DatasetFiles:
         problem_of: Callable[[bytes], str | None],
         row_cap: tuple[int, Callable[[int], StoreError]] | None = None,
     ) -> tuple[int, int]:
-        """Validate every line of the part, then publish it as the dataset's file; returns
+        """Validate every line of the part, then publish it as the dataset's body; returns
         (rows, bytes). A bad line leaves the part in place (a newer upload wins). `row_cap`
         is (most rows allowed, the refusal once a row past it is read)."""
         checking = self._take_part(dataset_id)
-        part = self.path_of(dataset_id, "part")
+        part = self.name_of(dataset_id, "part")
         try:
-            with self._checkers, checking.open("rb") as fh:
+            with self._checkers, self.blobs.open(checking) as fh:
                 rows = self._check_lines(dataset_id, fh, problem_of, row_cap)
         except StoreError:
-            if not part.exists():
-                os.replace(checking, part)
-            checking.unlink(missing_ok=True)
+            if not self.blobs.exists(part):
+                self.blobs.move(checking, part)
+            self.blobs.delete(checking)
             raise
-        size = checking.stat().st_size
-        os.replace(checking, self.path_of(dataset_id))
+        size = self.blobs.size(checking)
+        self.blobs.move(checking, self.name_of(dataset_id))
         return rows, size
 
     def _check_lines(
@@ -169,48 +158,54 @@ class DatasetFiles:
 
     # --- reading and housekeeping ----------------------------------------------------
 
+    def open(self, dataset_id: str) -> IO[bytes]:
+        return self.blobs.open(self.name_of(dataset_id))
+
     def read_chunks(self, dataset_id: str) -> Iterator[bytes]:
-        with self.path_of(dataset_id).open("rb") as fh:
+        with self.open(dataset_id) as fh:
             while chunk := fh.read(CHUNK):
                 yield chunk
 
+    def link(self, dataset_id: str, ttl: float) -> str | None:
+        """A link that serves the published body without the server, if the blob store
+        signs its own (S3); None for a directory."""
+        return self.blobs.link(self.name_of(dataset_id), ttl, f"{dataset_id}.jsonl")
+
     def remove(self, dataset_id: str) -> None:
-        for path in self.dir.glob(f"{dataset_id}.*"):
-            path.unlink(missing_ok=True)
+        for name, _ in list(self.blobs.names(self.name_of(dataset_id, ""))):
+            self.blobs.delete(name)
 
     def sweep(
         self, known: set[str], max_age: float = STALE_UPLOAD_SECONDS, now: float | None = None
     ) -> int:
-        """Remove upload files untouched for `max_age` (a killed upload never renames its
-        file) and files of datasets that no longer exist; give a `.checking` file whose
-        finalize died back as the part. Returns how many files went."""
+        """Remove partial writes untouched for `max_age` (a killed upload never publishes
+        its part) and blobs of datasets that no longer exist; give a `.checking` blob whose
+        finalize died back as the part. Returns how many went."""
         cutoff = (now if now is not None else time.time()) - max_age
-        removed = 0
-        for path in self.dir.iterdir():
-            dataset_id, _, suffix = path.name.partition(".")
+        removed = self.blobs.abandoned(cutoff)
+        for name, mtime in list(self.blobs.names()):
+            dataset_id, _, suffix = name.partition(".")
             if suffix == "checking" and dataset_id in known:
                 self._recover(dataset_id)
-                continue
-            try:
-                old = path.stat().st_mtime < cutoff
-            except FileNotFoundError:
-                continue
-            if old and (suffix.endswith("upload") or dataset_id not in known):
-                path.unlink(missing_ok=True)
+            elif mtime < cutoff and dataset_id not in known:
+                self.blobs.delete(name)
                 removed += 1
         return removed
 
     def _recover(self, dataset_id: str) -> None:
         with self.locked(dataset_id, wait=False) as held:
-            if not held:  # a finalize is running: the file is its own
+            if not held:  # a finalize is running: the blob is its own
                 return
-            checking, part = self.path_of(dataset_id, "checking"), self.path_of(dataset_id, "part")
-            if not checking.exists():  # the finalize that held it finished
+            checking, part = self.name_of(dataset_id, "checking"), self.name_of(dataset_id, "part")
+            if not self.blobs.exists(checking):  # the finalize that held it finished
                 return
-            if part.exists():
-                checking.unlink(missing_ok=True)  # a newer upload replaced it
+            if self.blobs.exists(part):
+                self.blobs.delete(checking)  # a newer upload replaced it
             else:
-                os.replace(checking, part)
+                try:
+                    self.blobs.move(checking, part)
+                except FileNotFoundError:
+                    return
 
 
 class _LineMeter:

@@ -1,30 +1,33 @@
-"""The embedded store: SQLite (WAL) for metadata, one JSONL file per dataset.
+"""The store's storage: metadata in a SQL database, dataset bodies in a blob store.
 
 `Storage` is the storage code itself and is multi-account (every table has an `account`
 column); `whileai serve` runs it for many accounts, the CLI without a server runs it for
-the one account `local` through `LocalStore`. There is no second storage layer.
+the one account `local` through `LocalStore`. There is no second storage layer, and no
+second copy of it per backend: the database is SQLite under the root (the default) or
+PostgreSQL (`serve --database postgresql://...`), both spoken to through `sql.py`; the
+bodies live under `root/datasets` (the default) or in an S3 bucket (`serve --blobs`),
+both through `blobs.py`.
 
 Layout under the root (WHILEAI_HOME, or `serve --data DIR`): `store.db` holds the
-metadata (datasets, agents, traces, runs, accounts, keys), `datasets/` the row files
-(`files.py`); the schema is versioned (`migrations.py`) and brought up to date on open.
-A push killed between create and finalize leaves a pending dataset (and maybe its
-files); `purge` deletes pending datasets older than `STALE_UPLOAD_SECONDS`, and `sweep`
-removes upload files nobody has written to for that long.
+metadata (datasets, agents, traces, runs, accounts, keys) when SQLite does, `datasets/`
+the bodies (`files.py`) when the directory does; the schema is versioned
+(`migrations.py`) and brought up to date on open, in either database. A push killed
+between create and finalize leaves a pending dataset (and maybe its body); `purge`
+deletes pending datasets older than `STALE_UPLOAD_SECONDS`, and `sweep` removes upload
+files nobody has written to for that long.
 
-Every connection is per thread, WAL mode with a busy timeout, so many concurrent pushes
-(threads of the server, or several CLI processes) serialize on SQLite's write lock
-instead of failing.
+Many concurrent pushes (threads of the server, several CLI processes, several servers on
+one PostgreSQL) stay correct: every read that decides a write happens inside the write's
+transaction, serialized per account where a quota or a merge depends on it (`sql.py`).
 """
 
 from __future__ import annotations
 
 import itertools
 import secrets
-import sqlite3
-import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ from .base import (
     check_purpose,
     check_status,
 )
+from .blobs import BlobStore, LocalBlobs
 from .catalog import Catalog
 from .files import DatasetFiles
 from .limits import Limits
@@ -52,6 +56,7 @@ from .migrations import migrate
 from .profile import profile_rows
 from .quotas import QuotaPolicy, Quotas
 from .runs import RunTable
+from .sql import Conn, Database, first_line, open_database
 from .traces import TraceTable
 
 LOCAL_ACCOUNT = "local"
@@ -72,78 +77,62 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(8)}"
 
 
+def datasets_of(account: str) -> str:
+    """The key that serializes what decides an account's dataset writes (its quotas and
+    its idempotency keys): `Conn.serialize(datasets_of(account))`."""
+    return f"datasets of {account}"
+
+
 class Storage:
-    """SQLite + files under one root, shared by every account that lives there."""
+    """A database and a blob store, shared by every account that lives there."""
 
     def __init__(
-        self, root: Path | str, limits: Limits | None = None, policy: QuotaPolicy | None = None
+        self,
+        root: Path | str,
+        limits: Limits | None = None,
+        policy: QuotaPolicy | None = None,
+        *,
+        database: str | None = None,
+        blobs: BlobStore | None = None,
     ) -> None:
         self.root = Path(root).expanduser()
         self.limits = limits or Limits()
         self.policy = policy or QuotaPolicy()
         # Rows and key hashes live here: readable by the owner only.
         self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.datasets = DatasetFiles(self.root / "datasets", self.limits)
-        self.files = self.datasets.dir
-        self.db_path = self.root / "store.db"
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
+        self.db: Database = open_database(database, self.root)
+        self.blobs: BlobStore = blobs or LocalBlobs(self.root / "datasets")
+        self.datasets = DatasetFiles(self.blobs, self.limits, self.db.lock)
         self.traces = TraceTable(self)
         self.agents = AgentTable(self)
         self.runs = RunTable(self)
         self.catalog = Catalog(self)
         try:
-            migrate(self._conn(), where=str(self.db_path))
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise ConfigError(f"{self.db_path}: not a whileai store ({exc})") from None
+            migrate(self.db.raw(), self.db.dialect, where=self.db.where)
         except ConfigError:
             self.close()
             raise
+        except Exception as exc:  # sqlite3.DatabaseError, psycopg.Error: not our schema
+            self.close()
+            raise ConfigError(f"{self.db.where}: not a whileai store ({first_line(exc)})") from None
 
-    # --- connections ---------------------------------------------------------------
+    @property
+    def where(self) -> str:
+        """What `whileai serve` says it serves: the database and where the bodies live."""
+        return f"metadata {self.db.where}, bodies {self.blobs.location}"
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            # check_same_thread off only so `close` can close every thread's connection at
-            # shutdown; each connection is still used by the one thread that opened it.
-            conn = sqlite3.connect(
-                self.db_path, timeout=60, isolation_level=None, check_same_thread=False
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=60000")
-            self._local.conn = conn
-            with self._conns_lock:
-                self._conns.append(conn)
-        return conn
+    # --- the database ----------------------------------------------------------------
 
-    @contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken up front (IMMEDIATE) so read-then-write is atomic."""
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def tx(self) -> AbstractContextManager[Conn]:
+        return self.db.tx()
 
-    def query(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        return self._conn().execute(sql, tuple(args)).fetchall()
+    def query(self, sql: str, args: Iterable[Any] = ()) -> list[Any]:
+        return self.db.query(sql, args)
 
     def close(self) -> None:
         """Close every connection this storage opened, in every thread (at shutdown: a
         thread that queries afterwards would open a new one)."""
-        with self._conns_lock:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
+        self.db.close()
 
     # --- quotas --------------------------------------------------------------------
 
@@ -155,15 +144,12 @@ class Storage:
 
     def usage(self, account: str) -> dict[str, Any]:
         tier, limits = self.quotas_for(account)
-        return quotas.report(self._conn(), account, tier, limits)
+        return quotas.report(self.db.conn(), account, tier, limits)
 
     # --- datasets ------------------------------------------------------------------
 
-    def path_of(self, dataset_id: str, suffix: str = "jsonl") -> Path:
-        return self.datasets.path_of(dataset_id, suffix)
-
     @staticmethod
-    def _record(row: sqlite3.Row) -> dict[str, Any]:
+    def _record(row: Any) -> dict[str, Any]:
         return {
             "datasetId": row["id"],
             "name": row["name"],
@@ -180,7 +166,7 @@ class Storage:
             "finalizedAt": iso(row["finalized_at"]),
         }
 
-    def _row(self, account: str, dataset_id: str) -> sqlite3.Row:
+    def _row(self, account: str, dataset_id: str) -> Any:
         found = self.query(
             "SELECT * FROM datasets WHERE account = ? AND id = ?", (account, dataset_id)
         )
@@ -194,6 +180,7 @@ class Storage:
         check_purpose(spec.purpose)
         _, limits = self.quotas_for(account)
         with self.tx() as db:
+            db.serialize(datasets_of(account))  # the quota count and the idempotency key
             if (
                 spec.parent is not None
                 and not db.execute(
@@ -247,7 +234,7 @@ class Storage:
         """The bytes an upload may still write under the account's quotas: (bytes, the
         quota that binds, what it says), or None when no byte quota is set."""
         _, limits = self.quotas_for(account)
-        conn = self._conn()
+        conn = self.db.conn()
         budgets: list[tuple[int, str, str]] = []
         if limits.max_stored_bytes is not None:
             _, size = quotas.stored(conn, account)
@@ -324,6 +311,7 @@ class Storage:
                     row_cap,
                 )
                 with self.tx() as db:
+                    db.serialize(datasets_of(account))
                     self._check_push(db, account, dataset_id, limits, rows, size)
                     db.execute(
                         "UPDATE datasets SET status = 'ready', rows = ?, bytes = ?,"
@@ -355,7 +343,7 @@ class Storage:
 
     @staticmethod
     def _check_push(
-        db: sqlite3.Connection, account: str, dataset_id: str, limits: Quotas, rows: int, size: int
+        db: Conn, account: str, dataset_id: str, limits: Quotas, rows: int, size: int
     ) -> None:
         """The quotas a finalized push counts toward, checked in the transaction that marks
         it ready (so concurrent pushes of one account cannot both squeeze under a cap)."""
@@ -391,18 +379,23 @@ class Storage:
     def get_dataset(self, account: str, dataset_id: str) -> dict[str, Any]:
         return self._record(self._row(account, dataset_id))
 
-    def ready_file(self, account: str, dataset_id: str) -> Path:
-        row = self._row(account, dataset_id)
-        if row["status"] != "ready":
+    def _ready(self, account: str, dataset_id: str) -> None:
+        if self._row(account, dataset_id)["status"] != "ready":
             raise BadRequest(f"dataset {dataset_id} is not finalized")
-        return self.path_of(dataset_id)
 
     def read_chunks(self, account: str, dataset_id: str) -> Iterator[bytes]:
-        self.ready_file(account, dataset_id)
+        self._ready(account, dataset_id)
         return self.datasets.read_chunks(dataset_id)
 
+    def direct_link(self, account: str, dataset_id: str, ttl: float) -> str | None:
+        """A link to a finalized body that needs neither key nor server (a presigned URL
+        when the bodies are in S3), or None when only the server can serve it."""
+        self._ready(account, dataset_id)
+        return self.datasets.link(dataset_id, ttl)
+
     def iter_rows(self, account: str, dataset_id: str) -> Iterator[dict[str, Any]]:
-        with self.ready_file(account, dataset_id).open("rb") as fh:
+        self._ready(account, dataset_id)
+        with self.datasets.open(dataset_id) as fh:
             for raw in fh:
                 if raw.strip():
                     yield orjson.loads(raw)

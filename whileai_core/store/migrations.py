@@ -12,7 +12,8 @@ The statements are written once for SQLite and PostgreSQL alike: plain DDL, with
 names spelled as placeholders because the two databases disagree on them (`$FLOAT`: an
 8-byte float, `REAL` in SQLite but `DOUBLE PRECISION` in PostgreSQL, whose `REAL` is 4
 bytes and would round a timestamp; `$BIGINT`: a 64-bit count, which SQLite's INTEGER
-already is and PostgreSQL's is not). `Dialect` renders them and says how to take the lock.
+already is and PostgreSQL's is not). `Dialect` (`sql.py`) renders them and says how to
+take the lock.
 
 Migration 1 is the schema from before migrations existed, written with IF NOT EXISTS, so
 a store created by an older whileai adopts version 1 without a change.
@@ -20,12 +21,23 @@ a store created by an older whileai adopts version 1 without a change.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import ConfigError
+from .sql import POSTGRESQL, SQLITE, Dialect
+
+__all__ = [
+    "LATEST",
+    "MIGRATIONS",
+    "POSTGRESQL",
+    "SQLITE",
+    "Dialect",
+    "Migration",
+    "current_version",
+    "migrate",
+]
 
 
 @dataclass(frozen=True)
@@ -34,26 +46,6 @@ class Migration:
     name: str
     statements: tuple[str, ...]
 
-
-@dataclass(frozen=True)
-class Dialect:
-    name: str
-    types: dict[str, str]
-    begin: tuple[str, ...]  # opens a transaction holding the lock that serializes migrators
-    param: str  # the driver's placeholder for a bound value
-
-    def render(self, statement: str) -> str:
-        return re.sub(r"\$([A-Z]+)\b", lambda m: self.types[m.group(1)], statement)
-
-
-SQLITE = Dialect("sqlite", {"FLOAT": "REAL", "BIGINT": "INTEGER"}, ("BEGIN IMMEDIATE",), "?")
-POSTGRESQL = Dialect(
-    "postgresql",
-    {"FLOAT": "DOUBLE PRECISION", "BIGINT": "BIGINT"},
-    # Any constant works as the key, as long as every migrator uses the same one.
-    ("BEGIN", "SELECT pg_advisory_xact_lock(727374)"),
-    "%s",
-)
 
 _BASELINE = (
     """CREATE TABLE IF NOT EXISTS datasets (
@@ -233,13 +225,15 @@ def migrate(
     where: str = "the store",
 ) -> list[int]:
     """Apply every migration the database lacks; returns the versions applied now."""
-    conn.execute(dialect.render(_VERSION_TABLE))
     known = migrations[-1].version if migrations else 0
     applied: list[int] = []
     while True:
         for statement in dialect.begin:
             conn.execute(statement)
         try:
+            # Under the lock: PostgreSQL's CREATE ... IF NOT EXISTS is not safe against a
+            # concurrent one (two openers would both try to create the table).
+            conn.execute(dialect.render(_VERSION_TABLE))
             version = current_version(conn)
             if version > known:
                 raise ConfigError(

@@ -27,15 +27,17 @@ from __future__ import annotations
 
 import math
 import os
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .base import TooLarge, TooManyRequests
 from .limits import env_name, flag, format_size, parse_size
+
+if TYPE_CHECKING:
+    from .sql import Conn
 
 DEFAULT_TIER = "self-hosted"
 DAILY = ("max_daily_rows", "max_daily_bytes", "max_daily_traces", "max_daily_tokens")
@@ -167,7 +169,7 @@ def seconds_to_midnight(now: float | None = None) -> float:
     return 86400 - now % 86400
 
 
-def add_usage(db: sqlite3.Connection, account: str, **counts: int) -> None:
+def add_usage(db: Conn, account: str, **counts: int) -> None:
     """Add to today's counters (`rows_pushed=`, `bytes_pushed=`, `traces=`, `tokens=`)."""
     columns = [c for c, n in counts.items() if n]
     if not columns:
@@ -182,7 +184,7 @@ def add_usage(db: sqlite3.Connection, account: str, **counts: int) -> None:
     )
 
 
-def usage_today(db: sqlite3.Connection, account: str) -> dict[str, int]:
+def usage_today(db: Conn, account: str) -> dict[str, int]:
     row = db.execute(
         "SELECT rows_pushed, bytes_pushed, traces, tokens FROM usage_daily"
         " WHERE account = ? AND day = ?",
@@ -192,7 +194,7 @@ def usage_today(db: sqlite3.Connection, account: str) -> dict[str, int]:
     return {n: int(row[i]) if row else 0 for i, n in enumerate(names)}
 
 
-def stored(db: sqlite3.Connection, account: str) -> tuple[int, int]:
+def stored(db: Conn, account: str) -> tuple[int, int]:
     """(datasets, bytes) the account holds: every dataset counts toward the number, the
     finalized ones toward the bytes (a pending upload's bytes are counted as it streams)."""
     count, size = db.execute(
@@ -230,7 +232,7 @@ def refuse_if_over(name: str, quotas: Quotas, used: int, adding: int, what: str)
         raise refusal
 
 
-def report(db: sqlite3.Connection, account: str, tier: str, quotas: Quotas) -> dict[str, Any]:
+def report(db: Conn, account: str, tier: str, quotas: Quotas) -> dict[str, Any]:
     """What `/me` and `whileai status` show: the tier, its quotas and the usage they count."""
     datasets, size = stored(db, account)
     day = usage_today(db, account)

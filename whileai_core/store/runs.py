@@ -30,6 +30,7 @@ from .limits import refuse
 
 if TYPE_CHECKING:
     from .local import Storage
+    from .sql import Conn
 
 RUN_STATUSES = ("running", "done", "failed", "stopped")
 FINISH_STATUSES = RUN_STATUSES[1:]
@@ -161,10 +162,10 @@ def holdout_from_delta(report: Mapping[str, Any]) -> dict[str, float]:
     return dict(zip(HOLDOUT_KEYS["pass"], numbers, strict=True))
 
 
-def _summary_in(db: Any, account: str, run_id: str) -> dict[str, Any]:
+def _summary_in(db: Conn, account: str, run_id: str) -> dict[str, Any]:
     """A run's stored summary, read inside the caller's write (so a merge is atomic)."""
     row = db.execute(
-        "SELECT summary FROM runs WHERE account = ? AND id = ?", (account, run_id)
+        "SELECT summary FROM runs WHERE account = ? AND id = ? FOR UPDATE", (account, run_id)
     ).fetchone()
     if row is None:
         raise NotFound(f"run {run_id} not found")
@@ -244,7 +245,8 @@ class RunTable:
         total = _steps(total_steps, "total_steps")
         with self.storage.tx() as db:
             row = db.execute(
-                "SELECT points, step FROM runs WHERE account = ? AND id = ?", (account, run_id)
+                "SELECT points, step FROM runs WHERE account = ? AND id = ? FOR UPDATE",
+                (account, run_id),
             ).fetchone()
             if row is None:
                 raise NotFound(f"run {run_id} not found")
@@ -257,7 +259,9 @@ class RunTable:
                         first + i,
                         p["step"],
                         p["ts"],
-                        orjson.dumps({k: v for k, v in p.items() if k not in ("step", "ts")}),
+                        orjson.dumps(
+                            {k: v for k, v in p.items() if k not in ("step", "ts")}
+                        ).decode(),
                     )
                     for i, p in enumerate(clean)
                 ],

@@ -1,4 +1,4 @@
-"""Traces in the embedded store: spans merged per trace, the row rebuilt from all of them.
+"""Traces in the store: spans merged per trace, the row rebuilt from all of them.
 
 A trace can arrive over several export requests, so its spans are kept and its row is
 rebuilt from every span each time one arrives. An export request is decoded whole, inside
@@ -8,7 +8,6 @@ refused, or that fails half way, leaves nothing of itself behind.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, check_score
 
 if TYPE_CHECKING:
     from .local import Storage
+    from .sql import Conn
 
 MAX_TRACE_PAGE = 1000
 # Past this a page number cannot name a page (OFFSET is a 64-bit integer in SQLite).
@@ -28,6 +28,13 @@ MAX_PAGE = 10**9
 # Decoding an export request holds the GIL, so decoding two at once is no faster than one
 # after the other; one at a time keeps what a burst of large requests costs to one's worth.
 _DECODE = threading.Lock()
+
+
+def traces_of(account: str) -> str:
+    """The key that serializes an account's trace writes: a trace's spans are merged from
+    what is stored (two exports of one trace must not both start from the same spans),
+    and its new traces and tokens count toward the day's quotas."""
+    return f"traces of {account}"
 
 
 class TraceTable:
@@ -53,6 +60,7 @@ class TraceTable:
         by_trace = otlp.group_by_trace(spans)
         _, limits = self.storage.quotas_for(account)
         with self.storage.tx() as db:
+            db.serialize(traces_of(account))
             new_traces = tokens = 0
             for trace_id, new in by_trace.items():
                 prior = self._prior_trace(db, account, trace_id)
@@ -79,17 +87,16 @@ class TraceTable:
         return {"accepted": len(spans), "traces": sorted(by_trace)}
 
     @staticmethod
-    def _prior_trace(db: sqlite3.Connection, account: str, trace_id: str) -> sqlite3.Row | None:
+    def _prior_trace(db: Conn, account: str, trace_id: str) -> Any:
         """What is stored of a trace (its spans and scores), inside the caller's write."""
-        row: sqlite3.Row | None = db.execute(
+        return db.execute(
             "SELECT spans, scores, row FROM traces WHERE account = ? AND trace_id = ?",
             (account, trace_id),
         ).fetchone()
-        return row
 
     def _write_trace(
         self,
-        db: sqlite3.Connection,
+        db: Conn,
         account: str,
         trace_id: str,
         spans: list[otlp.Span],
@@ -98,8 +105,11 @@ class TraceTable:
         row = otlp.trace_row(spans, scores)
         start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
         db.execute(
-            "INSERT OR REPLACE INTO traces (account, trace_id, agent, scenario_id, started_at,"
-            " spans, scores, row) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO traces (account, trace_id, agent, scenario_id, started_at, spans, scores,"
+            " row) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (account, trace_id) DO UPDATE SET"
+            " agent = excluded.agent, scenario_id = excluded.scenario_id,"
+            " started_at = excluded.started_at, spans = excluded.spans,"
+            " scores = excluded.scores, row = excluded.row",
             (
                 account,
                 trace_id,
@@ -179,6 +189,7 @@ class TraceTable:
         value = check_score(value, name)
         trace_id = self.full_id(account, trace_id)
         with self.storage.tx() as db:
+            db.serialize(traces_of(account))  # an ingest merging into it waits, or goes first
             prior = self._prior_trace(db, account, trace_id)
             if prior is None:
                 raise NotFound(f"trace {trace_id} not found")
