@@ -138,6 +138,28 @@ def resolve_inputs(inputs: list[str] | None) -> list[str]:
     return ["-"]
 
 
+# Every command that runs a judge over rows reads one concurrency name and one timeout.
+JudgeConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        min=1,
+        envvar=scoped_env("WHILEAI_CONCURRENCY", "grade"),
+        help="Rows judged at once (judges that block or call out).",
+    ),
+]
+JudgeTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0,
+        envvar="WHILEAI_JUDGE_TIMEOUT",
+        help="Seconds per judged row before it counts as a timeout, unjudged (0: none).",
+    ),
+]
+
+
 # -- what the policy will learn: options mark, audit, scan, optimize and push share ------
 PhrasesOpt = Annotated[
     str | None,

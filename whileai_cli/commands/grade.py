@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 from ..options import (
     Inputs,
     JsonOpt,
+    JudgeConcurrencyOpt,
+    JudgeTimeoutOpt,
     OnErrorOpt,
     Output,
     ReportFile,
@@ -101,25 +103,8 @@ def grade(
             "outside [0, 1] is invalid_result.",
         ),
     ] = None,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            "--concurrency",
-            "-c",
-            min=1,
-            envvar=scoped_env("WHILEAI_CONCURRENCY", "grade"),
-            help="Rows judged at once (judges that block or call out).",
-        ),
-    ] = 8,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            min=0,
-            envvar="WHILEAI_JUDGE_TIMEOUT",
-            help="Seconds per row before it is marked timeout (0: none).",
-        ),
-    ] = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     cache: Annotated[
         bool,
         typer.Option(

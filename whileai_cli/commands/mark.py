@@ -11,13 +11,14 @@ from ..options import (
     IgnoreKeysOpt,
     Inputs,
     JsonOpt,
+    JudgeConcurrencyOpt,
+    JudgeTimeoutOpt,
     KindsOpt,
     OnErrorOpt,
     Output,
     PhrasesOpt,
     ReportFile,
     SpecsOpt,
-    scoped_env,
     warn_renamed_env,
 )
 
@@ -57,25 +58,8 @@ def mark(
     kinds: KindsOpt = None,
     ignore_keys: IgnoreKeysOpt = None,
     allow: AllowOpt = None,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            "--concurrency",
-            "-c",
-            min=1,
-            envvar=scoped_env("WHILEAI_CONCURRENCY", "mark"),
-            help="Rows judged at once.",
-        ),
-    ] = 8,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            min=0,
-            envvar="WHILEAI_JUDGE_TIMEOUT",
-            help="Seconds per trait judgment (0: none).",
-        ),
-    ] = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,

@@ -14,6 +14,8 @@ import typer
 from ..options import (
     Inputs,
     JsonOpt,
+    JudgeConcurrencyOpt,
+    JudgeTimeoutOpt,
     OnErrorOpt,
     Output,
     ReportFile,
@@ -44,25 +46,6 @@ ModelOpt = Annotated[
     str | None,
     typer.Option(
         "--model", envvar="WHILEAI_JUDGE_MODEL", help="Model name for a judge given as a bare URL."
-    ),
-]
-ConcurrencyOpt = Annotated[
-    int,
-    typer.Option(
-        "--concurrency",
-        "-c",
-        min=1,
-        envvar=scoped_env("WHILEAI_CONCURRENCY", "trust"),  # the same name in every command
-        help="Judge calls at once.",
-    ),
-]
-TimeoutOpt = Annotated[
-    float,
-    typer.Option(
-        "--timeout",
-        min=0,
-        envvar="WHILEAI_JUDGE_TIMEOUT",
-        help="Seconds per judged row before it counts as unjudged (0: none).",
     ),
 ]
 SeedOpt = Annotated[
@@ -269,8 +252,8 @@ def trust(
         ),
     ] = None,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = 8,
-    timeout: TimeoutOpt = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     report_file: ReportFile = None,
@@ -347,8 +330,8 @@ def probes(
         ),
     ] = 0.10,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = 8,
-    timeout: TimeoutOpt = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     report_file: ReportFile = None,
@@ -423,8 +406,8 @@ def pairs(
     ] = "",
     rubric: RubricOpt = None,
     model: ModelOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    timeout: TimeoutOpt = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     cache: Annotated[
         bool, typer.Option("--cache", envvar="WHILEAI_CACHE", help="Keep completions cached.")
     ] = False,
@@ -476,8 +459,8 @@ def rubrics(
         str | None, typer.Option("--domain", help="What the agent does, for the writer.")
     ] = None,
     model: ModelOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    timeout: TimeoutOpt = 60.0,
+    concurrency: JudgeConcurrencyOpt = 8,
+    timeout: JudgeTimeoutOpt = 60.0,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
