@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+
+if TYPE_CHECKING:
+    from whileai_core.simulate.shards import Shard
 
 from ..options import JsonOpt, ReportFile, scoped_env, warn_renamed_env
 
@@ -12,6 +15,16 @@ Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        envvar="WHILEAI_SHARD",
+        help="I/N: play only shard I of N (1 <= I <= N), a disjoint part of the tasks chosen "
+        "by task id; `whileai merge` joins the N outputs.",
+        show_default=False,
+    ),
+]
 
 
 def simulate(
@@ -236,6 +249,46 @@ def simulate(
             "abandoned and counted.",
         ),
     ] = 5.0,
+    shard: ShardOpt = None,
+    blocks: Annotated[
+        int,
+        typer.Option(
+            "--blocks",
+            min=1,
+            envvar="WHILEAI_BLOCKS",
+            help="Keep the run-wide state (rl allocation, near-duplicate filter) per block of "
+            "N, as N shards do: the run's rows then equal its N shards' rows, merged.",
+        ),
+    ] = 1,
+    executor: Annotated[
+        Literal["local", "ray"],
+        typer.Option(
+            "--executor",
+            envvar="WHILEAI_EXECUTOR",
+            help="local: this process; ray: --shards shards as Ray tasks (pip install "
+            "'whileai[ray]'), rows streamed back as each shard finishes.",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            envvar="WHILEAI_RAY_ADDRESS",
+            help="With --executor ray: an existing cluster (ray://HOST:10001 or HOST:6379); "
+            "default: a local Ray started for the run.",
+            show_default=False,
+        ),
+    ] = None,
+    shards: Annotated[
+        int | None,
+        typer.Option(
+            "--shards",
+            min=1,
+            envvar="WHILEAI_SHARDS",
+            help="With --executor ray: how many shards to split the run into. [default: 4]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
@@ -249,6 +302,7 @@ def simulate(
     from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
+    picked_shard = _check_executor(shard, blocks, executor, ray_address, shards)
     config = SimulateConfig(
         mode=mode,
         budget=budget or 1000,
@@ -289,6 +343,21 @@ def simulate(
         from whileai_core.judges.registry import JudgeOptions, parse_judge
 
         judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
+    if executor == "ray":
+        from whileai_core.scale.ray_executor import run_on_ray
+
+        on_ray = run_on_ray(
+            loaded, config, shards=shards or 4, plan=plan, address=ray_address, agent_ref=ref,
+            writer_ref=writer, options=options, output=output, resume=resume, say=say,
+        )  # fmt: skip
+        if not emit_report(
+            on_ray.as_dict(), json=json, report_file=report, data_on_stdout=output is None
+        ):
+            for line in on_ray.lines():
+                err().print(line, markup=False, highlight=False)
+        if on_ray.rows + on_ray.resumed_rows == 0:
+            raise WhileaiError("no row survived on any shard")
+        return
     with progress_bar("simulate", total=config.budget) as update:
         result = run_simulation(
             loaded,
@@ -301,6 +370,8 @@ def simulate(
             grader=judge,
             progress=None if update is None else lambda done, _total: update(done),
             plan=plan,
+            shard=picked_shard,
+            blocks=blocks,
         )
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):
@@ -311,6 +382,61 @@ def simulate(
             f"{result.stopped}: no row survived"
             + (f"; first agent error: {result.first_error}" if result.first_error else "")
         )
+
+
+def _check_executor(
+    shard: str | None, blocks: int, executor: str, ray_address: str | None, shards: int | None
+) -> Shard | None:
+    """The flags that pick who plays which shards, checked together (usage errors)."""
+    from whileai_core.errors import ConfigError
+    from whileai_core.simulate.shards import parse_shard
+
+    from ..options import bad_flag
+
+    picked = None
+    if shard is not None:
+        try:
+            picked = parse_shard(shard)
+        except ConfigError as exc:
+            bad_flag("--shard", str(exc))
+    if executor == "ray":
+        if shard is not None:
+            bad_flag("--shard", "--executor ray plays every shard itself: give --shards N")
+        if blocks > 1:
+            bad_flag("--blocks", "--executor ray keeps state per shard already: drop --blocks")
+    else:
+        if shards is not None:
+            bad_flag("--shards", "--shards N runs on an executor: add --executor ray")
+        if ray_address is not None:
+            bad_flag("--ray-address", "--ray-address is for --executor ray")
+        if picked is not None and blocks > 1:
+            bad_flag("--blocks", "a shard keeps its own state: give --shard or --blocks")
+    return picked
+
+
+def merge(
+    files: Annotated[
+        list[str], typer.Argument(help="Every shard's output of one run (any order).")
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write the merged rows here (atomic replace)."),
+    ] = None,
+    json: JsonOpt = False,
+    report: ReportFile = None,
+) -> None:
+    """Merge the N outputs of a sharded run, in shard order; refuse overlaps and gaps."""
+    from whileai_core.simulate.merge import merge_shards
+
+    from ..console import check_report_path, emit_report, say
+
+    check_report_path(report)
+    merged = merge_shards(files, output)
+    if not emit_report(
+        merged.as_dict(), json=json, report_file=report, data_on_stdout=output is None
+    ):
+        for line in merged.lines():
+            say(line)
 
 
 def grid(spec: SpecArg, json: JsonOpt = False, report: ReportFile = None) -> None:

@@ -152,14 +152,11 @@ class Part:
     label: str | None = None
 
 
-def plan_parts(
-    spec: Spec, config: SimulateConfig, plan: RunPlan | None, *, shard: Shard | None, blocks: int
-) -> list[Part]:
-    """The engines a run needs: one for a plain run, one for a shard, one per block."""
+def shard_shares(
+    spec: Spec, config: SimulateConfig, plan: RunPlan | None, count: int
+) -> tuple[TaskSource, list[int], int | None]:
+    """The task source shards draw from, each shard's budget share, and the run's ask cap."""
     base = plan.tasks if plan is not None else None
-    if shard is None and blocks == 1:
-        return [Part(base, config)]
-    count = shard.count if shard is not None else blocks
     inner: TaskSource = base or GridTasks(spec, build_grid(spec), fault_rate=config.fault_rate)
     n, k = config.shape
     max_asks = config.situations * n if config.situations else None
@@ -168,6 +165,17 @@ def plan_parts(
         inner, budget=config.budget, count=count, phrasings=n,
         cost=ask_cost(k, config.probe, fixed), max_asks=max_asks,
     )  # fmt: skip
+    return inner, shares, max_asks
+
+
+def plan_parts(
+    spec: Spec, config: SimulateConfig, plan: RunPlan | None, *, shard: Shard | None, blocks: int
+) -> list[Part]:
+    """The engines a run needs: one for a plain run, one for a shard, one per block."""
+    if shard is None and blocks == 1:
+        return [Part(plan.tasks if plan is not None else None, config)]
+    count = shard.count if shard is not None else blocks
+    inner, shares, max_asks = shard_shares(spec, config, plan, count)
     wanted = [shard.index] if shard is not None else range(1, count + 1)
     if shard is not None:
         problem = shard_count_error(shares, count, config.budget)
