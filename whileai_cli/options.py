@@ -9,11 +9,14 @@ values that cannot work are usage errors (exit 2), caught by click's ranges or b
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
 
 from whileai_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from whileai_core.simulate.shards import Shard
 
 Inputs = Annotated[
     list[str] | None,
@@ -57,6 +60,18 @@ BandOpt = Annotated[
         "--band",
         envvar="WHILEAI_BAND",
         help="Pass-rate band LOW,HIGH (inclusive) an ask must fall in.",
+    ),
+]
+
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        envvar="WHILEAI_SHARD",
+        help="I/N: only shard I of N (1 <= I <= N), the tasks whose id hashes to it (a "
+        "disjoint part; all phrasings of a situation together); `whileai merge` joins the "
+        "N outputs.",
+        show_default=False,
     ),
 ]
 
@@ -113,6 +128,18 @@ def warn_renamed_env(command: str) -> None:
 def bad_flag(flag: str, problem: str) -> NoReturn:
     """A flag value that cannot work: one line, exit 2, like click's own checks."""
     raise typer.BadParameter(problem, param_hint=f"'{flag}'")
+
+
+def parse_shard_flag(text: str | None) -> Shard | None:
+    """`--shard I/N`, or None when not given; a value it refuses is a usage error, exit 2."""
+    if text is None:
+        return None
+    from whileai_core.simulate.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ConfigError as exc:
+        bad_flag("--shard", str(exc))
 
 
 def parse_band(text: str) -> tuple[float, float]:

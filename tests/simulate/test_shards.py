@@ -195,3 +195,33 @@ def test_executor_ray_without_ray_names_the_extra() -> None:
     assert done.returncode == 1
     lines = done.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and "pip install 'whileai[ray]'" in lines[0]
+
+
+@pytest.mark.parametrize("command", ["grade", "evaluate"])
+def test_grade_and_evaluate_shards_merge_to_the_whole_file(tmp_path: Path, command: str) -> None:
+    rows = tmp_path / "rows.jsonl"
+    made = run_cli("simulate", "specs/orders", "--mode", "sft", "--budget", "45", "-o", str(rows))
+    assert made.returncode == 0, made.stderr.decode()
+    whole = tmp_path / "whole.jsonl"
+    assert run_cli(command, str(rows), "--spec", "specs/orders", "-o", str(whole)).returncode == 0
+    parts = []
+    for i in (1, 2):
+        part = tmp_path / f"part{i}.jsonl"
+        done = run_cli(
+            command, str(rows), "--spec", "specs/orders", "--shard", f"{i}/2", "-o", str(part)
+        )
+        assert done.returncode == 0, done.stderr.decode()
+        parts.append(part)
+    merged = tmp_path / "merged.jsonl"
+    assert run_cli("merge", *map(str, parts), "-o", str(merged)).returncode == 0
+
+    def graded(path: Path) -> list[dict]:
+        out = []
+        for row in map(json.loads, path.read_text().splitlines()):
+            row.get("lineage", {}).pop("scoring_run_id", None)  # evaluate: fresh per run
+            out.append(row)
+        return comparable(out)
+
+    assert graded(merged) == graded(whole)
+    bad = run_cli(command, str(rows), "--shard", "3/2")
+    assert bad.returncode == 2 and b"--shard" in bad.stderr

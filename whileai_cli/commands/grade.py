@@ -17,6 +17,7 @@ from ..options import (
     OnErrorOpt,
     Output,
     ReportFile,
+    ShardOpt,
     SpecOpt,
     scoped_env,
     warn_renamed_env,
@@ -134,6 +135,7 @@ def grade(
     seed: SeedOpt = 0,
     json: JsonOpt = False,
     report_file: ReportFile = None,
+    shard: ShardOpt = None,
 ) -> None:
     """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers.
 
@@ -146,9 +148,10 @@ def grade(
     from whileai_core.models.options import ModelOptions
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
-    from ..options import resolve_inputs
+    from ..options import parse_shard_flag, resolve_inputs
 
     check_report_path(report_file)
+    picked = parse_shard_flag(shard)
     files = resolve_inputs(inputs)
     loaded = None
     if spec:
@@ -208,6 +211,7 @@ def grade(
             k=k,
             seed=seed,
             on_row=on_row,
+            shard=picked,
         )
     result.default_judge = judge is None
     data = result.report

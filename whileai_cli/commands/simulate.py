@@ -9,22 +9,13 @@ import typer
 if TYPE_CHECKING:
     from whileai_core.simulate.shards import Shard
 
-from ..options import JsonOpt, ReportFile, scoped_env, warn_renamed_env
+from ..options import JsonOpt, ReportFile, ShardOpt, scoped_env, warn_renamed_env
 
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
-ShardOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--shard",
-        envvar="WHILEAI_SHARD",
-        help="I/N: play only shard I of N (1 <= I <= N), a disjoint part of the tasks chosen "
-        "by task id; `whileai merge` joins the N outputs.",
-        show_default=False,
-    ),
-]
+
 
 
 def simulate(
@@ -388,17 +379,9 @@ def _check_executor(
     shard: str | None, blocks: int, executor: str, ray_address: str | None, shards: int | None
 ) -> Shard | None:
     """The flags that pick who plays which shards, checked together (usage errors)."""
-    from whileai_core.errors import ConfigError
-    from whileai_core.simulate.shards import parse_shard
+    from ..options import bad_flag, parse_shard_flag
 
-    from ..options import bad_flag
-
-    picked = None
-    if shard is not None:
-        try:
-            picked = parse_shard(shard)
-        except ConfigError as exc:
-            bad_flag("--shard", str(exc))
+    picked = parse_shard_flag(shard)
     if executor == "ray":
         if shard is not None:
             bad_flag("--shard", "--executor ray plays every shard itself: give --shards N")

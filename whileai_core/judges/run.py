@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..metrics.passat import PassReport, summary_line
 from .contract import Judge, grade_rows
+
+if TYPE_CHECKING:
+    from ..simulate.shards import Shard
 
 
 @dataclass
@@ -56,14 +59,20 @@ def grade_files(
     on_row: Callable[[int], None] | None = None,
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     on_graded: Callable[[dict[str, Any]], None] | None = None,
+    shard: Shard | None = None,
 ) -> GradeResult:
     """Grade every row of `inputs` into `output` (stdout when None), streaming.
 
     `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
-    `on_graded` sees each graded row after it is written (evaluate's failed traces)."""
+    `on_graded` sees each graded row after it is written (evaluate's failed traces);
+    `shard` keeps only the rows whose task that shard owns (stamped with it)."""
     stats = ReadStats()
     report = PassReport(k=k, seed=seed)
     rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
+    if shard is not None:
+        from ..simulate.shards import shard_rows
+
+        rows = shard_rows(rows, shard)
     if prepare is not None:
         rows = map(prepare, rows)
     policies: set[str] = set()

@@ -24,6 +24,7 @@ other shard's openers, so there each shard's filter holds its own openers only (
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +146,19 @@ class ShardTasks:
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "shard": self.shard.label}
+
+
+def shard_rows(rows: Iterable[dict[str, Any]], shard: Shard) -> Iterator[dict[str, Any]]:
+    """The rows whose task this shard owns, stamped with it (grade and evaluate --shard)."""
+    for row in rows:
+        if shard_of(task_key(row), shard.count) == shard.index:
+            row["shard"] = shard.label
+            lineage = row.get("lineage")
+            row["lineage"] = {
+                **(lineage if isinstance(lineage, dict) else {}),
+                "shard": shard.label,
+            }
+            yield row
 
 
 def shard_count_error(shares: list[int], count: int, budget: int) -> str | None:
