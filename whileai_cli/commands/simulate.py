@@ -340,6 +340,7 @@ def simulate(
         on_ray = run_on_ray(
             loaded, config, shards=shards or 4, plan=plan, address=ray_address, agent_ref=ref,
             writer_ref=writer, options=options, output=output, resume=resume, say=say,
+            grader_ref=grader,
         )  # fmt: skip
         if not emit_report(
             on_ray.as_dict(), json=json, report_file=report, data_on_stdout=output is None

@@ -103,13 +103,20 @@ def play_shard(
     writer_ref: str | None,
     options: ModelOptions,
     done: dict[str, list[dict[str, Any]]],
+    grader_ref: str | None = None,
 ) -> ShardDone:
-    """One shard, start to end, in whatever process runs it; its rows come back together."""
+    """One shard, start to end, in whatever process runs it; its rows come back together.
+    A grader is given by its `--grader` string and built here, next to the rows it judges."""
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
+    grader = None
+    if grader_ref:
+        from ..judges.registry import JudgeOptions, parse_judge
+
+        grader = parse_judge(grader_ref, JudgeOptions(spec=spec, models=options))
     report: Report = run_simulation(
         spec, config, agent_ref=agent_ref, writer_ref=writer_ref, options=options,
-        sink=rows.append, plan=plan, shard=shard, done=done,
+        sink=rows.append, plan=plan, shard=shard, done=done, grader=grader,
     )  # fmt: skip
     return ShardDone(shard, rows, report.as_dict(), time.monotonic() - started)
 
@@ -181,11 +188,13 @@ def run_on_ray(
     options: ModelOptions | None = None,
     output: str | None = None,
     resume: bool = False,
+    grader_ref: str | None = None,
     say: Callable[[str], None] | None = None,
     max_retries: int = MAX_RETRIES,
 ) -> RayReport:
     """Play `shards` shards of the run as Ray tasks; rows to `output` or stdout as each
-    shard finishes. `say` gets one progress line per shard."""
+    shard finishes. `say` gets one progress line per shard; `grader_ref` is simulate's
+    `--grader`, built in each worker."""
     config.check()
     if shards < 1:
         raise ConfigError("--shards must be at least 1")
@@ -227,7 +236,7 @@ def run_on_ray(
                 continue
             ref = task.remote(
                 spec_ref, config, plan_ref, shard, agent_ref, writer_ref,
-                dataclasses.replace(options, clients={}), done_rows.get(index, {}),
+                dataclasses.replace(options, clients={}), done_rows.get(index, {}), grader_ref,
             )  # fmt: skip
             pending[ref] = shard
         say(f"ray ({report.address}): {len(pending)} of {shards} shards submitted")
