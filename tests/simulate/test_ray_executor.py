@@ -5,6 +5,7 @@ small. Without ray importable these tests skip and say why (`make test` installs
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -136,3 +137,33 @@ def test_a_shard_whose_worker_is_killed_is_retried_without_duplicates(
     expected = {(r["scenario_id"], r["rollout_index"]) for r in _unsharded(budget=60)}
     assert set(keys) == expected
     assert report.agent_errors == 0
+
+
+def test_grade_and_evaluate_on_ray_equal_one_process(local_ray: Any, tmp_path: Path) -> None:
+    from whileai_core.compare.evaluate import evaluate_files
+    from whileai_core.judges.registry import JudgeOptions, parse_judge
+    from whileai_core.judges.run import grade_files
+    from whileai_core.scale.ray_executor import grade_on_ray
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in _unsharded(mode="sft", budget=60)))
+    options = JudgeOptions(spec=SPEC)
+    judge = parse_judge(None, options)
+    here, there = tmp_path / "here.jsonl", tmp_path / "there.jsonl"
+    local = grade_files([str(rows)], judge, output=str(here))
+    on_ray = grade_on_ray(
+        [str(rows)], judge, judge_ref=None, judge_options=options, shards=3, output=str(there)
+    )
+    assert comparable(_rows(there)) == comparable(_rows(here))
+    assert on_ray.report["rows"] == local.report["rows"] == 60
+    assert on_ray.report["pass_at_1"] == local.report["pass_at_1"]
+    failed = tmp_path / "failed.jsonl"
+    stage = functools.partial(grade_on_ray, judge_ref=None, judge_options=options, shards=2)
+    done = evaluate_files(
+        [str(rows)], judge, output=str(tmp_path / "eval.jsonl"), failed_traces=str(failed),
+        run_id="eval-test", stage=stage,
+    )  # fmt: skip
+    evaluated = _rows(tmp_path / "eval.jsonl")
+    assert len(evaluated) == 60
+    assert {r["lineage"]["scoring_run_id"] for r in evaluated} == {"eval-test"}
+    assert done.failed == len(_rows(failed)) == sum(1 for r in evaluated if r["reward"] < 0.5)

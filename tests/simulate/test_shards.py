@@ -173,6 +173,9 @@ def test_shard_flags_that_cannot_work_are_usage_errors() -> None:
         done = run_cli("simulate", "specs/orders", "--budget", "4", *args)
         assert done.returncode == 2, (args, done.stderr)
         assert flag in done.stderr.decode() and len(done.stderr.decode().splitlines()) == 1
+    for command in ("grade", "evaluate"):
+        done = run_cli(command, "tests/fixtures/sdk-rows-orders-explore.jsonl", "--shards", "2")
+        assert done.returncode == 2 and b"--executor ray" in done.stderr
 
 
 def test_a_shard_with_no_share_of_a_tiny_budget_says_so() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -12,13 +13,18 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 from ..options import (
+    DEFAULT_SHARDS,
+    ExecutorOpt,
     Inputs,
     JsonOpt,
     OnErrorOpt,
     Output,
+    RayAddressOpt,
     ReportFile,
     ShardOpt,
+    ShardsOpt,
     SpecOpt,
+    check_executor,
     scoped_env,
     warn_renamed_env,
 )
@@ -136,6 +142,9 @@ def grade(
     json: JsonOpt = False,
     report_file: ReportFile = None,
     shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    shards: ShardsOpt = None,
 ) -> None:
     """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers.
 
@@ -148,10 +157,10 @@ def grade(
     from whileai_core.models.options import ModelOptions
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
-    from ..options import parse_shard_flag, resolve_inputs
+    from ..options import resolve_inputs
 
     check_report_path(report_file)
-    picked = parse_shard_flag(shard)
+    picked = check_executor(shard, executor, ray_address, shards)
     files = resolve_inputs(inputs)
     loaded = None
     if spec:
@@ -200,7 +209,16 @@ def grade(
             if update is not None and n % 100 == 0:
                 update(n)
 
-        runner = GRADE_RUNNER.get() or grade_files
+        stage: Callable[..., Any] = grade_files
+        if executor == "ray":
+            from whileai_core.scale.ray_executor import grade_on_ray
+
+            stage = functools.partial(
+                grade_on_ray, judge_ref=judge, judge_options=opts,
+                shards=shards or DEFAULT_SHARDS, address=ray_address, say=say,
+            )  # fmt: skip
+        custom = GRADE_RUNNER.get()
+        runner = stage if custom is None else functools.partial(custom, stage=stage)
         result = runner(
             files,
             chosen,

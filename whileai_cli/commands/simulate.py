@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 
-if TYPE_CHECKING:
-    from whileai_core.simulate.shards import Shard
-
-from ..options import JsonOpt, ReportFile, ShardOpt, scoped_env, warn_renamed_env
+from ..options import (
+    DEFAULT_SHARDS,
+    ExecutorOpt,
+    JsonOpt,
+    RayAddressOpt,
+    ReportFile,
+    ShardOpt,
+    ShardsOpt,
+    check_executor,
+    scoped_env,
+    warn_renamed_env,
+)
 
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
@@ -251,35 +259,9 @@ def simulate(
             "N, as N shards do: the run's rows then equal its N shards' rows, merged.",
         ),
     ] = 1,
-    executor: Annotated[
-        Literal["local", "ray"],
-        typer.Option(
-            "--executor",
-            envvar="WHILEAI_EXECUTOR",
-            help="local: this process; ray: --shards shards as Ray tasks (pip install "
-            "'whileai[ray]'), rows streamed back as each shard finishes.",
-        ),
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            envvar="WHILEAI_RAY_ADDRESS",
-            help="With --executor ray: an existing cluster (ray://HOST:10001 or HOST:6379); "
-            "default: a local Ray started for the run.",
-            show_default=False,
-        ),
-    ] = None,
-    shards: Annotated[
-        int | None,
-        typer.Option(
-            "--shards",
-            min=1,
-            envvar="WHILEAI_SHARDS",
-            help="With --executor ray: how many shards to split the run into. [default: 4]",
-            show_default=False,
-        ),
-    ] = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    shards: ShardsOpt = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
@@ -293,7 +275,7 @@ def simulate(
     from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
-    picked_shard = _check_executor(shard, blocks, executor, ray_address, shards)
+    picked_shard = check_executor(shard, executor, ray_address, shards, blocks)
     config = SimulateConfig(
         mode=mode,
         budget=budget or 1000,
@@ -338,9 +320,9 @@ def simulate(
         from whileai_core.scale.ray_executor import run_on_ray
 
         on_ray = run_on_ray(
-            loaded, config, shards=shards or 4, plan=plan, address=ray_address, agent_ref=ref,
-            writer_ref=writer, options=options, output=output, resume=resume, say=say,
-            grader_ref=grader,
+            loaded, config, shards=shards or DEFAULT_SHARDS, plan=plan, address=ray_address,
+            agent_ref=ref, writer_ref=writer, options=options, output=output, resume=resume,
+            say=say, grader_ref=grader,
         )  # fmt: skip
         if not emit_report(
             on_ray.as_dict(), json=json, report_file=report, data_on_stdout=output is None
@@ -374,28 +356,6 @@ def simulate(
             f"{result.stopped}: no row survived"
             + (f"; first agent error: {result.first_error}" if result.first_error else "")
         )
-
-
-def _check_executor(
-    shard: str | None, blocks: int, executor: str, ray_address: str | None, shards: int | None
-) -> Shard | None:
-    """The flags that pick who plays which shards, checked together (usage errors)."""
-    from ..options import bad_flag, parse_shard_flag
-
-    picked = parse_shard_flag(shard)
-    if executor == "ray":
-        if shard is not None:
-            bad_flag("--shard", "--executor ray plays every shard itself: give --shards N")
-        if blocks > 1:
-            bad_flag("--blocks", "--executor ray keeps state per shard already: drop --blocks")
-    else:
-        if shards is not None:
-            bad_flag("--shards", "--shards N runs on an executor: add --executor ray")
-        if ray_address is not None:
-            bad_flag("--ray-address", "--ray-address is for --executor ray")
-        if picked is not None and blocks > 1:
-            bad_flag("--blocks", "a shard keeps its own state: give --shard or --blocks")
-    return picked
 
 
 def merge(

@@ -125,14 +125,16 @@ def evaluate_files(
     seed: int = 0,
     on_row: Callable[[int], None] | None = None,
     shard: Shard | None = None,
+    stage: Callable[..., GradeResult] = grade_files,
 ) -> EvalResult:
     """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`
-    (only the rows `shard` owns, when given)."""
+    (only the rows `shard` owns, when given). `stage` grades: `grade_files` in this process,
+    or the Ray executor's `grade_on_ray` with its options bound."""
     stamp = EvalStamp(judge=judge.name, run_id=run_id or new_run_id(), model=model)
     traces = FailedTraces(failed_traces) if failed_traces is not None else None
     ok = False
     try:
-        result = grade_files(
+        result = stage(
             inputs,
             judge,
             output=output,

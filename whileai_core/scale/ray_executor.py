@@ -19,7 +19,7 @@ import dataclasses
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,23 @@ def _split_done(
     return by_shard, rows
 
 
+def _finished(ray: Any, pending: dict[Any, Shard]) -> Iterator[tuple[Shard, Any]]:
+    """(shard, what its task returned) as each finishes; a task that failed for good (its
+    own error, or Ray's once the retries ran out) is a one-line ConfigError."""
+    while pending:
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        shard = pending.pop(ready[0])
+        try:
+            result = ray.get(ready[0])
+        except Exception as exc:
+            cause = getattr(exc, "cause", None) or exc
+            text = (str(cause).strip().splitlines() or [""])[-1]
+            raise ConfigError(
+                f"shard {shard.label} failed: {type(cause).__name__}: {text}"
+            ) from None
+        yield shard, result
+
+
 def _start_ray(ray: Any, address: str | None, stack: list[Callable[[], None]]) -> str:
     """Connect to `address`, or reuse a Ray this process already runs, or start a local one."""
     if ray.is_initialized():
@@ -242,17 +259,7 @@ def run_on_ray(
         say(f"ray ({report.address}): {len(pending)} of {shards} shards submitted")
         writer = RowWriter(output if output and output != "-" else None, mode="append")
         finished = len(report.skipped_shards)
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            shard = pending.pop(ready[0])
-            try:
-                result: ShardDone = ray.get(ready[0])
-            except Exception as exc:  # the task's own error, or Ray's when retries ran out
-                cause = getattr(exc, "cause", None) or exc
-                text = (str(cause).strip().splitlines() or [""])[-1]
-                raise ConfigError(
-                    f"shard {shard.label} failed: {type(cause).__name__}: {text}"
-                ) from None
+        for shard, result in _finished(ray, pending):
             for row in result.rows:
                 writer.write(row)
             finished += 1
@@ -275,3 +282,93 @@ def run_on_ray(
     if report.elapsed:
         report.rows_per_s = round(report.rows / report.elapsed, 1)
     return report
+
+
+def grade_shard(
+    inputs: list[str],
+    judge_ref: str | None,
+    judge_options: Any,
+    shard: Shard,
+    grade_kw: dict[str, Any],
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None,
+) -> tuple[list[dict[str, Any]], Any]:
+    """One shard of a grade run in a worker: the judge built here from its `--judge` string,
+    the rows of the inputs this shard owns judged, handed back together with the read stats."""
+    from ..judges.registry import parse_judge
+    from ..judges.run import grade_files
+
+    judge = parse_judge(judge_ref, judge_options)
+    rows: list[dict[str, Any]] = []
+    result = grade_files(inputs, judge, shard=shard, prepare=prepare, sink=rows.append, **grade_kw)
+    return rows, result.read
+
+
+def grade_on_ray(
+    inputs: Iterable[str],
+    judge: Any,
+    *,
+    judge_ref: str | None,
+    judge_options: Any,
+    shards: int,
+    address: str | None = None,
+    output: str | None = None,
+    on_error: Any = "fail",
+    concurrency: int = 8,
+    timeout: float | None = 60.0,
+    k: int | None = None,
+    seed: int = 0,
+    on_row: Callable[[int], None] | None = None,
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    on_graded: Callable[[dict[str, Any]], None] | None = None,
+    shard: Shard | None = None,
+    say: Callable[[str], None] | None = None,
+    max_retries: int = MAX_RETRIES,
+) -> Any:
+    """`grade_files` with its rows judged as `shards` Ray tasks, each the rows of one shard
+    (by task id), each worker building its own judge from `judge_ref`. Rows go to `output`
+    (atomic replace) or stdout as each shard finishes; the report is tallied here over all."""
+    from ..jsonl import ReadStats
+    from ..judges.run import GradeTally
+    from ..metrics.passat import PassReport
+
+    if shard is not None:
+        raise ConfigError("--executor ray plays every shard itself: give --shards N")
+    files = [str(Path(f).resolve()) if f != "-" else f for f in inputs]
+    if "-" in files:
+        raise ConfigError("--executor ray reads files in its workers: give FILES, not stdin")
+    ray = import_ray()
+    say = say or (lambda _line: None)
+    tally = GradeTally(PassReport(k=k, seed=seed), on_graded=on_graded, on_row=on_row)
+    stats = ReadStats()
+    stack: list[Callable[[], None]] = []
+    kw = {"on_error": on_error, "concurrency": concurrency, "timeout": timeout, "k": k,
+          "seed": seed}  # fmt: skip
+    try:
+        where = _start_ray(ray, address, stack)
+        task = ray.remote(max_retries=max_retries, retry_exceptions=False)(grade_shard)
+        options_ref = ray.put(judge_options)
+        pending = {
+            task.remote(files, judge_ref, options_ref, Shard(i, shards), kw, prepare): Shard(
+                i, shards
+            )
+            for i in range(1, shards + 1)
+        }
+        say(f"ray ({where}): {shards} grade shards submitted")
+        finished = 0
+        with RowWriter(output) as writer:
+            for done, (rows, read) in _finished(ray, pending):
+                for row in rows:
+                    writer.write(row)
+                    tally.add(row)
+                finished += 1
+                stats.skipped = max(stats.skipped, read.skipped)  # every shard reads all lines
+                stats.first_error = stats.first_error or read.first_error
+                stats.rows = max(stats.rows, read.rows)
+                say(
+                    f"shard {done.label} done: {len(rows)} rows ({finished}/{shards} shards, "
+                    f"{tally.count} rows)"
+                )
+    finally:
+        for stop in reversed(stack):
+            stop()
+    return tally.result(judge, stats)
