@@ -111,6 +111,7 @@ class ShardTasks:
         self._owned: list[int] = []  # global ask index of each of this shard's asks
         self._scanned = 0  # global asks looked at so far
         self._passed: list[Situation] = []
+        self._cells: set[str] = set()  # cells of the asks this shard owns
         self._exhausted = False
 
     def situation(self, index: int, phrasings: int) -> Situation | None:
@@ -124,6 +125,7 @@ class ShardTasks:
                 break
             if shard_of(task_key(drawn), self.shard.count) == self.shard.index:
                 self._owned.append(self._scanned)
+                self._cells.add(str(drawn.get("cell_id")))
                 found = drawn
             else:
                 self._passed.append(drawn)
@@ -141,8 +143,7 @@ class ShardTasks:
         return passed
 
     def cells_visited(self, asks: int, phrasings: int) -> int:
-        seen = self._owned[asks - 1] + 1 if asks else 0
-        return self.inner.cells_visited(seen, phrasings)
+        return len(self._cells)
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "shard": self.shard.label}
