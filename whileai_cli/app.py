@@ -37,6 +37,8 @@ _TRUST = "Trust the numbers"
 COMMANDS: dict[str, Command] = {
     "simulate": Command("simulate", "simulate", _MAKE,
         "Play the agent against a mock world across the coverage grid; rows to stdout or -o."),
+    "merge": Command("simulate", "merge", _MAKE,
+        "Merge the N outputs of a sharded run, in shard order; refuse overlaps and gaps."),
     "grid": Command("simulate", "grid", _MAKE,
         "Print the coverage grid's axes, their values and the cell count."),
     "recommend": Command("simulate", "recommend", _MAKE,

@@ -9,11 +9,14 @@ values that cannot work are usage errors (exit 2), caught by click's ranges or b
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
 
 from whileai_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from whileai_core.simulate.shards import Shard
 
 Inputs = Annotated[
     list[str] | None,
@@ -59,6 +62,48 @@ BandOpt = Annotated[
         help="Pass-rate band LOW,HIGH (inclusive) an ask must fall in.",
     ),
 ]
+
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        envvar="WHILEAI_SHARD",
+        help="I/N: only shard I of N (1 <= I <= N), the tasks whose id hashes to it (a "
+        "disjoint part; all phrasings of a situation together); `whileai merge` joins the "
+        "N outputs.",
+        show_default=False,
+    ),
+]
+ExecutorOpt = Annotated[
+    Literal["local", "ray"],
+    typer.Option(
+        "--executor",
+        envvar="WHILEAI_EXECUTOR",
+        help="local: this process; ray: --shards shards as Ray tasks (pip install "
+        "'whileai[ray]'), rows streamed back as each shard finishes.",
+    ),
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        envvar="WHILEAI_RAY_ADDRESS",
+        help="With --executor ray: an existing cluster (ray://HOST:10001 or HOST:6379); "
+        "default: a local Ray started for the run.",
+        show_default=False,
+    ),
+]
+ShardsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--shards",
+        min=1,
+        envvar="WHILEAI_SHARDS",
+        help="With --executor ray: how many shards to split the run into. [default: 4]",
+        show_default=False,
+    ),
+]
+DEFAULT_SHARDS = 4
 
 
 # Names that once meant different things in different commands, and what replaced each
@@ -116,6 +161,40 @@ def warn_renamed_env(command: str) -> None:
 def bad_flag(flag: str, problem: str) -> NoReturn:
     """A flag value that cannot work: one line, exit 2, like click's own checks."""
     raise typer.BadParameter(problem, param_hint=f"'{flag}'")
+
+
+def parse_shard_flag(text: str | None) -> Shard | None:
+    """`--shard I/N`, or None when not given; a value it refuses is a usage error, exit 2."""
+    if text is None:
+        return None
+    from whileai_core.simulate.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ConfigError as exc:
+        bad_flag("--shard", str(exc))
+
+
+def check_executor(
+    shard: str | None, executor: str, ray_address: str | None, shards: int | None,
+    blocks: int = 1,
+) -> Shard | None:  # fmt: skip
+    """The flags that pick who plays which shards, checked together (usage errors); the
+    `--shard` asked for, if any."""
+    picked = parse_shard_flag(shard)
+    if executor == "ray":
+        if shard is not None:
+            bad_flag("--shard", "--executor ray plays every shard itself: give --shards N")
+        if blocks > 1:
+            bad_flag("--blocks", "--executor ray keeps state per shard already: drop --blocks")
+    else:
+        if shards is not None:
+            bad_flag("--shards", "--shards N runs on an executor: add --executor ray")
+        if ray_address is not None:
+            bad_flag("--ray-address", "--ray-address is for --executor ray")
+        if picked is not None and blocks > 1:
+            bad_flag("--blocks", "a shard keeps its own state: give --shard or --blocks")
+    return picked
 
 
 def parse_band(text: str) -> tuple[float, float]:

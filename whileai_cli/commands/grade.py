@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -12,14 +13,20 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 from ..options import (
+    DEFAULT_SHARDS,
+    ExecutorOpt,
     Inputs,
     JsonOpt,
     JudgeConcurrencyOpt,
     JudgeTimeoutOpt,
     OnErrorOpt,
     Output,
+    RayAddressOpt,
     ReportFile,
+    ShardOpt,
+    ShardsOpt,
     SpecOpt,
+    check_executor,
     scoped_env,
     warn_renamed_env,
 )
@@ -119,6 +126,10 @@ def grade(
     seed: SeedOpt = 0,
     json: JsonOpt = False,
     report_file: ReportFile = None,
+    shard: ShardOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    shards: ShardsOpt = None,
 ) -> None:
     """Judge every row: reward, reason, judge_name, judge_status, judge_meta, markers.
 
@@ -134,6 +145,7 @@ def grade(
     from ..options import resolve_inputs
 
     check_report_path(report_file)
+    picked = check_executor(shard, executor, ray_address, shards)
     files = resolve_inputs(inputs)
     loaded = None
     if spec:
@@ -182,7 +194,16 @@ def grade(
             if update is not None and n % 100 == 0:
                 update(n)
 
-        runner = GRADE_RUNNER.get() or grade_files
+        stage: Callable[..., Any] = grade_files
+        if executor == "ray":
+            from whileai_core.scale.ray_executor import grade_on_ray
+
+            stage = functools.partial(
+                grade_on_ray, judge_ref=judge, judge_options=opts,
+                shards=shards or DEFAULT_SHARDS, address=ray_address, say=say,
+            )  # fmt: skip
+        custom = GRADE_RUNNER.get()
+        runner = stage if custom is None else functools.partial(custom, stage=stage)
         result = runner(
             files,
             chosen,
@@ -193,6 +214,7 @@ def grade(
             k=k,
             seed=seed,
             on_row=on_row,
+            shard=picked,
         )
     result.default_judge = judge is None
     data = result.report

@@ -6,12 +6,24 @@ from typing import Annotated, Literal
 
 import typer
 
-from ..options import JsonOpt, ReportFile, scoped_env, warn_renamed_env
+from ..options import (
+    DEFAULT_SHARDS,
+    ExecutorOpt,
+    JsonOpt,
+    RayAddressOpt,
+    ReportFile,
+    ShardOpt,
+    ShardsOpt,
+    check_executor,
+    scoped_env,
+    warn_renamed_env,
+)
 
 Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
+
 
 
 def simulate(
@@ -236,6 +248,20 @@ def simulate(
             "abandoned and counted.",
         ),
     ] = 5.0,
+    shard: ShardOpt = None,
+    blocks: Annotated[
+        int,
+        typer.Option(
+            "--blocks",
+            min=1,
+            envvar="WHILEAI_BLOCKS",
+            help="Keep the run-wide state (rl allocation, near-duplicate filter) per block of "
+            "N, as N shards do: the run's rows then equal its N shards' rows, merged.",
+        ),
+    ] = 1,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    shards: ShardsOpt = None,
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
@@ -249,6 +275,7 @@ def simulate(
     from ..console import check_report_path, emit_report, err, progress_bar, say
 
     check_report_path(report)
+    picked_shard = check_executor(shard, executor, ray_address, shards, blocks)
     config = SimulateConfig(
         mode=mode,
         budget=budget or 1000,
@@ -289,6 +316,22 @@ def simulate(
         from whileai_core.judges.registry import JudgeOptions, parse_judge
 
         judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
+    if executor == "ray":
+        from whileai_core.scale.ray_executor import run_on_ray
+
+        on_ray = run_on_ray(
+            loaded, config, shards=shards or DEFAULT_SHARDS, plan=plan, address=ray_address,
+            agent_ref=ref, writer_ref=writer, options=options, output=output, resume=resume,
+            say=say, grader_ref=grader,
+        )  # fmt: skip
+        if not emit_report(
+            on_ray.as_dict(), json=json, report_file=report, data_on_stdout=output is None
+        ):
+            for line in on_ray.lines():
+                err().print(line, markup=False, highlight=False)
+        if on_ray.rows + on_ray.resumed_rows == 0:
+            raise WhileaiError("no row survived on any shard")
+        return
     with progress_bar("simulate", total=config.budget) as update:
         result = run_simulation(
             loaded,
@@ -301,6 +344,8 @@ def simulate(
             grader=judge,
             progress=None if update is None else lambda done, _total: update(done),
             plan=plan,
+            shard=picked_shard,
+            blocks=blocks,
         )
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):
@@ -311,6 +356,31 @@ def simulate(
             f"{result.stopped}: no row survived"
             + (f"; first agent error: {result.first_error}" if result.first_error else "")
         )
+
+
+def merge(
+    files: Annotated[
+        list[str], typer.Argument(help="Every shard's output of one run (any order).")
+    ],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write the merged rows here (atomic replace)."),
+    ] = None,
+    json: JsonOpt = False,
+    report: ReportFile = None,
+) -> None:
+    """Merge the N outputs of a sharded run, in shard order; refuse overlaps and gaps."""
+    from whileai_core.simulate.merge import merge_shards
+
+    from ..console import check_report_path, emit_report, say
+
+    check_report_path(report)
+    merged = merge_shards(files, output)
+    if not emit_report(
+        merged.as_dict(), json=json, report_file=report, data_on_stdout=output is None
+    ):
+        for line in merged.lines():
+            say(line)
 
 
 def grid(spec: SpecArg, json: JsonOpt = False, report: ReportFile = None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsonl import OnError, RowWriter
 from ..judges.contract import Judge
@@ -26,6 +26,9 @@ from ..judges.run import GradeResult, grade_files
 from ..metrics.tally import passed, reward_of
 from ..privileged import strip_privileged
 from .lineage import EVAL_SOURCE
+
+if TYPE_CHECKING:
+    from ..simulate.shards import Shard
 
 TRACE_KEYS = (
     "prompt",
@@ -121,13 +124,17 @@ def evaluate_files(
     k: int | None = None,
     seed: int = 0,
     on_row: Callable[[int], None] | None = None,
+    shard: Shard | None = None,
+    stage: Callable[..., GradeResult] = grade_files,
 ) -> EvalResult:
-    """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`."""
+    """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`
+    (only the rows `shard` owns, when given). `stage` grades: `grade_files` in this process,
+    or the Ray executor's `grade_on_ray` with its options bound."""
     stamp = EvalStamp(judge=judge.name, run_id=run_id or new_run_id(), model=model)
     traces = FailedTraces(failed_traces) if failed_traces is not None else None
     ok = False
     try:
-        result = grade_files(
+        result = stage(
             inputs,
             judge,
             output=output,
@@ -137,6 +144,7 @@ def evaluate_files(
             k=k,
             seed=seed,
             on_row=on_row,
+            shard=shard,
             prepare=stamp,
             on_graded=traces,
         )

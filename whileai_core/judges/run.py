@@ -5,13 +5,17 @@ The CLI's `whileai grade` is this function plus flag parsing and printing.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..metrics.passat import PassReport, summary_line
 from .contract import Judge, grade_rows
+
+if TYPE_CHECKING:
+    from ..simulate.shards import Shard
 
 
 @dataclass
@@ -56,32 +60,68 @@ def grade_files(
     on_row: Callable[[int], None] | None = None,
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     on_graded: Callable[[dict[str, Any]], None] | None = None,
+    shard: Shard | None = None,
+    sink: Callable[[dict[str, Any]], None] | None = None,
 ) -> GradeResult:
     """Grade every row of `inputs` into `output` (stdout when None), streaming.
 
     `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
-    `on_graded` sees each graded row after it is written (evaluate's failed traces)."""
+    `on_graded` sees each graded row after it is written (evaluate's failed traces);
+    `shard` keeps only the rows whose task that shard owns (stamped with it); `sink`, when
+    given, receives each graded row instead of `output` (a Ray worker hands them back)."""
     stats = ReadStats()
     report = PassReport(k=k, seed=seed)
     rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
+    if shard is not None:
+        from ..simulate.shards import shard_rows
+
+        rows = shard_rows(rows, shard)
     if prepare is not None:
         rows = map(prepare, rows)
-    policies: set[str] = set()
-    with RowWriter(output) as writer:
+    tally = GradeTally(report, on_graded=on_graded, on_row=on_row)
+    with contextlib.ExitStack() as stack:
+        write = sink or stack.enter_context(RowWriter(output)).write
         for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
-            writer.write(graded)
-            report.add(graded)
-            if on_graded is not None:
-                on_graded(graded)
-            version = graded.get("model_version")
-            if isinstance(version, str) and len(policies) < 256:
-                policies.add(version)
-            if on_row is not None:
-                on_row(writer.count)
-    notes = judge.notes() if judge.notes is not None else []
-    result = report.result()
-    _self_judged(result, judge, policies)
-    return GradeResult(report=result, read=stats, judge=judge.name, notes=notes)
+            write(graded)
+            tally.add(graded)
+    return tally.result(judge, stats)
+
+
+class GradeTally:
+    """What a grade run counts of the rows it wrote: the pass report, the policies seen
+    (for the self-judged warning) and the callbacks; shared by `grade_files` and the Ray
+    driver, which tallies rows as each shard's come back."""
+
+    def __init__(
+        self,
+        report: PassReport,
+        *,
+        on_graded: Callable[[dict[str, Any]], None] | None = None,
+        on_row: Callable[[int], None] | None = None,
+    ) -> None:
+        self.report = report
+        self.on_graded = on_graded
+        self.on_row = on_row
+        self.policies: set[str] = set()
+        self.count = 0
+
+    def add(self, graded: dict[str, Any]) -> None:
+        self.count += 1
+        self.report.add(graded)
+        if self.on_graded is not None:
+            self.on_graded(graded)
+        version = graded.get("model_version")
+        if isinstance(version, str) and len(self.policies) < 256:
+            self.policies.add(version)
+        if self.on_row is not None:
+            self.on_row(self.count)
+
+    def result(self, judge: Judge, stats: ReadStats, notes: list[str] | None = None) -> GradeResult:
+        if notes is None:
+            notes = judge.notes() if judge.notes is not None else []
+        result = self.report.result()
+        _self_judged(result, judge, self.policies)
+        return GradeResult(report=result, read=stats, judge=judge.name, notes=notes)
 
 
 def _bare(model: str) -> str:

@@ -16,7 +16,7 @@ from ..jsonl import read_rows, repair_tail
 
 _REPLAYED = (
     "prompt", "situation_id", "rollout_index", "faults_fired", "seeded", "behavior_signature",
-    "group_cut",
+    "group_cut", "shard",
 )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ of a round run at once: so output is byte-identical at any concurrency.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -99,6 +100,7 @@ class Engine:
         grid: Grid | None = None,
         tasks: TaskSource | None = None,
         sources: SimilarityIndex | None = None,
+        replay_openers: bool = False,
     ) -> None:
         config.check()
         self.spec = spec
@@ -121,6 +123,13 @@ class Engine:
         self.report.agent = agent.name
         self.report.writer = writer.name
         self.openers = Openers(writer, self.filter, self.report, config.seed, sources)
+        # A shard replays the openers of the asks other shards own (offline writers only), so
+        # its near-duplicate filter holds what the whole run's does; their tallies go nowhere.
+        self._replay = (
+            Openers(writer, self.filter, Report(mode=config.mode, budget=0), config.seed, sources)
+            if replay_openers
+            else None
+        )
         self.open: list[_Ask] = []
         self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
@@ -190,6 +199,7 @@ class Engine:
         """Open the next ask; an ask already in the output (resume) is replayed, not rerun."""
         index = self.asks_opened
         situation = self.tasks.situation(index, self.n)
+        self._replay_passed_over()
         if situation is None:
             self.tasks_left = False
             return None
@@ -223,6 +233,23 @@ class Engine:
         self._chain = ask.opener
         self.open.append(ask)
         return ask
+
+    def _replay_passed_over(self) -> None:
+        """Chain the openers of asks a shard's source passed over (other shards' asks)."""
+        passed_over = getattr(self.tasks, "passed_over", None)
+        if passed_over is None:
+            return
+        for situation in passed_over():
+            if self._replay is not None:
+                self._chain = asyncio.ensure_future(self._passed_opener(situation, self._chain))
+
+    async def _passed_opener(
+        self, situation: dict[str, Any], before: asyncio.Future[Any] | None
+    ) -> None:
+        assert self._replay is not None
+        # The shard that owns it drops a source copy; here only the filter state matters.
+        with contextlib.suppress(SourceCopy):
+            await self._replay.write(situation, before)
 
     # -- results ---------------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""Running a run past one process: its shards on an engine (Ray)."""
