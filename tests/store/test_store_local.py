@@ -97,6 +97,23 @@ def test_fifty_concurrent_pushes_to_the_embedded_store(tmp_path: Path) -> None:
     assert {d["name"]: d["rows"] for d in LocalStore(root).list_datasets()} == FIFTY_SETS
 
 
+def test_fifty_first_openers_of_a_new_store_all_get_in(tmp_path: Path) -> None:
+    """Fifty processes' worth of openers on a file nobody has opened: the switch to WAL
+    once answered "database is locked" at once (no busy wait) to the losers of the race."""
+
+    def open_and_list(root: Path) -> list[dict]:  # type: ignore[type-arg]
+        store = LocalStore(root)
+        try:
+            return store.list_datasets()
+        finally:
+            store.close()
+
+    for trial in range(8):
+        root = tmp_path / f"home{trial}"
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            assert list(pool.map(open_and_list, [root] * 50)) == [[]] * 50
+
+
 def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")

@@ -32,6 +32,7 @@ import hashlib
 import re
 import sqlite3
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -250,9 +251,20 @@ class SqliteDatabase(Database):
         # shutdown; each connection is still used by the one thread that opened it.
         conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=60000")
+        # Switching a new file to WAL needs it to itself, and SQLite answers "database is
+        # locked" at once (no busy wait) while fifty openers race to do it: wait our turn.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    conn.close()
+                    raise
+                time.sleep(0.01)
+        conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
     @contextmanager
