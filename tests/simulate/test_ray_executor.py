@@ -54,22 +54,26 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _unsharded(**kw: Any) -> list[dict]:
+def _unsharded(spec: Any = SPEC, **kw: Any) -> list[dict]:
     rows: list[dict] = []
-    run_simulation(SPEC, SimulateConfig(reproducible=True, **kw), sink=rows.append)
+    run_simulation(spec, SimulateConfig(reproducible=True, **kw), sink=rows.append)
     return rows
 
 
-def test_four_ray_shards_merged_equal_the_unsharded_run(local_ray: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["orders", "airline", "repo-maint"])
+def test_four_ray_shards_merged_equal_the_unsharded_run(
+    local_ray: Any, tmp_path: Path, name: str
+) -> None:
+    spec = load_spec(REPO / "specs" / name)
     out = tmp_path / "rows.jsonl"
     said: list[str] = []
     report = run_on_ray(
-        SPEC, SimulateConfig(mode="sft", budget=120, reproducible=True), shards=4,
+        spec, SimulateConfig(mode="sft", budget=120, reproducible=True), shards=4,
         output=str(out), say=said.append,
     )  # fmt: skip
     rows = _rows(out)
     assert report.rows == len(rows) == 120
-    assert comparable(rows) == comparable(_unsharded(mode="sft", budget=120))
+    assert comparable(rows) == comparable(_unsharded(spec, mode="sft", budget=120))
     assert sorted({row["shard"] for row in rows}) == ["1/4", "2/4", "3/4", "4/4"]
     # Each shard's rows arrive together, as that shard finished.
     order = [row["shard"] for row in rows]
