@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import time
 from typing import Any
+
+from _measure import loopback_stub
 
 from whileai_core.agents.base import Episode
 from whileai_core.models.agent import ModelAgent
@@ -77,20 +78,12 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rollouts", type=int, default=2560)
     args = parser.parse_args()
-    stub = subprocess.Popen(
-        [sys.executable, "-m", "whileai_core.testing", "--latency",
-         str(args.latency), "--tool", "get_order", "--arguments", '{"order_id": "A1"}'],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert stub.stdout is not None
-        base_url = stub.stdout.readline().strip()
+    with loopback_stub(args.latency, order_id="A1") as (base_url, stub):
         spec = _spec()
         options = ModelOptions(model="bench", concurrency=args.concurrency, retries=0)
         agent = make_agent(base_url, spec, options)
         assert isinstance(agent, ModelAgent)
         ok, calls, cpu, wall = asyncio.run(_measure(agent, spec, args.rollouts, args.concurrency))
-    finally:
         stub.terminate()
         _, _, usage = os.wait4(stub.pid, 0)
         stub.returncode = 0

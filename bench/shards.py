@@ -21,7 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _measure import loopback_stub, model_calls, simulate_command
+
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -76,10 +77,9 @@ def run(label: str, extra: list[str], args: argparse.Namespace, base_url: str, s
     with tempfile.TemporaryDirectory() as tmp:
         out, report = Path(tmp) / "rows.jsonl", Path(tmp) / "report.json"
         cmd = [
-            str(ROOT / ".venv/bin/whileai"), "simulate", args.spec, "--agent", base_url,
-            "--model", "bench", "--budget", str(args.rollouts), "--concurrency",
-            str(args.concurrency), "-o", str(out), "--report", str(report), *extra,
-        ]  # fmt: skip
+            *simulate_command(args.spec, base_url, args.rollouts, args.concurrency, out, report),
+            *extra,
+        ]
         env = {**os.environ, "WHILEAI_HOME": tmp, "RAY_AUTH_MODE": "disabled"}
         stub_cpu = process_cpu(stub)
         before = os.times()
@@ -103,12 +103,7 @@ def run(label: str, extra: list[str], args: argparse.Namespace, base_url: str, s
         )
         data = json.loads(report.read_text())
         rows = sum(1 for _ in out.open())
-    if "by_shard" in data:
-        calls = sum(
-            m["calls"] for shard in data["by_shard"].values() for m in shard["models"].values()
-        )
-    else:
-        calls = sum(m["calls"] for m in data["models"].values())
+    calls = model_calls(data)
     client = max(reaped, sampled)
     result = {
         "label": label, "rows": rows, "calls": calls, "wall_s": round(wall, 2),
@@ -134,14 +129,7 @@ def main() -> int:
     parser.add_argument("--spec", default="specs/orders")
     parser.add_argument("--json", action="store_true", help="Also print the figures as JSON.")
     args = parser.parse_args()
-    stub = subprocess.Popen(
-        [sys.executable, "-m", "whileai_core.testing", "--latency", str(args.latency),
-         "--tool", "get_order", "--arguments", '{"order_id": "ORD-1234"}'],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert stub.stdout is not None
-        base_url = stub.stdout.readline().strip()
+    with loopback_stub(args.latency) as (base_url, stub):
         print(
             f"{args.rollouts} rollouts of {args.spec}, {args.latency * 1000:.0f} ms a call, "
             f"--concurrency {args.concurrency} per process, {os.cpu_count()} cores",
@@ -157,9 +145,6 @@ def main() -> int:
                 stub.pid,
             ),
         ]
-    finally:
-        stub.terminate()
-        stub.wait()
     if args.json:
         print(json.dumps(results, indent=2))
     return 0

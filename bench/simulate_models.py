@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _measure import loopback_stub, model_calls, simulate_command
 
 
 def main() -> int:
@@ -30,36 +30,21 @@ def main() -> int:
     parser.add_argument("--rollouts", type=int, default=2048)
     parser.add_argument("--spec", default="specs/orders")
     args = parser.parse_args()
-    stub = subprocess.Popen(
-        [sys.executable, "-m", "whileai_core.testing", "--latency", str(args.latency),
-         "--tool", "get_order", "--arguments", '{"order_id": "ORD-1234"}'],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert stub.stdout is not None
-        base_url = stub.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp:
-            out, report = Path(tmp) / "rows.jsonl", Path(tmp) / "report.json"
-            cmd = [
-                str(ROOT / ".venv/bin/whileai"), "simulate", args.spec, "--agent", base_url,
-                "--model", "bench", "--budget", str(args.rollouts),
-                "--concurrency", str(args.concurrency), "-o", str(out), "--report", str(report),
-            ]  # fmt: skip
-            env = {**os.environ, "WHILEAI_HOME": tmp}
-            before = os.times()
-            start = time.perf_counter()
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - start
-            after = os.times()
-            if done.returncode != 0:
-                print(done.stderr)
-                return 1
-            data = json.loads(report.read_text())
-    finally:
-        stub.terminate()
-        stub.wait()
+    with loopback_stub(args.latency) as (base_url, _), tempfile.TemporaryDirectory() as tmp:
+        out, report = Path(tmp) / "rows.jsonl", Path(tmp) / "report.json"
+        cmd = simulate_command(args.spec, base_url, args.rollouts, args.concurrency, out, report)
+        env = {**os.environ, "WHILEAI_HOME": tmp}
+        before = os.times()
+        start = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        after = os.times()
+        if done.returncode != 0:
+            print(done.stderr)
+            return 1
+        data = json.loads(report.read_text())
     rows = data["rows"]
-    calls = sum(m["calls"] for m in data["models"].values())
+    calls = model_calls(data)
     per_rollout = calls / rows
     ideal = args.concurrency / (per_rollout * args.latency)
     rate = rows / wall
