@@ -41,17 +41,6 @@ def validator(schema: dict[str, Any] | bool) -> Any:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def schema_problem(schema: Any) -> str | None:
-    """What makes `schema` unusable, or None."""
-    if not isinstance(schema, (dict, bool)):
-        return "a schema must be a JSON object or a boolean"
-    try:
-        validator(schema)
-    except ConfigError as exc:
-        return str(exc)
-    return None
-
-
 def errors(value: Any, checker: Any, limit: int = 20) -> list[str]:
     """Every way `value` breaks the checker's schema (at most `limit`), each naming where."""
     found = sorted(checker.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
