@@ -304,10 +304,12 @@ def _offline_verdict(row: dict[str, Any], items: list[Item], spec: Spec | None) 
     from ..judges.conduct import conduct_checks
     from ..judges.evidence import Evidence
 
+    # One reading of the rollout for both sets of checks, as the checklist judge does.
     ev = Evidence(row, spec)
-    ran = {f"conduct:{n}": ok for n, ok, _ in conduct_checks(row, spec, ev)}
-    ran.update({f"check:{n}": ok for n, ok, _ in outcome_checks(row, spec)})
-    why = {f"conduct:{n}": w for n, _, w in conduct_checks(row, spec, ev)}
+    conduct = conduct_checks(row, spec, ev)
+    ran = {f"conduct:{n}": ok for n, ok, _ in conduct}
+    ran.update({f"check:{n}": ok for n, ok, _ in outcome_checks(row, spec, ev)})
+    why = {f"conduct:{n}": w for n, _, w in conduct}
     markers: dict[str, float] = {}
     failed: list[str] = []
     for item in items:
