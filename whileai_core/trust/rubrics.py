@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -189,7 +189,6 @@ class RubricReport:
     failed: int = 0
     source: str = "grid"
     first_error: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
