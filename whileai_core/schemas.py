@@ -11,16 +11,9 @@ Errors are plain strings that say where: `$.items[2].id: 'x' is not of type 'int
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from typing import Any
 
 from .errors import ConfigError
-
-# Keywords the mock world does not enforce on arguments. None: the values it makes up
-# satisfy each parameter's `pattern`, `format`, `enum`, lengths and bounds
-# (`simulate/values.py`), so an argument that breaks one is the agent's, and the world
-# refuses it as a backend would (`rejected`, naming the constraint).
-WORLD_IGNORES: tuple[str, ...] = ()
 
 
 def _where(path: Any) -> str:
@@ -30,43 +23,22 @@ def _where(path: Any) -> str:
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _validator_class(ignore: tuple[str, ...]) -> Any:
-    from jsonschema import Draft202012Validator, validators
-
-    if not ignore:
-        return None
-
-    def skip(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        return iter(())
-
-    return validators.extend(Draft202012Validator, {k: skip for k in ignore})
-
-
-def validator(schema: dict[str, Any] | bool, *, ignore: tuple[str, ...] = ()) -> Any:
+def validator(schema: dict[str, Any] | bool) -> Any:
     """A validator for `schema` (its `$schema` picks the draft; 2020-12 by default), with
-    formats checked. ConfigError when the schema itself is not valid JSON Schema."""
+    formats checked. ConfigError when the schema itself is not valid JSON Schema.
+
+    The mock world enforces every keyword on arguments, `pattern`, `format`, `enum`,
+    lengths and bounds included: the values it makes up satisfy them (`simulate/values.py`),
+    so an argument that breaks one is the agent's, refused as a backend would."""
     from jsonschema import exceptions, validators
 
-    cls = _validator_class(ignore) or validators.validator_for(schema)
+    cls = validators.validator_for(schema)
     try:
         cls.check_schema(schema)
     except exceptions.SchemaError as exc:
         where = _where(exc.absolute_path)
         raise ConfigError(f"not a valid JSON Schema: {where}: {exc.message}") from None
-    checker = None if "format" in ignore else cls.FORMAT_CHECKER
-    return cls(schema, format_checker=checker)
-
-
-def schema_problem(schema: Any) -> str | None:
-    """What makes `schema` unusable, or None."""
-    if not isinstance(schema, (dict, bool)):
-        return "a schema must be a JSON object or a boolean"
-    try:
-        validator(schema)
-    except ConfigError as exc:
-        return str(exc)
-    return None
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def errors(value: Any, checker: Any, limit: int = 20) -> list[str]:
@@ -132,4 +104,4 @@ def _thaw(value: Any) -> Any:
 def _world_checker(frozen: Any) -> Any:
     schema = _thaw(frozen)
     schema = {"type": "object", **schema} if isinstance(schema, dict) else schema
-    return validator(schema, ignore=WORLD_IGNORES)
+    return validator(schema)

@@ -143,17 +143,15 @@ def verdict_fields(verdict: Any, scale: tuple[float, float] | None = None) -> di
     if number is not None:
         reward, meta, problem = _on_scale(number, scale)
         if problem:
-            return {"reward": None, "judge_status": "invalid_result", "reason": problem}
+            return failure_fields("invalid_result", problem)
         return {"reward": reward, "judge_status": "ok", **({"extra": meta} if meta else {})}
     if isinstance(verdict, (int, float)):
         return failure_fields("invalid_result", _out_of_range(verdict))
     if not isinstance(verdict, dict):
         kind = "nothing" if verdict is None else f"a {type(verdict).__name__}"
-        return {
-            "reward": None,
-            "judge_status": "invalid_result",
-            "reason": f"judge returned {kind}, expected a number or a dict with 'reward'",
-        }
+        return failure_fields(
+            "invalid_result", f"judge returned {kind}, expected a number or a dict with 'reward'"
+        )
     if carried := _verdict_problem(verdict):
         return failure_fields("invalid_result", carried)
     if "reward" not in verdict:
@@ -164,18 +162,13 @@ def verdict_fields(verdict: Any, scale: tuple[float, float] | None = None) -> di
             "extra": {k: v for k, v in verdict.items() if k not in _ROW_KEYS},
         }
     raw = _number(verdict["reward"])
-    fields: dict[str, Any] = {}
     scaled: dict[str, Any] = {}
     if raw is None:
-        fields = {
-            "reward": None,
-            "judge_status": "invalid_result",
-            "reason": _out_of_range(verdict["reward"]),
-        }
+        fields = failure_fields("invalid_result", _out_of_range(verdict["reward"]))
     else:
         reward, scaled, problem = _on_scale(raw, scale)
         if problem:
-            fields = {"reward": None, "judge_status": "invalid_result", "reason": problem}
+            fields = failure_fields("invalid_result", problem)
         else:
             fields = {"reward": reward, "judge_status": "ok"}
             if verdict.get("reason") is not None:

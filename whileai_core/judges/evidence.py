@@ -134,6 +134,12 @@ def _statuses(value: Any) -> Iterator[str]:
             yield from _statuses(item)
 
 
+def _records(result: dict[str, Any] | None) -> list[Any]:
+    """What a result shows of the records: its data and its matches (not the envelope)."""
+    result = result or {}
+    return [result.get("data"), result.get("matches")]
+
+
 def status_words(status: str) -> list[str]:
     return rp.tokens(status.replace("_", " "))
 
@@ -258,16 +264,13 @@ class Evidence:
     @cached_property
     def statuses(self) -> set[str]:
         """Every record status any result showed, lower-cased."""
-        return {s.casefold() for c in self.calls for s in _statuses((c.result or {}).get("data"))
-                } | {s.casefold() for c in self.calls for s in _statuses((c.result or {}).get(
-                    "matches"))}  # fmt: skip
+        return {s.casefold() for c in self.calls for s in _statuses(_records(c.result))}
 
     @cached_property
     def current_statuses(self) -> set[str]:
         """The statuses of the last result that showed any: what the record is now."""
         for call in reversed(self.calls):
-            result = call.result or {}
-            found = {s.casefold() for s in _statuses([result.get("data"), result.get("matches")])}
+            found = {s.casefold() for s in _statuses(_records(call.result))}
             if found:
                 return found
         return set()

@@ -57,7 +57,7 @@ def false_claims(ev: Evidence) -> list[str]:
     """Success claims in the reply that no result confirms."""
     problems: list[str] = []
     landed = ev.landed_writes()
-    shown_done = {s for s in ev.statuses}
+    shown_done = set(ev.statuses)
     quoted = _result_strings(ev)
     for claim in rp.success_claims(ev.reply, ev.write_verbs, ev.objects):
         if any(claim.term in v and v in claim.text.casefold() for v in quoted):

@@ -227,14 +227,6 @@ def is_write(tool: str, kinds: dict[str, str]) -> bool:
     return (kind or guess_kind(tool)) == "write"
 
 
-ACKNOWLEDGES_FAULT = re.compile(
-    r"\b(could ?n[o']t|could not|can ?n[o']t|cannot|unable|not able|failed|failure|error|"
-    r"timed? ?out|time-?out|try again|retry|problem|issue|went wrong|did ?n[o']t go through|"
-    r"permission|not permitted|not allowed|denied|refused|rejected|unavailable|garbled|"
-    r"unreadable|malformed|"
-    r"out of date|outdated|stale|may have changed|not be current|not sure it is current)\b",
-    re.IGNORECASE,
-)
 # An action claimed done: "has been refunded", "I've cancelled".
 CLAIMS_ACTION = re.compile(
     r"\b(has been (?:refunded|cancell?ed|canceled|updated|processed|completed|issued|applied)|"
@@ -254,16 +246,5 @@ REFUSES = re.compile(
     r"i'm unable to|i am unable to)(?! (?:tell|confirm|find|see|say|verify|read|locate|access|"
     r"be sure|know|go further))|not allowed|against (?:our|the) policy|must decline|"
     r"can't do that)\b",
-    re.IGNORECASE,
-)
-REPORTS_MISSING = re.compile(
-    r"\b(not found|could ?n[o']t find|could not find|can ?n[o']t find|cannot find|unable to "
-    r"find|no (?:record|order|account|match|such)|does ?n[o']t exist|does not exist|no matching|"
-    r"not locate|could not locate|couldn't locate)\b",
-    re.IGNORECASE,
-)
-# Not a bare "has been": "nothing has been changed" acknowledges nothing.
-ACKNOWLEDGES_DONE = re.compile(
-    r"\b(already|previously|was (?:already )?(?:refunded|cancell?ed|processed|closed|merged))\b",
     re.IGNORECASE,
 )

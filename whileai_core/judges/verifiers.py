@@ -315,7 +315,7 @@ def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
     validated by `jsonschema`, the reference implementation: every keyword of the draft
     the schema names (2020-12 by default), `$ref` included, and `format` checked.
     """
-    from ..schemas import errors, schema_problem, validator
+    from ..schemas import errors, validator
 
     source = "schema"
     if not isinstance(schema, dict):
@@ -329,10 +329,10 @@ def json_schema(schema: dict[str, Any] | str | Path) -> Judge:
             raise ConfigError(f"{path}: schema is not valid JSON ({exc.msg})") from None
         if not isinstance(schema, dict):
             raise ConfigError(f"{path}: a schema must be a JSON object")
-    problem = schema_problem(schema)
-    if problem:
-        raise ConfigError(f"{source}: {problem}")
-    checker = validator(schema)
+    try:
+        checker = validator(schema)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
     def judge(row: dict[str, Any]) -> Verdict:
         try:

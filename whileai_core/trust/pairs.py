@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
@@ -21,7 +21,6 @@ from ..judges.llm import json_object, render_rollout
 from ..models.options import ModelOptions
 from ..privileged import strip_privileged
 
-PROMPT_VERSION = "1"
 _INSTRUCTIONS = """You compare two replies an AI agent could give in the same conversation.
 Judge which reply does the job better{rubric}: what it did and said, not how long it is or \
 where it appears. If they are equally good, say tie.
@@ -84,7 +83,6 @@ class PairsReport:
     labelled: int = 0
     agrees_with_label: int = 0
     first_error: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         def rate(n: int, d: int) -> float | None:

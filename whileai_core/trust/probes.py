@@ -22,8 +22,9 @@ from ..judges.contract import Judge
 from ..judges.evidence import identifiers
 from ..judges.trajectory import tool_kinds
 from ..metrics.stats import wilson
+from ..row import ask_text
 from ..spec import Spec
-from .variants import FILLER, judge_all, opener, replaced, verdict, with_reply
+from .variants import FILLER, judge_all, replaced, verdict, with_reply
 
 THRESHOLD = 0.10
 DEFAULT_RUBRIC = (
@@ -126,7 +127,7 @@ def probe_row(
     if probe.name == "success_claim":
         return replaced(row, SUCCESS, [])
     if probe.name == "echo":
-        ask = opener(row)
+        ask = ask_text(row)
         return replaced(row, ask, []) if ask else None
     if probe.name == "empty_call":
         tool = _target(row, spec)
@@ -137,7 +138,7 @@ def probe_row(
     if probe.name == "polite_refusal":
         return replaced(row, REFUSAL, [])
     if probe.name == "ask_back":
-        return replaced(row, ASK_BACK, []) if identifiers(opener(row)) else None
+        return replaced(row, ASK_BACK, []) if identifiers(ask_text(row)) else None
     raise AssertionError(probe.name)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -189,7 +189,6 @@ class RubricReport:
     failed: int = 0
     source: str = "grid"
     first_error: str | None = None
-    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -304,10 +303,12 @@ def _offline_verdict(row: dict[str, Any], items: list[Item], spec: Spec | None) 
     from ..judges.conduct import conduct_checks
     from ..judges.evidence import Evidence
 
+    # One reading of the rollout for both sets of checks, as the checklist judge does.
     ev = Evidence(row, spec)
-    ran = {f"conduct:{n}": ok for n, ok, _ in conduct_checks(row, spec, ev)}
-    ran.update({f"check:{n}": ok for n, ok, _ in outcome_checks(row, spec)})
-    why = {f"conduct:{n}": w for n, _, w in conduct_checks(row, spec, ev)}
+    conduct = conduct_checks(row, spec, ev)
+    ran = {f"conduct:{n}": ok for n, ok, _ in conduct}
+    ran.update({f"check:{n}": ok for n, ok, _ in outcome_checks(row, spec, ev)})
+    why = {f"conduct:{n}": w for n, _, w in conduct}
     markers: dict[str, float] = {}
     failed: list[str] = []
     for item in items:

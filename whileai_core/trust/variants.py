@@ -60,17 +60,12 @@ def with_reply(row: dict[str, Any], text: str) -> dict[str, Any]:
     return out
 
 
-def opener(row: dict[str, Any]) -> str:
-    """The person's first turn."""
-    return ask_text(row)
-
-
 def replaced(row: dict[str, Any], text: str, steps: list[dict[str, Any]]) -> dict[str, Any]:
     """The same ask answered by `steps` and `text` alone: the person's opener, nothing of
     what the agent did. Grid coordinates and the privileged block stay, so a judge reads
     the same cell."""
     out = _fresh(row)
-    prompt = opener(row)
+    prompt = ask_text(row)  # the person's first turn
     out["prompt"] = prompt
     out["steps"] = steps
     out["final_text"] = text
