@@ -59,20 +59,24 @@ class Selection:
     def rows(self) -> Iterator[Row]:
         """The kept rows in output order, each a new dict (stamp and group stats added)."""
         for rec, stamp, extra in self._kept:
-            if rec.obj is not None:
-                row = rec.obj
-            else:
-                assert self._payloads is not None
-                row = self._payloads.load(rec.span)
-            new = {**row, **extra}
-            if rec.change == "overlong":
-                new["overlong"] = True
-            elif rec.change == "penalized":
-                new["reward_before_penalty"] = row["reward"]
-                new["reward"] = 0.0
-            if not rec.carried:
-                new["calibration"] = stamp
-            yield new
+            yield self._row(rec, stamp, extra)
+
+    def _row(self, rec: Record, stamp: dict[str, Any], extra: dict[str, Any]) -> Row:
+        """One kept row as a new dict; `encoded` falls back to it where it cannot splice."""
+        if rec.obj is not None:
+            row = rec.obj
+        else:
+            assert self._payloads is not None
+            row = self._payloads.load(rec.span)
+        new = {**row, **extra}
+        if rec.change == "overlong":
+            new["overlong"] = True
+        elif rec.change == "penalized":
+            new["reward_before_penalty"] = row["reward"]
+            new["reward"] = 0.0
+        if not rec.carried:
+            new["calibration"] = stamp
+        return new
 
     def encoded(self) -> Iterator[Any]:
         """The same rows, ready for `orjson.dumps`: pre-serialized JSON where possible.
@@ -87,7 +91,7 @@ class Selection:
             return
         for rec, stamp, extra in self._kept:
             if rec.clash or rec.change == "penalized":
-                yield from Selection(self.report, [(rec, stamp, extra)], payloads).rows()
+                yield self._row(rec, stamp, extra)
                 continue
             added = dict(extra)
             if rec.change == "overlong":

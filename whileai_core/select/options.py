@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, Band
@@ -11,12 +11,8 @@ from ..metrics.band import DEFAULT_BAND, Band
 Mode = Literal["rl", "sft"]
 TruncatedPolicy = Literal["drop", "keep", "penalize"]
 SelectRule = Literal["top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall"]
-SELECT_RULES: tuple[str, ...] = (
-    "top_per_prompt",
-    "top_k_overall",
-    "random_per_prompt",
-    "random_k_overall",
-)
+# The rules `check` accepts: read off the Literal, so the two cannot drift apart.
+SELECT_RULES: tuple[str, ...] = get_args(SelectRule)
 
 
 @dataclass

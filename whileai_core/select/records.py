@@ -77,7 +77,9 @@ class Recorder:
 
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
-        junk = self._junk_reason(row, reward)
+        # The reply is read by the junk checks and the trajectory digest: find it once.
+        reply = reply_text(row)
+        junk = self._junk_reason(row, reward, reply)
         carried = isinstance(row.get("calibration"), dict)
         policy = policy_of(row)
         rec = Record(
@@ -95,22 +97,22 @@ class Recorder:
             clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
         )
         if junk is None:
-            rec.traj = trajectory_key(row)
+            rec.traj = trajectory_key(row, reply)
         return rec
 
-    def _junk_reason(self, row: Row, reward: float | None) -> str | None:
+    def _junk_reason(self, row: Row, reward: float | None, reply: str) -> str | None:
         status = row.get("judge_status")
         if status not in (None, "ok"):
             return "judge_status"
         if reward is None:
             return "ungraded"
-        if self._quotes_privileged(row):
+        if self._quotes_privileged(row, reply):
             return "quotes_privileged"
-        if not reply_text(row).strip():
+        if not reply.strip():
             return "empty_final_text"
         return None
 
-    def _quotes_privileged(self, row: Row) -> bool:
+    def _quotes_privileged(self, row: Row, reply: str) -> bool:
         """`privileged.quotes_privileged`, with the block's secrets computed once per block.
 
         The rollouts of one ask share a privileged block, and extracting its strings costs
@@ -127,7 +129,7 @@ class Recorder:
             secrets = self._secrets[key.digest()] = [s.lower() for s in privileged_texts(row)]
         if not secrets:
             return False
-        texts = [reply_text(row)]
+        texts = [reply]
         texts += [
             m["content"]
             for m in row.get("messages") or []
@@ -147,8 +149,12 @@ def policy_of(row: Row) -> str | None:
     return None
 
 
-def trajectory_key(row: Row) -> bytes:
-    """What the agent did: its steps and reply (or its assistant turns when it has no steps)."""
+def trajectory_key(row: Row, reply: str | None = None) -> bytes:
+    """What the agent did: its steps and reply (or its assistant turns when it has no steps).
+
+    `reply` is the row's `reply_text` when the caller already has it (selection's per-row
+    path does), so it is not looked up again.
+    """
     steps = row.get("steps")
     if steps:
         acted: Any = steps
@@ -158,7 +164,9 @@ def trajectory_key(row: Row) -> bytes:
             for m in row.get("messages") or []
             if isinstance(m, dict) and m.get("role") == "assistant"
         ]
-    payload = orjson.dumps([acted, reply_text(row)], option=orjson.OPT_SORT_KEYS)
+    if reply is None:
+        reply = reply_text(row)
+    payload = orjson.dumps([acted, reply], option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(payload, digest_size=16).digest()
 
 
