@@ -135,8 +135,9 @@ def build_axes(spec: Spec, tools: list[str] | None = None) -> dict[str, list[str
 _QUIET_WORLD = {"world_state": "entity exists", "tool_condition": "success"}
 
 
-def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
-    """An unrelated question is a general one (and back), and meets a plain world."""
+def compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
+    """Whether `value` on `axis` can share a cell with the `fixed` coordinates: an
+    unrelated question is a general one (and back), and meets a plain world."""
     if (
         axis == "tool"
         and "ask_family" in fixed
@@ -158,11 +159,6 @@ def _compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
     return True
 
 
-def compatible(axis: str, value: str, fixed: dict[str, str]) -> bool:
-    """Whether `value` on `axis` can share a cell with the `fixed` coordinates."""
-    return _compatible(axis, value, fixed)
-
-
 def block_axes(axes: dict[str, list[str]]) -> dict[str, list[str]]:
     """The axes one rule block's design covers (all but `rule`)."""
     return {name: axes[name] for name in _BLOCK_AXES}
@@ -174,7 +170,7 @@ def ordered_coords(coords: dict[str, str]) -> tuple[tuple[str, str], ...]:
 
 
 def _pair_ok(a: str, va: str, b: str, vb: str) -> bool:
-    return _compatible(a, va, {b: vb}) and _compatible(b, vb, {a: va})
+    return compatible(a, va, {b: vb}) and compatible(b, vb, {a: va})
 
 
 def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str]]:
@@ -207,7 +203,7 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
             rest = [n for n in names if n not in row]
             rng.shuffle(rest)
             for name in rest:
-                choices = [v for v in axes[name] if _compatible(name, v, row)]
+                choices = [v for v in axes[name] if compatible(name, v, row)]
                 rng.shuffle(choices)
                 top, top_gain = choices[0], -1
                 for v in choices:

@@ -20,9 +20,10 @@ from typing import Any
 
 import orjson
 import rstr
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, UnknownType
+from jsonschema.exceptions import UnknownType
 
+from ..errors import ConfigError
+from ..schemas import validator
 from ..spec import is_key_param
 
 # How many pattern draws to try before settling for the last one (a lookahead or a
@@ -47,23 +48,23 @@ class _ShortXeger(rstr.Rstr):
 
 
 @lru_cache(maxsize=512)
-def _validator(schema_json: bytes) -> Draft202012Validator | None:
-    schema = orjson.loads(schema_json)
+def _validator(schema_json: bytes) -> Any | None:
+    """The one validator `schemas` builds (the mock world checks arguments with the same),
+    so a made-up value and the world's check read a schema alike; built once per schema."""
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError:
+        return validator(orjson.loads(schema_json))
+    except ConfigError:
         return None
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def satisfies(value: Any, schema: dict[str, Any]) -> bool:
     """Whether the schema accepts `value` (a schema that is not valid JSON Schema accepts
     anything: there is nothing to satisfy)."""
-    validator = _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
-    if validator is None:
+    checker = _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+    if checker is None:
         return True
     try:
-        return bool(validator.is_valid(value))
+        return bool(checker.is_valid(value))
     except UnknownType:
         return True
 
