@@ -144,7 +144,4 @@ def _text(body: dict[str, Any], key: str) -> str | None:
 
 
 def _page_headers(response: Response) -> Response:
-    response.headers["content-security-policy"] = device_page.CSP
-    response.headers["cache-control"] = "no-store"
-    response.headers["referrer-policy"] = security.FORM_REFERRER_POLICY
-    return response
+    return security.form_page(response, device_page.CSP)

@@ -43,11 +43,7 @@ class Viewer:
 
 
 def _html(body: str, status: int = 200) -> HTMLResponse:
-    response = HTMLResponse(body, status_code=status)
-    response.headers["content-security-policy"] = html.CSP
-    response.headers["cache-control"] = "no-store"
-    response.headers["referrer-policy"] = security.FORM_REFERRER_POLICY
-    return response
+    return security.form_page(HTMLResponse(body, status_code=status), html.CSP)
 
 
 def _static(name: str) -> bytes:
