@@ -6,14 +6,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from whileai_core._lazy import lazy_exports
 
 __all__ = ["create_app"]
+__getattr__, __dir__ = lazy_exports(__name__, {"create_app": ".app"})
 
-
-def __getattr__(name: str) -> Any:
-    if name == "create_app":
-        from .app import create_app
-
-        return create_app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:
+    from .app import create_app

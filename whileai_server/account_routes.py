@@ -8,7 +8,6 @@ These are the routes anyone can reach, so each is rate limited per client
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -18,7 +17,7 @@ from whileai_core.store.base import BadRequest, Forbidden, StoreError, TooManyRe
 from . import device_page, security
 from .accounts import DeviceError, SignupError
 from .server import Server
-from .wire import Handler, capped_body, error, json_body, store_error
+from .wire import Handler, error, form_body, json_body, store_error
 
 
 class AccountRoutes:
@@ -75,8 +74,7 @@ class AccountRoutes:
         client = self.s.client(request)
         try:
             self.s.approvals.spend(client)
-            raw = await capped_body(request)
-            form = {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+            form = await form_body(request)
             security.check_form_origin(self.s.secret, request, form.get("csrf", ""))
             key = form.get("api_key") or None
             if key:
@@ -146,7 +144,4 @@ def _text(body: dict[str, Any], key: str) -> str | None:
 
 
 def _page_headers(response: Response) -> Response:
-    response.headers["content-security-policy"] = device_page.CSP
-    response.headers["cache-control"] = "no-store"
-    response.headers["referrer-policy"] = security.FORM_REFERRER_POLICY
-    return response
+    return security.form_page(response, device_page.CSP)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
@@ -27,6 +28,7 @@ from whileai_core.store.base import Forbidden
 
 from . import signing
 
+R = TypeVar("R", bound=Response)
 CSRF_COOKIE = "whileai_csrf"
 # Pages with a form: under `no-referrer` a browser posts the form with `Origin: null`,
 # which the origin check must refuse; `same-origin` keeps the Origin on posts to this
@@ -59,6 +61,16 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def form_page(response: R, csp: str) -> R:
+    """The headers of an HTML page with a form (the device approval page, the dashboard):
+    its own CSP, never cached (it carries a CSRF token), and the referrer policy under
+    which a browser posts the form with this site's `Origin`."""
+    response.headers["content-security-policy"] = csp
+    response.headers["cache-control"] = "no-store"
+    response.headers["referrer-policy"] = FORM_REFERRER_POLICY
+    return response
 
 
 def csrf_pair(secret: bytes, request: Request) -> tuple[str, str]:

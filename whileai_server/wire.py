@@ -9,6 +9,7 @@ import math
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import IO, Any
+from urllib.parse import parse_qs
 
 import anyio.from_thread
 import orjson
@@ -63,6 +64,13 @@ async def capped_body(request: Request, limit: int = MAX_JSON_BODY) -> bytes:
             raise too_large
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def form_body(request: Request) -> dict[str, str]:
+    """A posted HTML form (url-encoded, capped like a small JSON body), each field's first
+    value: what the sign-in, sign-out and device-approval pages read."""
+    raw = await capped_body(request)
+    return {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
 
 
 async def json_body(request: Request, limits: Limits) -> dict[str, Any]:

@@ -63,15 +63,15 @@ class BoundStore:
 
     # agents
     def list_agents(self) -> list[dict[str, Any]]:
-        return self.storage.list_agents(self.account)
+        return self.storage.agents.list(self.account)
 
     def create_agent(
         self, slug: str, description: str | None = None, spec: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        return self.storage.create_agent(self.account, slug, description, spec)
+        return self.storage.agents.create(self.account, slug, description, spec)
 
     def delete_agent(self, slug: str) -> None:
-        self.storage.delete_agent(self.account, slug)
+        self.storage.agents.delete(self.account, slug)
 
     # traces
     def ingest_otlp(

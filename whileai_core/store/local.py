@@ -451,25 +451,12 @@ class Storage:
         report["datasetId"] = dataset_id
         return report
 
-    # --- agents --------------------------------------------------------------------
-
-    def list_agents(self, account: str) -> list[dict[str, Any]]:
-        return self.agents.list(account)
-
-    def create_agent(
-        self,
-        account: str,
-        slug: str,
-        description: str | None,
-        spec: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        return self.agents.create(account, slug, description, spec)
+    # --- rows the tables delete ------------------------------------------------------
 
     def delete_one(self, what: str, sql: str, account: str, key: str) -> None:
+        """Delete one account's row by `sql` (an agent, a trace), so that a key the
+        account does not have is a NotFound however the table names it."""
         with self.tx() as db:
             gone = db.execute(sql, (account, key)).rowcount
         if not gone:
             raise NotFound(f"{what} {key} not found")
-
-    def delete_agent(self, account: str, slug: str) -> None:
-        self.agents.delete(account, slug)

@@ -247,9 +247,10 @@ def migrate(
             step = pending[0]
             for statement in step.statements:
                 conn.execute(dialect.render(statement))
-            marks = ", ".join([dialect.param] * 3)
             conn.execute(
-                f"INSERT INTO schema_version (version, name, applied_at) VALUES ({marks})",
+                dialect.query(
+                    "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)"
+                ),
                 (step.version, step.name, time.time()),
             )
         except BaseException:

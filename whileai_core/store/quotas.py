@@ -126,11 +126,6 @@ class QuotaPolicy:
             return tier, self.tiers[tier]
         return self.default_tier, self.default
 
-    def check_tier(self, tier: str | None) -> None:
-        if tier and tier != self.default_tier and tier not in self.tiers:
-            known = ", ".join([self.default_tier, *sorted(self.tiers)])
-            raise ConfigError(f"unknown tier {tier!r} (this server has {known})")
-
 
 def load_tiers(path: str) -> dict[str, Quotas]:
     """A tiers file: `{"trial": {"max_datasets": 10, "max_stored_bytes": "100MB"}, ...}`

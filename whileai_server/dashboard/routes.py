@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -27,7 +26,7 @@ from whileai_core.store.base import (
 
 from .. import security
 from ..server import Server
-from ..wire import Handler, capped_body
+from ..wire import Handler, form_body
 from . import data_pages, html, run_pages
 from .session import SESSION_COOKIE, Sessions, clear_session_cookie, set_session_cookie
 
@@ -44,11 +43,7 @@ class Viewer:
 
 
 def _html(body: str, status: int = 200) -> HTMLResponse:
-    response = HTMLResponse(body, status_code=status)
-    response.headers["content-security-policy"] = html.CSP
-    response.headers["cache-control"] = "no-store"
-    response.headers["referrer-policy"] = security.FORM_REFERRER_POLICY
-    return response
+    return security.form_page(HTMLResponse(body, status_code=status), html.CSP)
 
 
 def _static(name: str) -> bytes:
@@ -93,8 +88,7 @@ class DashboardRoutes:
     async def signin(self, request: Request) -> Response:
         client = self.s.client(request)
         try:
-            raw = await capped_body(request)
-            form = {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+            form = await form_body(request)
             security.check_form_origin(self.s.secret, request, form.get("csrf", ""))
             self.s.bad_keys.check(client)
             account = await self.s.thread(self.s.accounts.authenticate, form.get("api_key"))
@@ -114,8 +108,7 @@ class DashboardRoutes:
         return response
 
     async def signout(self, request: Request) -> Response:
-        raw = await capped_body(request)
-        form = {k: v[0] for k, v in parse_qs(raw.decode(errors="replace")).items()}
+        form = await form_body(request)
         try:
             security.check_origin(request)
             self.sessions.check_form(request, form.get("csrf", ""))
