@@ -22,14 +22,14 @@ def _emit(
     report: str | None,
     rows_on_stdout: bool = False,
 ) -> None:
-    from ..console import emit_report, out, say, warn
+    from ..console import emit_report, print_lines, say, warn
 
     if not emit_report(data, json=json, report_file=report, data_on_stdout=rows_on_stdout):
-        for line in lines:
-            if rows_on_stdout:
+        if rows_on_stdout:
+            for line in lines:
                 say(line)
-            else:
-                out().print(line, markup=False)
+        else:
+            print_lines(lines)
     for message in data.get("warnings", []):
         warn(message)
 

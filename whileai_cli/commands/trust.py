@@ -119,12 +119,12 @@ def _setup(
 def _show(report: Any, json: bool, report_file: str | None, rows_on_stdout: bool) -> None:
     """--json / --report FILE, else the report's lines: on stdout when it is the output,
     on stderr when rows are."""
-    from ..console import emit_report
+    from ..console import emit_report, print_lines
 
     if not emit_report(
         report.as_dict(), json=json, report_file=report_file, data_on_stdout=rows_on_stdout
     ):
-        (_tell if rows_on_stdout else _print)(report.lines())
+        (_tell if rows_on_stdout else print_lines)(report.lines())
 
 
 def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
@@ -138,14 +138,6 @@ def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
     if stats.skipped:
         warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
     return rows
-
-
-def _print(lines: list[str]) -> None:
-    from ..console import out
-
-    console = out()
-    for line in lines:
-        console.print(line, markup=False)
 
 
 def _tell(lines: list[str]) -> None:
