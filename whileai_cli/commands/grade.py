@@ -256,7 +256,7 @@ def report(
         read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats), k=k, seed=seed
     )
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     if not emit_report(result, json=json, report_file=report_file, data_on_stdout=False):
         _print_report(result)
     if result["rows"] and not result["judged"]:

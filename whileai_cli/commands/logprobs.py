@@ -65,9 +65,7 @@ def _rows_report(
     result = build(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
     data = result.as_dict()
     if stats.skipped:
-        data["warnings"].insert(
-            0, f"skipped {stats.skipped} bad line(s); first: {stats.first_error}"
-        )
+        data["warnings"].insert(0, stats.skipped_warning())
     _emit(data, result.lines(), json, report_file)
 
 

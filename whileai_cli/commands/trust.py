@@ -136,7 +136,7 @@ def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
     stats = ReadStats()
     rows = list(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     return rows
 
 
@@ -194,7 +194,7 @@ def label(
     with RowWriter(output) as writer:
         writer.write_many(label_stream(rows, parsed, report))
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     _show(report, json, report_file, rows_on_stdout=output is None)
     if report.matched == 0:
         raise typer.Exit(1)
