@@ -217,6 +217,19 @@ def resolve_inputs(inputs: list[str] | None) -> list[str]:
     return ["-"]
 
 
+def read_rubric(path: str | None) -> str | None:
+    """The --rubric file's text (None without the flag). Every judging command reads it
+    here, so an unreadable file is the same config error (exit 1) whichever command."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read rubric ({exc.strerror or exc})") from None
+
+
 # Every command that runs a judge over rows reads one concurrency name and one timeout.
 JudgeConcurrencyOpt = Annotated[
     int,

@@ -27,6 +27,7 @@ from ..options import (
     ShardsOpt,
     SpecOpt,
     check_executor,
+    read_rubric,
     scoped_env,
     warn_renamed_env,
 )
@@ -152,16 +153,7 @@ def grade(
         from whileai_core.spec import load_spec
 
         loaded = load_spec(spec)
-    rubric_text = None
-    if rubric:
-        from pathlib import Path
-
-        from whileai_core.errors import ConfigError
-
-        try:
-            rubric_text = Path(rubric).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    rubric_text = read_rubric(rubric)
     rating_scale = None
     if scale:
         from whileai_core.errors import ConfigError

@@ -20,6 +20,7 @@ from ..options import (
     Output,
     ReportFile,
     SpecOpt,
+    read_rubric,
     scoped_env,
     warn_renamed_env,
 )
@@ -54,19 +55,6 @@ SeedOpt = Annotated[
         "--seed", envvar=scoped_env("WHILEAI_SEED", "trust"), help="Seed for the samples drawn."
     ),
 ]
-
-
-def _text_file(path: str | None, what: str) -> str | None:
-    if not path:
-        return None
-    from pathlib import Path
-
-    from whileai_core.errors import ConfigError
-
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
 def _spec(spec: str | None) -> Spec | None:
@@ -110,7 +98,7 @@ def _setup(
     """Rows, the judge named (None when none was), the spec, and the rubric text to use:
     --rubric, else the spec's rubric.md."""
     loaded = _spec(spec)
-    rubric_text = _text_file(rubric, "rubric")
+    rubric_text = read_rubric(rubric)
     rows = _rows(inputs, on_error)
     chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout) if judge else None
     return rows, chosen, loaded, rubric_text or (loaded.rubric if loaded else None)
@@ -428,7 +416,7 @@ def pairs(
     options = ModelOptions(
         model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
     )
-    judged, report = judge_pairs(items, judge, rubric=_text_file(rubric, "rubric"), options=options)
+    judged, report = judge_pairs(items, judge, rubric=read_rubric(rubric), options=options)
     with RowWriter(output) as writer:
         writer.write_many(judged)
     _show(report, json, report_file, rows_on_stdout=output is None)
