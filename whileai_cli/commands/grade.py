@@ -27,6 +27,7 @@ from ..options import (
     ShardsOpt,
     SpecOpt,
     check_executor,
+    load_spec_flag,
     read_rubric,
     scoped_env,
     warn_renamed_env,
@@ -148,11 +149,7 @@ def grade(
     check_report_path(report_file)
     picked = check_executor(shard, executor, ray_address, shards)
     files = resolve_inputs(inputs)
-    loaded = None
-    if spec:
-        from whileai_core.spec import load_spec
-
-        loaded = load_spec(spec)
+    loaded = load_spec_flag(spec)
     rubric_text = read_rubric(rubric)
     rating_scale = None
     if scale:

@@ -20,6 +20,7 @@ from ..options import (
     Output,
     ReportFile,
     SpecOpt,
+    load_spec_flag,
     read_rubric,
     scoped_env,
     warn_renamed_env,
@@ -57,14 +58,6 @@ SeedOpt = Annotated[
 ]
 
 
-def _spec(spec: str | None) -> Spec | None:
-    if not spec:
-        return None
-    from whileai_core.spec import load_spec
-
-    return load_spec(spec)
-
-
 def _judge(
     ref: str | None,
     spec: Spec | None,
@@ -97,7 +90,7 @@ def _setup(
 ) -> tuple[list[dict[str, Any]], Judge | None, Spec | None, str | None]:
     """Rows, the judge named (None when none was), the spec, and the rubric text to use:
     --rubric, else the spec's rubric.md."""
-    loaded = _spec(spec)
+    loaded = load_spec_flag(spec)
     rubric_text = read_rubric(rubric)
     rows = _rows(inputs, on_error)
     chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout) if judge else None
