@@ -17,6 +17,7 @@ from whileai_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from whileai_core.simulate.shards import Shard
+    from whileai_core.spec import Spec
 
 Inputs = Annotated[
     list[str] | None,
@@ -215,6 +216,29 @@ def resolve_inputs(inputs: list[str] | None) -> list[str]:
     if sys.stdin.isatty():
         raise ConfigError("no input: give JSONL files or pipe rows on stdin ('-')")
     return ["-"]
+
+
+def load_spec_flag(spec: str | None) -> Spec | None:
+    """The --spec folder loaded (None without the flag), importing the spec module only
+    when one is given, so a command run without --spec pays nothing for it."""
+    if not spec:
+        return None
+    from whileai_core.spec import load_spec
+
+    return load_spec(spec)
+
+
+def read_rubric(path: str | None) -> str | None:
+    """The --rubric file's text (None without the flag). Every judging command reads it
+    here, so an unreadable file is the same config error (exit 1) whichever command."""
+    if not path:
+        return None
+    from pathlib import Path
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read rubric ({exc.strerror or exc})") from None
 
 
 # Every command that runs a judge over rows reads one concurrency name and one timeout.

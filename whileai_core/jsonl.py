@@ -114,6 +114,10 @@ class ReadStats:
         if len(self.errors) < keep:
             self.errors.append(str(error))
 
+    def skipped_warning(self) -> str:
+        """The one wording every command warns with after `--on-error skip` dropped lines."""
+        return f"skipped {self.skipped} bad line(s); first: {self.first_error}"
+
 
 def _open_input(name: str) -> tuple[str, IO[bytes]]:
     if name == "-":

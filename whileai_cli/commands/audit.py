@@ -59,7 +59,7 @@ def audit(
     from whileai_core.policy.audit import AuditOptions, audit_files
     from whileai_core.policy.mark import resolve_flags
 
-    from ..console import check_report_path, emit_report, out, warn
+    from ..console import check_report_path, emit_report, print_lines, warn
     from ..options import resolve_inputs
 
     check_report_path(report_file)
@@ -67,8 +67,7 @@ def audit(
     options = AuditOptions(flags.phrases, flags.trace, flags.grounding, threshold)
     data, lines = audit_files(kind, resolve_inputs(inputs), options, on_error=on_error)
     if not emit_report(data, json=json, report_file=report_file, data_on_stdout=False):
-        for line in lines:
-            out().print(line, markup=False)
+        print_lines(lines)
     for message in data.get("warnings") or []:
         warn(message)
     if data.get("skipped_lines"):

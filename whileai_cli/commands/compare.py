@@ -22,12 +22,10 @@ SeedOpt = Annotated[
 def _emit(
     data: dict[str, Any], lines: list[str], warnings: list[str], json: bool, report: str | None
 ) -> None:
-    from ..console import emit_report, out, warn
+    from ..console import emit_report, print_lines, warn
 
     if not emit_report(data, json=json, report_file=report, data_on_stdout=False):
-        console = out()
-        for line in lines:
-            console.print(line, markup=False)
+        print_lines(lines)
     for message in warnings:
         warn(message)
 

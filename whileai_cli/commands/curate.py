@@ -54,7 +54,7 @@ def curriculum(
     between --floor and --solved; the report counts how many sit in the --band."""
     from whileai_core.policy.curriculum import CurriculumOptions, curriculum_files
 
-    from ..console import check_report_path, emit_report, exit_if_nothing, out, say
+    from ..console import check_report_path, emit_report, exit_if_nothing, print_lines, say
     from ..options import parse_band, resolve_inputs
 
     check_report_path(report_file)
@@ -65,11 +65,11 @@ def curriculum(
         resolve_inputs(inputs), options, retire=retire_solved, output=output, on_error=on_error
     )
     if not emit_report(cur.as_dict(), json=json, report_file=report_file, data_on_stdout=rows_out):
-        for line in cur.lines():
-            if rows_out:
+        if rows_out:
+            for line in cur.lines():
                 say(line)
-            else:
-                out().print(line, markup=False)
+        else:
+            print_lines(cur.lines())
     if retire_solved:
         exit_if_nothing(cur.rows_written or 0, "rows")
 

@@ -15,6 +15,7 @@ from ..options import (
     Output,
     ReportFile,
     SpecOpt,
+    load_spec_flag,
     scoped_env,
     warn_renamed_env,
 )
@@ -178,11 +179,7 @@ def export(
     sources = resolve_inputs(inputs)
     stats = ReadStats()
     rows = read_rows(sources, on_error=on_error, stats=stats)
-    loaded = None
-    if spec:
-        from whileai_core.spec import load_spec
-
-        loaded = load_spec(spec)
+    loaded = load_spec_flag(spec)
     data: dict[str, Any]
     if env and loaded is not None:
         from whileai_core.export import export_environment

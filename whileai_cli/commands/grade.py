@@ -27,6 +27,8 @@ from ..options import (
     ShardsOpt,
     SpecOpt,
     check_executor,
+    load_spec_flag,
+    read_rubric,
     scoped_env,
     warn_renamed_env,
 )
@@ -147,21 +149,8 @@ def grade(
     check_report_path(report_file)
     picked = check_executor(shard, executor, ray_address, shards)
     files = resolve_inputs(inputs)
-    loaded = None
-    if spec:
-        from whileai_core.spec import load_spec
-
-        loaded = load_spec(spec)
-    rubric_text = None
-    if rubric:
-        from pathlib import Path
-
-        from whileai_core.errors import ConfigError
-
-        try:
-            rubric_text = Path(rubric).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{rubric}: cannot read rubric ({exc.strerror or exc})") from None
+    loaded = load_spec_flag(spec)
+    rubric_text = read_rubric(rubric)
     rating_scale = None
     if scale:
         from whileai_core.errors import ConfigError
@@ -256,7 +245,7 @@ def report(
         read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats), k=k, seed=seed
     )
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     if not emit_report(result, json=json, report_file=report_file, data_on_stdout=False):
         _print_report(result)
     if result["rows"] and not result["judged"]:

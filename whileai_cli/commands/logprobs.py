@@ -22,14 +22,14 @@ def _emit(
     report: str | None,
     rows_on_stdout: bool = False,
 ) -> None:
-    from ..console import emit_report, out, say, warn
+    from ..console import emit_report, print_lines, say, warn
 
     if not emit_report(data, json=json, report_file=report, data_on_stdout=rows_on_stdout):
-        for line in lines:
-            if rows_on_stdout:
+        if rows_on_stdout:
+            for line in lines:
                 say(line)
-            else:
-                out().print(line, markup=False)
+        else:
+            print_lines(lines)
     for message in data.get("warnings", []):
         warn(message)
 
@@ -65,9 +65,7 @@ def _rows_report(
     result = build(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
     data = result.as_dict()
     if stats.skipped:
-        data["warnings"].insert(
-            0, f"skipped {stats.skipped} bad line(s); first: {stats.first_error}"
-        )
+        data["warnings"].insert(0, stats.skipped_warning())
     _emit(data, result.lines(), json, report_file)
 
 

@@ -65,7 +65,7 @@ def scan(
     from whileai_core.policy.scan import ScanOptions, format_scan
     from whileai_core.policy.scanrun import diff_files, format_diff, scan_files
 
-    from ..console import check_report_path, emit_report, out, warn
+    from ..console import check_report_path, emit_report, print_lines, warn
     from ..options import resolve_inputs, split_endorsed
 
     check_report_path(report_file)
@@ -87,8 +87,7 @@ def scan(
         data = scan_files(resolve_inputs(inputs), options, on_error=on_error)
         lines, warnings = format_scan(data), data["warnings"]
     if not emit_report(data, json=json, report_file=report_file, data_on_stdout=False):
-        for line in lines:
-            out().print(line, markup=False)
+        print_lines(lines)
     for message in warnings:
         warn(message)
     if data.get("skipped_lines"):

@@ -20,6 +20,8 @@ from ..options import (
     Output,
     ReportFile,
     SpecOpt,
+    load_spec_flag,
+    read_rubric,
     scoped_env,
     warn_renamed_env,
 )
@@ -56,27 +58,6 @@ SeedOpt = Annotated[
 ]
 
 
-def _text_file(path: str | None, what: str) -> str | None:
-    if not path:
-        return None
-    from pathlib import Path
-
-    from whileai_core.errors import ConfigError
-
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
-
-
-def _spec(spec: str | None) -> Spec | None:
-    if not spec:
-        return None
-    from whileai_core.spec import load_spec
-
-    return load_spec(spec)
-
-
 def _judge(
     ref: str | None,
     spec: Spec | None,
@@ -109,8 +90,8 @@ def _setup(
 ) -> tuple[list[dict[str, Any]], Judge | None, Spec | None, str | None]:
     """Rows, the judge named (None when none was), the spec, and the rubric text to use:
     --rubric, else the spec's rubric.md."""
-    loaded = _spec(spec)
-    rubric_text = _text_file(rubric, "rubric")
+    loaded = load_spec_flag(spec)
+    rubric_text = read_rubric(rubric)
     rows = _rows(inputs, on_error)
     chosen = _judge(judge, loaded, rubric_text, model, concurrency, timeout) if judge else None
     return rows, chosen, loaded, rubric_text or (loaded.rubric if loaded else None)
@@ -119,12 +100,12 @@ def _setup(
 def _show(report: Any, json: bool, report_file: str | None, rows_on_stdout: bool) -> None:
     """--json / --report FILE, else the report's lines: on stdout when it is the output,
     on stderr when rows are."""
-    from ..console import emit_report
+    from ..console import emit_report, print_lines
 
     if not emit_report(
         report.as_dict(), json=json, report_file=report_file, data_on_stdout=rows_on_stdout
     ):
-        (_tell if rows_on_stdout else _print)(report.lines())
+        (_tell if rows_on_stdout else print_lines)(report.lines())
 
 
 def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
@@ -136,16 +117,8 @@ def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
     stats = ReadStats()
     rows = list(read_rows(resolve_inputs(inputs), on_error=on_error, stats=stats))
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     return rows
-
-
-def _print(lines: list[str]) -> None:
-    from ..console import out
-
-    console = out()
-    for line in lines:
-        console.print(line, markup=False)
 
 
 def _tell(lines: list[str]) -> None:
@@ -202,7 +175,7 @@ def label(
     with RowWriter(output) as writer:
         writer.write_many(label_stream(rows, parsed, report))
     if stats.skipped:
-        warn(f"skipped {stats.skipped} bad line(s); first: {stats.first_error}")
+        warn(stats.skipped_warning())
     _show(report, json, report_file, rows_on_stdout=output is None)
     if report.matched == 0:
         raise typer.Exit(1)
@@ -436,7 +409,7 @@ def pairs(
     options = ModelOptions(
         model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
     )
-    judged, report = judge_pairs(items, judge, rubric=_text_file(rubric, "rubric"), options=options)
+    judged, report = judge_pairs(items, judge, rubric=read_rubric(rubric), options=options)
     with RowWriter(output) as writer:
         writer.write_many(judged)
     _show(report, json, report_file, rows_on_stdout=output is None)

@@ -118,7 +118,7 @@ class RefReport:
                 "effect"
             )
         if self.read.skipped:
-            out.append(f"skipped {self.read.skipped} bad line(s); first: {self.read.first_error}")
+            out.append(self.read.skipped_warning())
         return out
 
 

@@ -44,9 +44,7 @@ class Side:
     def warnings(self) -> list[str]:
         if not self.read.skipped:
             return []
-        return [
-            f"{self.label}: skipped {self.read.skipped} bad line(s); first: {self.read.first_error}"
-        ]
+        return [f"{self.label}: {self.read.skipped_warning()}"]
 
 
 def check_stdin(sides: Sequence[Sequence[str]]) -> None:

@@ -294,8 +294,3 @@ def _answer_keys(row: Row) -> list[str]:
     keys = {name: block[name] for name in ("reference", "principle", "rubric") if name in block}
     texts = privileged_texts({"privileged": keys}, min_chars=_ANSWER_KEY_CHARS)
     return [text.lower() for text in texts]
-
-
-def first_agent_turn(messages: list[Message]) -> int:
-    """Index of the first assistant message, or len(messages) when there is none."""
-    return next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), len(messages))

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 import yaml
 
+from ..compare.lineage import is_eval_sourced
 from ..errors import ConfigError
 from ..jsonl import RowWriter
 from ..metrics.holdout import holdout_side
@@ -79,8 +80,7 @@ class HubReport:
 
 
 def split_of(row: Row, holdout: float) -> str:
-    lineage = row.get("lineage")
-    if isinstance(lineage, dict) and lineage.get("source") == "eval":
+    if is_eval_sourced(row):
         return "eval"
     return "holdout" if holdout_side(task_key(row), holdout) else "train"
 

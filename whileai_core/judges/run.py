@@ -43,7 +43,7 @@ class GradeResult:
             count = self.report["judge_status"].get(status, 0)
             found.append(f"{count} row(s) not judged ({status}); first: {reason}")
         if self.read.skipped:
-            found.append(f"skipped {self.read.skipped} bad line(s); first: {self.read.first_error}")
+            found.append(self.read.skipped_warning())
         return found
 
 

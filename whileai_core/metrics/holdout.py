@@ -10,9 +10,14 @@ from __future__ import annotations
 import hashlib
 
 
+def task_hash(task: str) -> int:
+    """The task id's fixed 64-bit hash: the split below, and any order a split fills in
+    (`traces.split`), must rank tasks by the same number to agree run after run."""
+    return int.from_bytes(hashlib.sha256(task.encode()).digest()[:8], "big")
+
+
 def holdout_side(task: str, share: float) -> bool:
     """True when `task` belongs to the held-out share."""
     if share <= 0:
         return False
-    digest = hashlib.sha256(task.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < share
+    return task_hash(task) / 2**64 < share

@@ -14,12 +14,12 @@ task id (the one holdout splits use), so a rerun splits the same way.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..metrics.holdout import task_hash
 from ..metrics.tally import task_key
 from .mine import axes_for, flaw_signature, observe
 
@@ -55,17 +55,13 @@ class SplitReport:
         return out
 
 
-def _order(task: str) -> int:
-    return int.from_bytes(hashlib.sha256(task.encode()).digest()[:8], "big")
-
-
 def choose_held_out(
     task_signatures: dict[str, set[Signature]], fraction: float
 ) -> tuple[set[str], int]:
     """The held-out tasks, and how many of them the signature cover took."""
     if not 0.0 < fraction < 1.0:
         raise ConfigError("--pseudo-production must be between 0 and 1 (a share of tasks)")
-    order = sorted(task_signatures, key=lambda t: (_order(t), t))
+    order = sorted(task_signatures, key=lambda t: (task_hash(t), t))
     rank = {task: i for i, task in enumerate(order)}
     uncovered = set().union(*task_signatures.values()) if task_signatures else set()
     held: set[str] = set()
