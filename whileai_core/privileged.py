@@ -121,8 +121,15 @@ def answer_key_texts(row: dict[str, Any], min_chars: int = 24) -> list[str]:
     return [t.lower() for t in privileged_texts({PRIVILEGED_KEY: keys}, min_chars=min_chars)]
 
 
-def quotes_privileged(row: dict[str, Any]) -> bool:
-    """True when the agent's reply repeats its own privileged block: a leaked answer key."""
+def quotes_privileged(row: dict[str, Any], secrets: Sequence[str] | None = None) -> bool:
+    """True when the agent's reply repeats its own privileged block: a leaked answer key.
+    `secrets` are the block's `privileged_texts`, lower-cased, for a caller that keeps them
+    per block (optimize: the rollouts of one ask share a block, and extracting its strings
+    costs more than the rest of selecting a row)."""
+    if secrets is None:
+        secrets = [secret.lower() for secret in privileged_texts(row)]
+    if not secrets:
+        return False
     reply = row.get("final_text")
     texts = [reply] if isinstance(reply, str) else []
     for message in row.get("messages") or []:
@@ -133,7 +140,7 @@ def quotes_privileged(row: dict[str, Any]) -> bool:
     if not texts:
         return False
     haystack = "\n".join(texts).lower()
-    return any(secret.lower() in haystack for secret in privileged_texts(row))
+    return any(secret in haystack for secret in secrets)
 
 
 # -- leaked fragments: the block quoted in part, not only whole ---------------------------

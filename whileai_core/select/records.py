@@ -19,7 +19,7 @@ import orjson
 
 from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
-from ..privileged import privileged_texts
+from ..privileged import privileged_texts, quotes_privileged
 from ..row import reply_text
 from ..simulate.faults import CONDITION_TO_FAULT
 from .hygiene import row_features
@@ -106,18 +106,14 @@ class Recorder:
             return "judge_status"
         if reward is None:
             return "ungraded"
-        if self._quotes_privileged(row, reply):
+        if self._quotes_privileged(row):
             return "quotes_privileged"
         if not reply.strip():
             return "empty_final_text"
         return None
 
-    def _quotes_privileged(self, row: Row, reply: str) -> bool:
-        """`privileged.quotes_privileged`, with the block's secrets computed once per block.
-
-        The rollouts of one ask share a privileged block, and extracting its strings costs
-        more than everything else selection does with a row.
-        """
+    def _quotes_privileged(self, row: Row) -> bool:
+        """`privileged.quotes_privileged`, with the block's secrets computed once per block."""
         block = row.get("privileged")
         if not isinstance(block, dict):
             return False
@@ -127,18 +123,7 @@ class Recorder:
         secrets = self._secrets.get(key.digest())
         if secrets is None:
             secrets = self._secrets[key.digest()] = [s.lower() for s in privileged_texts(row)]
-        if not secrets:
-            return False
-        texts = [reply]
-        texts += [
-            m["content"]
-            for m in row.get("messages") or []
-            if isinstance(m, dict)
-            and m.get("role") == "assistant"
-            and isinstance(m.get("content"), str)
-        ]
-        haystack = "\n".join(texts).lower()
-        return any(secret in haystack for secret in secrets)
+        return quotes_privileged(row, secrets)
 
 
 def policy_of(row: Row) -> str | None:
