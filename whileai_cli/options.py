@@ -93,7 +93,7 @@ ExecutorOpt = Annotated[
         rich_help_panel=SCALE_PANEL,
         envvar="WHILEAI_EXECUTOR",
         help="local: this process; ray: --shards shards as Ray tasks (pip install "
-        "'whileai[ray]'), rows streamed back as each shard finishes.",
+        "'whileai\\[ray]'), rows streamed back as each shard finishes.",
     ),
 ]
 RayAddressOpt = Annotated[
@@ -114,7 +114,7 @@ ShardsOpt = Annotated[
         rich_help_panel=SCALE_PANEL,
         min=1,
         envvar="WHILEAI_SHARDS",
-        help="With --executor ray: how many shards to split the run into. [default: 4]",
+        help="With --executor ray: how many shards to split the run into. \\[default: 4]",
         show_default=False,
     ),
 ]

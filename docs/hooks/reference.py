@@ -62,6 +62,7 @@ def _escape_plain(text: str) -> str:
 def cell(text: str) -> str:
     """Help text as one table cell: prose escaped for Markdown, `code spans` kept as they
     are written (a pipe inside one escaped for the table)."""
+    text = text.replace("\\[", "[")  # Rich's escape in help text: `\\[` shows as `[`
     parts = " ".join(text.split()).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: all prose
         parts = [" ".join(text.split()).replace("`", "'")]

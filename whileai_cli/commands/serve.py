@@ -39,7 +39,9 @@ def _quota(flag: str, what: str) -> Any:
 _DATABASE = typer.Option(
     "--database",
     envvar="WHILEAI_DATABASE",
-    help="postgresql://user:pass@host/dbname (needs whileai[postgres]). Default SQLite in DATA.",
+    rich_help_panel=_WHERE,
+    # Typer's help reads a bare [postgres] as markup and drops it: \[ keeps it.
+    help="postgresql://user:pass@host/dbname (needs whileai\\[postgres]). Default SQLite in DATA.",
     show_default=False,
 )
 
@@ -84,7 +86,7 @@ def serve(
             "--blobs",
             rich_help_panel=_WHERE,
             envvar="WHILEAI_BLOBS",
-            help="Where dataset bodies live: s3://bucket/prefix (needs whileai[s3]) or a"
+            help="Where dataset bodies live: s3://bucket/prefix (needs whileai\\[s3]) or a"
             " directory. Default DATA/datasets.",
             show_default=False,
         ),
