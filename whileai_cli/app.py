@@ -143,18 +143,23 @@ COMMANDS: dict[str, Command] = {
 
 def load_command(name: str) -> Any:
     """The click command behind `name`, built from its module on first use."""
+    from .examples import attach
+
     entry = COMMANDS[name]
     module = importlib.import_module(f"whileai_cli.commands.{entry.module}")
     target = getattr(module, entry.attr)
     if isinstance(target, typer.Typer):
         group = typer.main.get_group(target)
         group.name = name
-        return group
+        return attach(group, name)
+    # No completion flags: they would install completion for "whileai simulate" alone.
     single = typer.Typer(
-        pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]}
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
     single.command(name, rich_help_panel=entry.panel)(target)
-    return typer.main.get_command(single)
+    return attach(typer.main.get_command(single), name)
 
 
 class LazyGroup(TyperGroup):
@@ -182,6 +187,10 @@ class LazyGroup(TyperGroup):
                 formatter.write_dl(rows)
         formatter.write_paragraph()
         formatter.write_text("Run 'whileai COMMAND --help' for a command's options.")
+        from .examples import epilog
+
+        formatter.write_paragraph()
+        formatter.write_text(epilog(""))
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         rows = [rv for p in self.get_params(ctx) if (rv := p.get_help_record(ctx)) is not None]

@@ -35,17 +35,27 @@ OnErrorOpt = Annotated[
         help="On a bad line: 'fail' (name file:line, exit 1) or 'skip' (count and go on).",
     ),
 ]
+# Panels of `--help` that several commands share: the report flags, and who plays which
+# shards (simulate, grade, evaluate).
+REPORT_PANEL = "Report"
+SCALE_PANEL = "Scale: shards and Ray"
+
 JsonOpt = Annotated[
     bool,
     typer.Option(
         "--json",
+        rich_help_panel=REPORT_PANEL,
         help="Print the report as JSON: on stdout, or on stderr when rows own stdout.",
     ),
 ]
 ReportFile = Annotated[
     str | None,
     # No environment variable: one set for a pipeline would have every stage overwrite it.
-    typer.Option("--report", help="Also write the report as JSON to this file."),
+    typer.Option(
+        "--report",
+        rich_help_panel=REPORT_PANEL,
+        help="Also write the report as JSON to this file.",
+    ),
 ]
 SpecOpt = Annotated[
     str | None,
@@ -68,6 +78,7 @@ ShardOpt = Annotated[
     str | None,
     typer.Option(
         "--shard",
+        rich_help_panel=SCALE_PANEL,
         envvar="WHILEAI_SHARD",
         help="I/N: only shard I of N (1 <= I <= N), the tasks whose id hashes to it (a "
         "disjoint part; all phrasings of a situation together); `whileai merge` joins the "
@@ -79,15 +90,17 @@ ExecutorOpt = Annotated[
     Literal["local", "ray"],
     typer.Option(
         "--executor",
+        rich_help_panel=SCALE_PANEL,
         envvar="WHILEAI_EXECUTOR",
         help="local: this process; ray: --shards shards as Ray tasks (pip install "
-        "'whileai[ray]'), rows streamed back as each shard finishes.",
+        "'whileai\\[ray]'), rows streamed back as each shard finishes.",
     ),
 ]
 RayAddressOpt = Annotated[
     str | None,
     typer.Option(
         "--ray-address",
+        rich_help_panel=SCALE_PANEL,
         envvar="WHILEAI_RAY_ADDRESS",
         help="With --executor ray: an existing cluster (ray://HOST:10001 or HOST:6379); "
         "default: a local Ray started for the run.",
@@ -98,9 +111,10 @@ ShardsOpt = Annotated[
     int | None,
     typer.Option(
         "--shards",
+        rich_help_panel=SCALE_PANEL,
         min=1,
         envvar="WHILEAI_SHARDS",
-        help="With --executor ray: how many shards to split the run into. [default: 4]",
+        help="With --executor ray: how many shards to split the run into. \\[default: 4]",
         show_default=False,
     ),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 
 def home() -> Path:
@@ -36,3 +37,47 @@ def legacy_home() -> Path:
 
 def debug_enabled() -> bool:
     return os.environ.get("WHILEAI_DEBUG", "").lower() in ("1", "true", "yes", "on")
+
+
+class Variable(NamedTuple):
+    """One environment variable the library reads on its own (not through a CLI flag)."""
+
+    name: str
+    default: str
+    means: str
+
+
+# Every variable the library reads itself, declared once: the docs' variable table is
+# generated from this list and from the CLI flags' own `envvar`s (docs/hooks/), and
+# tests/test_docs.py fails when a `WHILEAI_*` name in the code is in neither.
+VARIABLES: tuple[Variable, ...] = (
+    Variable("WHILEAI_HOME", "~/.whileai",
+             "The embedded store, saved credentials, a pending login and the model cache."),
+    Variable("WHILEAI_DEBUG", "off", "Tracebacks on errors (1, true, yes, on); also --debug."),
+    Variable("WHILEAI_API_URL", "unset: the embedded store",
+             "A `whileai serve` to talk to instead of the embedded store."),
+    Variable("WHILEAI_DELEGATED_CREDENTIAL", "unset",
+             "A short-lived key from `whileai token`; wins over WHILEAI_API_KEY."),
+    Variable("WHILEAI_API_KEY", "unset: the saved key", "The account's API key."),
+    Variable("WHILEAI_AGENT", "seeded",
+             "The agent `simulate` plays when neither --agent nor the spec names one."),
+    Variable("WHILEAI_MODEL_API_KEY", "unset",
+             "The key sent to a bare-URL model endpoint (never OPENAI_API_KEY)."),
+    Variable("WHILEAI_TEMPERATURE", "the server's", "Sampling temperature of model calls."),
+    Variable("WHILEAI_MAX_TOKENS", "the server's", "Token cap of one model reply."),
+    Variable("WHILEAI_TOP_P", "the server's", "Nucleus sampling of model calls."),
+    Variable("WHILEAI_ENV_ROWS", "unset",
+             "An exported RL environment appends every graded rollout to this file as a row."),
+    Variable("ZEROPROOF_HOME", "~/.zeroproof",
+             "The original SDK's folder; only its saved credentials are read."),
+    Variable("ZEROPROOF_API_URL", "unset", "Read after WHILEAI_API_URL (the SDK's old name)."),
+    Variable("ZEROPROOF_DELEGATED_CREDENTIAL", "unset",
+             "Read after the WHILEAI_ names (the SDK's old name)."),
+    Variable("ZEROPROOF_API_KEY", "unset", "Read after the WHILEAI_ names (the SDK's old name)."),
+    Variable("OPENAI_API_KEY", "unset",
+             "The key for `openai:MODEL` (required for api.openai.com)."),
+    Variable("OPENAI_BASE_URL", "https://api.openai.com/v1", "The endpoint of `openai:MODEL`."),
+    Variable("OPENAI_MODEL", "unset", "The model name for a bare URL when --model is not given."),
+    Variable("VLLM_API_KEY", "unset", "The key for `vllm:MODEL@URL`, if the server wants one."),
+    Variable("OLLAMA_BASE_URL", "http://localhost:11434/v1", "The endpoint of `ollama:MODEL`."),
+)  # fmt: skip

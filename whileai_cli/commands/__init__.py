@@ -1,1 +1,2 @@
-"""Command modules; each exposes register(app)."""
+"""Command modules, one per family of commands, each command a thin call into core;
+`whileai_cli.app.COMMANDS` names the module and function behind every command."""

@@ -13,43 +13,70 @@ import typer
 
 from ..options import bad_flag
 
+# `serve --help` in panels: where it listens and keeps its data, who may sign up (and the
+# per-client rates on those open routes), what one request may cost, what an account may hold.
+_WHERE = "Where it listens and keeps data"
+_SIGNUP = "Accounts and sign-up"
+_LIMITS = "What one request may cost"
+_QUOTAS = "Account quotas (the default tier)"
+
 
 # Defaults are the library's (`Limits`, `ServerConfig`); the help repeats them so this
 # module imports nothing at start-up (a test checks the two agree).
 def _limit(flag: str, what: str) -> Any:
     env = "WHILEAI_" + flag[2:].replace("-", "_").upper()
-    return typer.Option(flag, envvar=env, help=what, show_default=False)
+    return typer.Option(flag, envvar=env, help=what, rich_help_panel=_LIMITS, show_default=False)
 
 
 def _quota(flag: str, what: str) -> Any:
     env = "WHILEAI_" + flag[2:].replace("-", "_").upper()
     return typer.Option(
         flag, envvar=env, help=f"{what} Default off (no limit); `off` turns it off.",
-        rich_help_panel="Account quotas (the default tier)", show_default=False,
+        rich_help_panel=_QUOTAS, show_default=False,
     )  # fmt: skip
 
 
 _DATABASE = typer.Option(
     "--database",
     envvar="WHILEAI_DATABASE",
-    help="postgresql://user:pass@host/dbname (needs whileai[postgres]). Default SQLite in DATA.",
+    rich_help_panel=_WHERE,
+    # Typer's help reads a bare [postgres] as markup and drops it: \[ keeps it.
+    help="postgresql://user:pass@host/dbname (needs whileai\\[postgres]). Default SQLite in DATA.",
     show_default=False,
 )
 
 
 def _rate(flag: str, env: str, what: str) -> Any:
     return typer.Option(
-        flag, envvar=env, help=f"{what}: N/PERIOD (10/h, 5/10min) or off.", show_default=False
+        flag,
+        envvar=env,
+        help=f"{what}: N/PERIOD (10/h, 5/10min) or off.",
+        rich_help_panel=_SIGNUP,
+        show_default=False,
     )
 
 
 def serve(
-    host: Annotated[str, typer.Option("--host", envvar="WHILEAI_HOST")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", envvar="WHILEAI_PORT")] = 8321,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            envvar="WHILEAI_HOST",
+            rich_help_panel=_WHERE,
+            help="Address to listen on (0.0.0.0: every interface).",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option("--port", envvar="WHILEAI_PORT", rich_help_panel=_WHERE, help="Port."),
+    ] = 8321,
     data: Annotated[
         str | None,
         typer.Option(
-            "--data", envvar="WHILEAI_DATA", help="Store directory (default WHILEAI_HOME/server)."
+            "--data",
+            envvar="WHILEAI_DATA",
+            rich_help_panel=_WHERE,
+            help="Store directory (default WHILEAI_HOME/server).",
         ),
     ] = None,
     database: Annotated[str | None, _DATABASE] = None,
@@ -57,8 +84,9 @@ def serve(
         str | None,
         typer.Option(
             "--blobs",
+            rich_help_panel=_WHERE,
             envvar="WHILEAI_BLOBS",
-            help="Where dataset bodies live: s3://bucket/prefix (needs whileai[s3]) or a"
+            help="Where dataset bodies live: s3://bucket/prefix (needs whileai\\[s3]) or a"
             " directory. Default DATA/datasets.",
             show_default=False,
         ),
@@ -67,6 +95,7 @@ def serve(
         str | None,
         typer.Option(
             "--blobs-endpoint",
+            rich_help_panel=_WHERE,
             envvar="WHILEAI_BLOBS_ENDPOINT",
             help="URL of an S3-compatible store (MinIO, R2, ...). Default AWS S3.",
             show_default=False,
@@ -76,6 +105,7 @@ def serve(
         str | None,
         typer.Option(
             "--secret-file",
+            rich_help_panel=_WHERE,
             envvar="WHILEAI_SECRET_FILE",
             help="The secret that signs links and forms; replicas behind one address share"
             " it. Default DATA/server-secret (made on first start).",
@@ -86,6 +116,7 @@ def serve(
         float,
         typer.Option(
             "--poll-interval",
+            rich_help_panel=_WHERE,
             envvar="WHILEAI_POLL_INTERVAL",
             help="Device-login poll interval (s).",
         ),
@@ -94,6 +125,7 @@ def serve(
         Literal["open", "invite", "closed"],
         typer.Option(
             "--signup",
+            rich_help_panel=_SIGNUP,
             envvar="WHILEAI_SIGNUP",
             help="Who may make an account: anyone, holders of an invite code, or nobody.",
         ),
@@ -146,6 +178,7 @@ def serve(
         str | None,
         typer.Option(
             "--tiers",
+            rich_help_panel=_QUOTAS,
             envvar="WHILEAI_TIERS",
             help="JSON/YAML file of named tiers' quotas; `invite --tier` gives one to an account.",
         ),
@@ -247,7 +280,9 @@ def serve(
 
 
 def invite(
-    count: Annotated[int, typer.Option("--count", "-n", min=1, max=1000)] = 1,
+    count: Annotated[
+        int, typer.Option("--count", "-n", min=1, max=1000, help="How many codes to mint.")
+    ] = 1,
     expires: Annotated[
         str, typer.Option("--expires", help="How long each code stays valid: 7d, 12h, 2w.")
     ] = "7d",

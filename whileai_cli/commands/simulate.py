@@ -24,6 +24,15 @@ Mode = Literal["explore", "sft", "rl", "adaptive"]
 
 SpecArg = Annotated[str, typer.Argument(help="Spec folder, or a spec JSON/YAML file.")]
 
+# `simulate --help` in panels, in the order a user decides: who plays, what the run plays,
+# its pace and seeds, where it aims, the model calls, where rows go (the shard and Ray
+# flags carry their own panel, shared with grade and evaluate).
+_WHO = "Who plays"
+_PLAY = "What the run plays"
+_PACE = "Seeds and pace"
+_AIM = "Aim: traces and pinned tasks"
+_MODEL = "Model calls"
+_OUT = "Output"
 
 
 def simulate(
@@ -39,6 +48,7 @@ def simulate(
         str | None,
         typer.Option(
             "--agent",
+            rich_help_panel=_WHO,
             help="seeded, module:function, file.py:function, 'cmd:COMMAND', openai:MODEL, "
             "vllm:MODEL@URL, ollama:MODEL or a URL. Default: the spec's agent, WHILEAI_AGENT, "
             "seeded.",
@@ -48,6 +58,7 @@ def simulate(
         str,
         typer.Option(
             "--writer",
+            rich_help_panel=_WHO,
             envvar="WHILEAI_WRITER",
             help="Who voices the person: template (offline) or a model ref (openai:MODEL, ...).",
         ),
@@ -56,6 +67,7 @@ def simulate(
         Mode,
         typer.Option(
             "--mode",
+            rich_help_panel=_PLAY,
             envvar="WHILEAI_MODE",
             help="explore: a new situation per row; sft: 3 phrasings each; rl: probe 2 "
             "rollouts per ask, fill to --repeats where they split; adaptive: phrasings x "
@@ -66,6 +78,7 @@ def simulate(
         int | None,
         typer.Option(
             "--budget",
+            rich_help_panel=_PLAY,
             min=1,
             envvar="WHILEAI_BUDGET",
             help="Rows to write (exact). Default 1000; with --tasks, what the task set needs.",
@@ -75,25 +88,40 @@ def simulate(
     time_budget: Annotated[
         float | None,
         typer.Option(
-            "--time-budget", min=0.0, envvar="WHILEAI_TIME_BUDGET", help="Seconds; 0 = off."
+            "--time-budget",
+            rich_help_panel=_PLAY,
+            min=0.0,
+            envvar="WHILEAI_TIME_BUDGET",
+            help="Seconds; 0 = off.",
         ),
     ] = None,
     situations: Annotated[
-        int | None, typer.Option("--situations", min=1, help="Distinct situations at most.")
+        int | None,
+        typer.Option(
+            "--situations", rich_help_panel=_PLAY, min=1, help="Distinct situations at most."
+        ),
     ] = None,
     phrasings: Annotated[
-        int | None, typer.Option("--phrasings", min=1, help="Phrasings per situation (n).")
+        int | None,
+        typer.Option(
+            "--phrasings", rich_help_panel=_PLAY, min=1, help="Phrasings per situation (n)."
+        ),
     ] = None,
     repeats: Annotated[
         int | None,
         typer.Option(
-            "--repeats", min=1, envvar="WHILEAI_REPEATS", help="Rollouts per phrasing (k)."
+            "--repeats",
+            rich_help_panel=_PLAY,
+            min=1,
+            envvar="WHILEAI_REPEATS",
+            help="Rollouts per phrasing (k).",
         ),
     ] = None,
     fault_rate: Annotated[
         float,
         typer.Option(
             "--fault-rate",
+            rich_help_panel=_PLAY,
             min=0.0,
             max=1.0,
             envvar="WHILEAI_FAULT_RATE",
@@ -105,6 +133,7 @@ def simulate(
         int,
         typer.Option(
             "--concurrency",
+            rich_help_panel=_PACE,
             min=1,
             envvar=scoped_env("WHILEAI_CONCURRENCY", "simulate"),
             help="Rollouts in flight.",
@@ -113,13 +142,17 @@ def simulate(
     seed: Annotated[
         int,
         typer.Option(
-            "--seed", envvar=scoped_env("WHILEAI_SEED", "simulate"), help="Seeds every draw."
+            "--seed",
+            rich_help_panel=_PACE,
+            envvar=scoped_env("WHILEAI_SEED", "simulate"),
+            help="Seeds every draw.",
         ),
     ] = 0,
     reproducible: Annotated[
         bool,
         typer.Option(
             "--reproducible",
+            rich_help_panel=_PACE,
             envvar="WHILEAI_REPRODUCIBLE",
             help="Byte-identical output at any concurrency.",
         ),
@@ -128,6 +161,7 @@ def simulate(
         Literal["compute", "saturation"],
         typer.Option(
             "--until",
+            rich_help_panel=_PLAY,
             envvar="WHILEAI_UNTIL",
             help="compute: run to the budget; saturation (adaptive mode): stop once every "
             "cell is visited and new behaviour stops appearing.",
@@ -137,6 +171,7 @@ def simulate(
         int,
         typer.Option(
             "--avg-turns",
+            rich_help_panel=_PLAY,
             min=2,
             envvar="WHILEAI_AVG_TURNS",
             help="Target turns per row; the person speaks at most avg_turns // 2 times.",
@@ -146,6 +181,7 @@ def simulate(
         str | None,
         typer.Option(
             "--grader",
+            rich_help_panel=_WHO,
             envvar="WHILEAI_GRADER",
             help="Judge rows as they land (any --judge value of `whileai grade`); rl reads its "
             "verdicts to decide where to spend repeats.",
@@ -154,38 +190,79 @@ def simulate(
     output: Annotated[
         str | None,
         typer.Option(
-            "--output", "-o", help="Write rows here, row by row as groups settle (resumable)."
+            "--output",
+            "-o",
+            rich_help_panel=_OUT,
+            help="Write rows here, row by row as groups settle (resumable).",
         ),
     ] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Skip the asks already in -o FILE, append the rest.")
+        bool,
+        typer.Option(
+            "--resume",
+            rich_help_panel=_OUT,
+            help="Skip the asks already in -o FILE, append the rest.",
+        ),
     ] = False,
     report: ReportFile = None,
     json: JsonOpt = False,
     model: Annotated[
         str | None,
-        typer.Option("--model", help="Model name for a bare URL (else OPENAI_MODEL)."),
+        typer.Option(
+            "--model", rich_help_panel=_MODEL, help="Model name for a bare URL (else OPENAI_MODEL)."
+        ),
     ] = None,
     temperature: Annotated[
-        float | None, typer.Option("--temperature", min=0.0, envvar="WHILEAI_TEMPERATURE")
+        float | None,
+        typer.Option(
+            "--temperature",
+            rich_help_panel=_MODEL,
+            min=0.0,
+            envvar="WHILEAI_TEMPERATURE",
+            help="Sampling temperature (default: the server's).",
+        ),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", min=1, envvar="WHILEAI_MAX_TOKENS")
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            rich_help_panel=_MODEL,
+            min=1,
+            envvar="WHILEAI_MAX_TOKENS",
+            help="Token cap of one model reply (default: the server's).",
+        ),
     ] = None,
     top_p: Annotated[
-        float | None, typer.Option("--top-p", min=0.0, max=1.0, envvar="WHILEAI_TOP_P")
+        float | None,
+        typer.Option(
+            "--top-p",
+            rich_help_panel=_MODEL,
+            min=0.0,
+            max=1.0,
+            envvar="WHILEAI_TOP_P",
+            help="Nucleus sampling (default: the server's).",
+        ),
     ] = None,
-    logprobs: Annotated[bool, typer.Option("--logprobs", help="Record summed logprobs.")] = False,
+    logprobs: Annotated[
+        bool, typer.Option("--logprobs", rich_help_panel=_MODEL, help="Record summed logprobs.")
+    ] = False,
     logprobs_tokens: Annotated[
-        bool, typer.Option("--logprobs-tokens", help="Also keep the per-token list.")
+        bool,
+        typer.Option(
+            "--logprobs-tokens", rich_help_panel=_MODEL, help="Also keep the per-token list."
+        ),
     ] = False,
     cache: Annotated[
-        bool, typer.Option("--cache", envvar="WHILEAI_CACHE", help="Cache model responses.")
+        bool,
+        typer.Option(
+            "--cache", rich_help_panel=_MODEL, envvar="WHILEAI_CACHE", help="Cache model responses."
+        ),
     ] = False,
     execute: Annotated[
         str | None,
         typer.Option(
             "--execute",
+            rich_help_panel=_WHO,
             help="module:function (found in the current directory too) answering tool calls "
             "instead of the mock; whileai_core.simulate.execute.current_rollout() names the "
             "rollout inside each call.",
@@ -195,6 +272,7 @@ def simulate(
         str | None,
         typer.Option(
             "--traces",
+            rich_help_panel=_AIM,
             envvar="WHILEAI_TRACES",
             help="Aim the grid at what these traces got wrong: a JSONL file, a dataset id, "
             "agent:NAME (ingested traces) or platform. Sources never enter the output.",
@@ -204,6 +282,7 @@ def simulate(
         bool,
         typer.Option(
             "--broaden/--no-broaden",
+            rich_help_panel=_AIM,
             help="--no-broaden: drop the tools the traces never touched from the grid.",
         ),
     ] = True,
@@ -211,6 +290,7 @@ def simulate(
         str | None,
         typer.Option(
             "--since",
+            rich_help_panel=_AIM,
             envvar="WHILEAI_SINCE",
             help="With --traces agent:NAME: only traces this recent (7d, 12h).",
         ),
@@ -219,6 +299,7 @@ def simulate(
         str | None,
         typer.Option(
             "--tasks",
+            rich_help_panel=_AIM,
             help="Re-run every ask of this earlier run (JSONL or dataset id) on its own "
             "scenario_id, world and faults; nothing new is drawn; k is its k unless --repeats.",
         ),
@@ -227,6 +308,7 @@ def simulate(
         Literal["adaptive", "fixed"],
         typer.Option(
             "--repeat-policy",
+            rich_help_panel=_PLAY,
             envvar="WHILEAI_REPEAT_POLICY",
             help="adaptive: probe each ask, fill only the groups that split; fixed: "
             "--repeats rollouts for every ask.",
@@ -235,13 +317,18 @@ def simulate(
     probe: Annotated[
         int,
         typer.Option(
-            "--probe", min=1, envvar="WHILEAI_PROBE", help="Rollouts an rl ask is probed with."
+            "--probe",
+            rich_help_panel=_PLAY,
+            min=1,
+            envvar="WHILEAI_PROBE",
+            help="Rollouts an rl ask is probed with.",
         ),
     ] = 2,
     stop_grace: Annotated[
         float,
         typer.Option(
             "--stop-grace",
+            rich_help_panel=_PACE,
             min=0.0,
             envvar="WHILEAI_STOP_GRACE",
             help="Seconds the rollouts in flight get to finish after a stop; the rest are "

@@ -61,7 +61,10 @@ def ingest(
 
 @traces_app.command("list")
 def list_traces(
-    agent: Annotated[str | None, typer.Option("--agent", envvar="WHILEAI_AGENT_NAME")] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", envvar="WHILEAI_AGENT_NAME", help="Only this agent's traces."),
+    ] = None,
     page: Annotated[int, typer.Option("--page", help="Page (100 traces a page).")] = 1,
     since: Annotated[
         str | None, typer.Option("--since", help="Only traces this recent: 7d, 12h, 30m.")
