@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..verifiers import NoGold, gold_of
-from .wire import WireError, decode
+from .wire import WireError, builtin_exception, decode, kind_name
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,27 @@ def _case(item: dict[str, Any], i: int) -> Case:
 def exception_text(item: list[Any]) -> str:
     """`Kind: text` of an exception as the wire carries it."""
     text = " ".join(str(item[3]).split())[:200]
-    return f"{str(item[1])[:60]}: {text}" if text else str(item[1])[:60]
+    name = kind_name(str(item[1]), item[2] if isinstance(item[2], list) else [])
+    return f"{name}: {text}" if text else name
+
+
+def raised(item: list[Any], wanted: str) -> bool:
+    """Whether the exception on the wire (`wire.encode_exception`) is a `wanted`.
+
+    A builtin exception's name is checked as Python's `except` would: the most derived
+    builtin class the exception derives from, taken in this process from the names the
+    wire gives (each the name of a builtin class, found by identity in the candidate's
+    process: `wire.builtin_bases`), must be `wanted`'s class or a subclass of it. A class
+    the candidate only named ValueError derives from Exception and is not a ValueError.
+    Any other name (the candidate's own classes, json.JSONDecodeError) is matched by the
+    raised class's name: there is no class of the grader's to compare with.
+    """
+    want = builtin_exception(wanted)
+    if want is None:
+        return wanted == str(item[1])
+    found = [builtin_exception(b) for b in item[2] if isinstance(b, str)]
+    most_derived = next((c for c in found if c is not None), None)
+    return most_derived is not None and issubclass(most_derived, want)
 
 
 class Handle:
@@ -87,7 +107,7 @@ def judge_case(case: Case, reply: list[Any] | None, tolerance: float | None) -> 
         item = reply[1] if len(reply) == 2 else None
         if not isinstance(item, list) or len(item) != 5 or not isinstance(item[2], list):
             return "raised something unreadable"
-        if case.raises and case.raises in [str(item[1]), *map(str, item[2])]:
+        if case.raises and raised(item, case.raises):
             return None
         return f"raised {exception_text(item)}"
     if reply[0] != "ok" or len(reply) != 2:

@@ -28,7 +28,7 @@ from .cases import (
     judge_case,
     plain_asserts,
 )
-from .wire import MAX_LINE, WireError, decode
+from .wire import MAX_LINE, MAX_REPLY, WireError, decode, over_limit
 
 MAX_SOURCE = 4 << 20  # a program this big is no model's answer, and would not fit the sandbox
 
@@ -38,10 +38,15 @@ class _WallClock(Exception):
 
 
 class _Pipe:
-    """Line-delimited JSON to and from a sandbox, never waiting past the row's deadline."""
+    """Line-delimited JSON to and from a sandbox, never waiting past the row's deadline.
 
-    def __init__(self, read_fd: int, write_fd: int | None = None) -> None:
+    At most `limit` bytes of one message are read, and then refused, before any of it is
+    decoded: what the candidate's process writes costs the grader that much memory and no
+    more (decoding multiplies it: see `wire.MAX_REPLY`)."""
+
+    def __init__(self, read_fd: int, write_fd: int | None = None, limit: int = MAX_LINE) -> None:
         self.read_fd, self.write_fd, self.buf = read_fd, write_fd, bytearray()
+        self.limit = limit
         for fd in (read_fd, write_fd):
             if fd is not None:
                 os.set_blocking(fd, False)
@@ -65,13 +70,13 @@ class _Pipe:
         """The next message; None at end of stream; WireError for anything malformed."""
         end = self.buf.find(b"\n")
         while end < 0:
-            if len(self.buf) > MAX_LINE:
-                raise WireError("a message longer than the limit")
+            if len(self.buf) > self.limit:
+                raise WireError(over_limit(self.limit))
             ready, _, _ = select.select([self.read_fd], [], [], _left(deadline))
             if not ready:
                 continue
             try:
-                chunk = os.read(self.read_fd, 1 << 16)
+                chunk = os.read(self.read_fd, min(1 << 16, self.limit + 1 - len(self.buf)))
             except BlockingIOError:
                 continue
             if not chunk:
@@ -79,10 +84,13 @@ class _Pipe:
             if b"\n" in chunk:
                 end = len(self.buf) + chunk.index(b"\n")
             self.buf += chunk
-        line, self.buf = bytes(self.buf[:end]), self.buf[end + 1 :]
+        if end > self.limit:
+            raise WireError(over_limit(self.limit))
+        line = self.buf[:end]
+        del self.buf[: end + 1]
         try:
             message = json.loads(line)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError, MemoryError):
             raise WireError("a message that is not JSON") from None
         if not isinstance(message, list) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not a tagged list")
@@ -246,8 +254,8 @@ class _Session:
     def __init__(self, run: _Run, code: str) -> None:
         self.run = run
         with _pipes(2) as ((req_r, req_w), (rep_r, rep_w)):
-            self.jail = run.start("candidate", [req_r, rep_w], code)
-            self.pipe = _Pipe(os.dup(rep_r), os.dup(req_w))
+            self.jail = run.start("calls", [req_r, rep_w], code)
+            self.pipe = _Pipe(os.dup(rep_r), os.dup(req_w), MAX_REPLY)
         if self.pipe.recv(run.deadline) is None:
             raise JudgeFailed("error", f"code-exec: the candidate's sandbox did not start: "
                               f"{self.jail.stderr_tail(300)}")  # fmt: skip

@@ -9,8 +9,11 @@ pipes by hand, `os._exit`) buys the candidate nothing but the values it answers.
 name the candidate defined is a `Remote`: calling it asks the candidate's process, and the
 answer is rebuilt here from the wire as a genuine builtin value (an int is an `int`, never a
 subclass with the candidate's `__eq__`). An object that is not plain data stays a handle
-compared by identity, so no comparison a test makes is ever decided by candidate code. The
+compared by identity that takes no operator with a value of the tests' (see `Remote`), so
+no comparison, arithmetic or `in` a test makes is ever decided by candidate code. The
 verdict is written to a pipe that only this process holds.
+
+`calls` is `candidate` for the grader, which asks calls itself and needs no names.
 
 Like `wire.py`, whose code runs into this namespace first inside a sandbox, it
 imports only the standard library.
@@ -31,10 +34,13 @@ if TYPE_CHECKING:
 
 if __package__:  # imported by the grader; in a sandbox the wire's code already ran here
     from .wire import (
-        BINARY,
+        MAX_NAMES,
+        MAX_REPLY,
         OPS,
         Link,
         WireError,
+        builtin_bases,
+        builtin_exception,
         decode,
         describe,
         encode,
@@ -81,8 +87,7 @@ class _Exports:
         if isinstance(value, types.ModuleType):
             return ["module", value.__name__]
         if isinstance(value, type) and issubclass(value, BaseException):
-            bases = [c.__name__ for c in value.__mro__ if getattr(builtins, c.__name__, None) is c]
-            return ["excclass", self.handle(value), value.__name__, bases]
+            return ["excclass", self.handle(value), value.__name__, builtin_bases(value)]
         module = getattr(value, "__module__", None)
         if (
             callable(value)
@@ -97,9 +102,10 @@ class _Exports:
             return self.ref(value)
 
 
-def serve_candidate(link: Link, source: str) -> None:
+def serve_candidate(link: Link, source: str, *, names: bool = True) -> None:
     """Import the candidate's source as module `solution`, then answer requests until the
-    other side closes its end."""
+    other side closes its end. `names`: send the module's names and values once imported
+    (the tests' sandbox binds them; the grader, which only sends calls, does not ask)."""
     exports = _Exports()
     link.send(["started"])  # from here on, anything that goes wrong is the candidate's doing
     module = types.ModuleType("solution")
@@ -110,11 +116,11 @@ def serve_candidate(link: Link, source: str) -> None:
     except BaseException as exc:
         link.send(["broken", encode_exception(exc)])
         return
-    names = {}
-    for name, value in list(module.__dict__.items()):
+    exported = {}
+    for name, value in list(module.__dict__.items()) if names else ():
         if isinstance(name, str) and not name.startswith("__"):
-            names[name] = exports.export(name, value)
-    link.send(["ready", names])
+            exported[name] = exports.export(name, value)
+    link.send(["ready", exported])
 
     def decoded(item: Any) -> Any:
         return decode(item, exports.resolve)
@@ -166,8 +172,13 @@ class CandidateExit(BaseException):
 
 
 class Remote:
-    """A handle to one of the candidate's objects. Calls, attributes and the operators in
-    OPS go to the candidate; equality is identity, whatever the candidate defines."""
+    """A handle to one of the candidate's objects. Calls, attributes and the operand-free
+    protocols in OPS (len, bool, iteration, conversions) go to the candidate, and their
+    answers come back as plain data. No operator that pairs it with a value of the tests'
+    is forwarded: arithmetic, comparisons, `in` and subscripts raise TypeError here, as on
+    an object that defines none, so `abs(candidate(x) - 2/3) < 1e-6` or `'w' in
+    candidate(x)` fails unless the candidate returned a real number or a real container.
+    Equality is identity, whatever the candidate defines."""
 
     __slots__ = ("__weakref__", "_handle", "_label", "_peer")
 
@@ -210,7 +221,9 @@ class Remote:
         return str(self._op("str"))
 
     def __instancecheck__(self, obj: Any) -> bool:
-        return bool(self._op("instancecheck", obj))
+        # Only the candidate's own objects can be instances of its classes; a value of the
+        # tests' is never sent to it for the asking.
+        return isinstance(obj, Remote) and self._op("instancecheck", obj) is True
 
 
 def _forward(name: str) -> Callable[..., Any]:
@@ -222,9 +235,10 @@ def _forward(name: str) -> Callable[..., Any]:
 
 
 for _name in ("len", "bool", "iter", "next", "int", "float", "index", "neg", "pos", "abs",
-              "invert", "contains", "getitem", "setitem", "delitem", *BINARY,
-              *("r" + n for n in BINARY)):  # fmt: skip
-    setattr(Remote, f"__{_name.rstrip('_')}__", _forward(_name))
+              "invert"):  # fmt: skip
+    setattr(Remote, f"__{_name}__", _forward(_name))
+# What a TypeError in the tests calls it ("unsupported operand type(s) for -: ...").
+Remote.__name__ = Remote.__qualname__ = "CandidateObject"
 
 
 class TestsSide:
@@ -293,10 +307,13 @@ class TestsSide:
         return err
 
     def _exc_class(self, name: str, bases: list[str]) -> type[BaseException]:
+        # The builtin classes are this process's own, found from the names of the builtin
+        # classes the exception derives from (`wire.builtin_bases`): a class the candidate
+        # only named ValueError derives from Exception, and is made here as one.
         base: type = Exception
         for b in bases:
-            found = getattr(builtins, b, None)
-            if isinstance(found, type) and issubclass(found, BaseException):
+            found = builtin_exception(b)
+            if found is not None:
                 base = found
                 break
         if not issubclass(base, Exception):
@@ -330,11 +347,17 @@ class TestsSide:
     def hello(self) -> dict[str, Any] | BaseException:
         """The candidate's names, or the exception its import raised."""
         try:
-            started, greeting = self.link.recv(), self.link.recv()
+            started = self.link.recv()
         except (WireError, OSError):
-            started, greeting = None, None
+            started = None
         if started is None or started[0] != "started":
             raise NotStarted("the candidate's sandbox did not start")
+        try:  # from here on, what arrives is the candidate's doing
+            greeting = self.link.recv(MAX_NAMES)
+        except WireError as exc:
+            self.fail(f"the candidate broke the wire ({exc})")
+        except OSError:
+            greeting = None
         if greeting is None:
             self.fail("the candidate's process ended while its code was imported")
         if greeting[0] == "broken" and len(greeting) == 2:
@@ -445,10 +468,10 @@ def main(argv: list[str]) -> None:
     set_limits({key: int(value) for key, value in limits.items()})
     source = sys.stdin.buffer.read().decode("utf-8", "replace")
     fds = [int(a) for a in argv[1:-1]]
-    if role == "candidate":
-        serve_candidate(Link(fds[0], fds[1]), source)
-    else:
-        run_tests(Link(fds[1], fds[0]), Link(None, fds[2]), source)
+    if role in ("candidate", "calls"):  # "calls": asked by the grader, which needs no names
+        serve_candidate(Link(fds[0], fds[1]), source, names=role == "candidate")
+    else:  # what the candidate's process says is read within MAX_REPLY, as the grader does
+        run_tests(Link(fds[1], fds[0], MAX_REPLY), Link(None, fds[2]), source)
     sys.stdout.flush()
     os._exit(0)  # threads the candidate started do not keep the sandbox alive
 

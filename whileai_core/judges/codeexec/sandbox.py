@@ -10,16 +10,19 @@ filesystem view, got out:
 - `--cap-drop ALL` and `--disable-userns`: root in a user namespace keeps its capabilities
   there (with them a remount made a read-only bind writable), and a nested user namespace
   would hand them back.
-- Its filesystem is the interpreter's own prefix and the shared libraries `ldd` names,
-  read-only, a fresh `/dev` (read-only) and a size-capped tmpfs at `/tmp`, the only place
-  it can write. No `/etc`, no `/proc`, no home, no site-packages.
+- Its filesystem is the interpreter binary, its standard library (with the prefix's
+  site-packages and ensurepip's bundled wheels covered by empty folders), libpython and
+  the folders of the shared libraries `ldd` names, all read-only, a fresh `/dev`
+  (read-only) and a size-capped tmpfs at `/tmp`, the only place it can write. No `/etc`,
+  no `/proc`, no home, no installed packages (`docs/sandbox.md` lists what it can read).
 - `--die-with-parent` and the PID namespace: killing the launcher kills the namespace's
   pid 1, and the kernel then kills everything in it, `setsid()` children included.
 - A pids and a memory cgroup (see `cgroup`): RLIMIT_NPROC does not bind root, and
   RLIMIT_AS bounds one process, not all it forks nor the tmpfs it fills. Where no cgroup
   is writable the run says so instead of pretending.
 - A seccomp filter (bubblewrap's `--seccomp`) refuses signals, tracing, sockets, io_uring
-  and namespace calls: a second wall that stands if the first has a hole.
+  and namespace calls, and kills the process on a call through any other entry than the
+  native x86-64 one (`int 0x80`, x32): a second wall that stands if the first has a hole.
 - rlimits (CPU, address space, file size, open files) are set by the runner itself before
   it reads anything untrusted; without capabilities they cannot be raised again.
 
@@ -97,25 +100,75 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+# Asked of the interpreter itself, started as the sandbox starts it (no site, a clean
+# environment): where it imports the standard library from, and where its own installs go.
+_LAYOUT = (
+    "import json, sys, sysconfig\n"
+    "paths = sysconfig.get_paths()\n"
+    "print(json.dumps([sys.path, [paths['purelib'], paths['platlib']]]))\n"
+)
+
+
+@functools.lru_cache(maxsize=1)
+def stdlib_layout() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the folders and archives the sandboxed interpreter imports from: the standard
+    library; the folders inside them that hold other code, hidden in the sandbox).
+
+    Binding the whole prefix gave the candidate the interpreter's own site-packages (every
+    package installed there, importable by adding it to `sys.path`), its scripts and
+    headers. The standard library's folder holds two kinds of third-party code: the
+    prefix's site-packages (pyenv, python.org and standalone builds put it there), and
+    ensurepip's bundled pip and setuptools wheels (importable from the zip).
+    """
+    exe, _ = interpreter()
+    try:
+        done = subprocess.run([exe, "-B", "-S", "-s", "-c", _LAYOUT], capture_output=True,
+                              env=_ENV, timeout=30, check=True)  # fmt: skip
+        path, installs = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        raise SandboxUnavailable(f"code-exec: cannot ask {exe} where its standard library "
+                                 f"is ({exc})") from None  # fmt: skip
+    roots: list[str] = []
+    for entry in path:
+        if isinstance(entry, str) and os.path.isabs(entry) and os.path.exists(entry):
+            real = os.path.realpath(entry)
+            if not any(_inside(real, r) for r in roots):
+                roots = [r for r in roots if not _inside(r, real)] + [real]
+    hidden: set[str] = set()
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        candidates = [*installs, os.path.join(root, "ensurepip", "_bundled")]
+        candidates += [os.path.join(root, name) for name in ("site-packages", "dist-packages")]
+        for folder in candidates:
+            real = os.path.realpath(folder) if isinstance(folder, str) else ""
+            if real and real != root and _inside(real, root) and os.path.isdir(real):
+                hidden.add(real)
+    return tuple(roots), tuple(sorted(hidden))
+
+
 @functools.lru_cache(maxsize=1)
 def runtime_binds() -> tuple[str, ...]:
-    """bwrap arguments that mount the interpreter and its shared libraries read-only."""
+    """bwrap arguments that mount, read-only, the interpreter, its standard library (and
+    nothing else of its prefix) and the shared libraries it loads."""
     exe, prefix = interpreter()
-    binds: list[tuple[str, str]] = [(prefix, prefix)]
-    if not _inside(exe, prefix):
-        binds.append((exe, exe))
+    roots, hidden = stdlib_layout()
+    binds: list[tuple[str, str]] = [(exe, exe), *((root, root) for root in roots)]
     libraries = _shared_libraries(exe)
+    out: list[str] = []
     if libraries is None:  # no ldd: the usual system folders, as the host lays them out
-        out: list[str] = []
         for d in ("/lib", "/lib64", "/usr/lib", "/usr/lib64"):
             if os.path.islink(d):
                 out += ["--symlink", os.readlink(d), d]
             elif os.path.isdir(d):
                 out += ["--ro-bind", d, d]
-        return tuple(_flat(binds)) + tuple(out)
+        libraries = []
     for shown in libraries:
         real = os.path.realpath(shown)
         if _inside(real, prefix):
+            # libpython and its kin: the file alone, not the folder (which holds the
+            # standard library's parent, and more).
+            binds += [(real, real)] + ([(real, shown)] if shown != real else [])
             continue
         # The library's folder (the loader finds an extension module's libraries there),
         # and the path the binary names when it is elsewhere (the ELF interpreter).
@@ -124,11 +177,20 @@ def runtime_binds() -> tuple[str, ...]:
             binds.append((folder, folder))
         if os.path.dirname(shown) != folder:
             binds.append((real, shown))
-    return tuple(_flat(binds))
+    masks = []
+    for folder in hidden:  # an empty, read-only folder over each
+        masks += ["--tmpfs", folder, "--remount-ro", folder]
+    return (*_flat(binds), *out, *masks)
 
 
 def _flat(binds: list[tuple[str, str]]) -> list[str]:
-    return [arg for src, dest in binds for arg in ("--ro-bind", src, dest)]
+    seen: set[tuple[str, str]] = set()
+    out: list[str] = []
+    for bind in binds:
+        if bind not in seen:
+            seen.add(bind)
+            out += ["--ro-bind", bind[0], bind[1]]
+    return out
 
 
 def _shared_libraries(exe: str) -> list[str] | None:
@@ -177,6 +239,8 @@ def runner_code() -> bytes:
 # -- seccomp: the second wall -----------------------------------------------------------------
 
 _AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_SYSCALL_BIT = 0x40000000
+_RET_KILL_PROCESS, _RET_ERRNO, _RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
 # x86-64 numbers. rlimits are lowered by the runner after the filter is in (bubblewrap
 # installs it at exec), so setrlimit stays allowed: without capabilities it cannot raise.
 _BLOCKED_SYSCALLS = (
@@ -193,16 +257,31 @@ _BLOCKED_SYSCALLS = (
 
 
 def seccomp_program() -> bytes | None:
-    """A classic-BPF filter: EPERM for `_BLOCKED_SYSCALLS` and for the x32 ABI; None off
-    x86-64, where the namespaces stand alone."""
+    """A classic-BPF filter for x86-64: EPERM for `_BLOCKED_SYSCALLS`; the process killed
+    for any call through another entry. None off x86-64, where the namespaces stand alone.
+
+    A call's number means nothing without its ABI: through `int 0x80` (the i386 entry,
+    AUDIT_ARCH_I386) 37 is kill and 359 socket, and through the x32 entry (the native arch
+    with `__X32_SYSCALL_BIT` set) every number is another call again. A filter that only
+    compares numbers lets each of them through, so it checks the architecture first and
+    kills on anything but native x86-64 calls: no Python program makes the others.
+    """
     if sys.platform != "linux" or os.uname().machine != "x86_64":
         return None
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     n = len(_BLOCKED_SYSCALLS)
-    body = [(ld, 0, 0, 4), (jeq, 0, n + 2, _AUDIT_ARCH_X86_64)]  # another arch: allow
-    body += [(ld, 0, 0, 0), (jge, n + 1, 0, 0x40000000)]  # x32 calls: deny
-    body += [(jeq, n - i, 0, nr) for i, nr in enumerate(_BLOCKED_SYSCALLS)]
-    body += [(ret, 0, 0, 0x7FFF0000), (ret, 0, 0, 0x00050000 | 1)]  # allow; errno EPERM
+    first = 5  # index of the first blocked-number test; jumps count from the next one
+    allow, deny, kill = first + n, first + n + 1, first + n + 2
+    body = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, _AUDIT_ARCH_X86_64),
+        (ret, 0, 0, _RET_KILL_PROCESS),  # `int 0x80` (i386), or any other arch
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jge, kill - 5, 0, _X32_SYSCALL_BIT),  # the x32 ABI
+    ]
+    body += [(jeq, deny - (first + i) - 1, 0, nr) for i, nr in enumerate(_BLOCKED_SYSCALLS)]
+    body += [(ret, 0, 0, _RET_ALLOW), (ret, 0, 0, _RET_ERRNO | 1), (ret, 0, 0, _RET_KILL_PROCESS)]
+    assert len(body) == kill + 1 and body[allow][3] == _RET_ALLOW
     return b"".join(struct.pack("=HBBI", *ins) for ins in body)
 
 
@@ -362,6 +441,8 @@ class Jail:
             return f"file size limit of {self.limits.file_mb} MB exceeded"
         if sig == signal.SIGKILL:
             return "killed (SIGKILL: the hard CPU limit, or out of memory)"
+        if sig == signal.SIGSYS and self.bwrap is not None:
+            return "killed by the seccomp filter: SIGSYS, a system call through a non-native entry"
         if sig:
             try:
                 return f"ended by {signal.Signals(sig).name}"

@@ -24,21 +24,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-MAX_LINE = 16 << 20  # one message; a bigger one is a broken peer
+MAX_LINE = 16 << 20  # one message from a trusted side; a bigger one is a broken peer
+# One message from the candidate's process, read before it is decoded. Decoding costs up
+# to 23 bytes of the reader's memory per byte of line (a list of empty lists), so a 16 MiB
+# line took a grader 450 MB. A reply this big is no function's answer: it fails the run.
+MAX_REPLY = 1 << 20
+# The names message (`ready`) carries the values of the candidate's module-level names;
+# only the tests' sandbox asks for it, and reads it within that sandbox's own memory limit.
+MAX_NAMES = MAX_LINE
 MAX_DEPTH = 100  # nesting of one value
 
-_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul")
-_BITWISE = ("and_", "or_", "xor", "lshift", "rshift")
-BINARY = (*_ARITHMETIC, *_BITWISE)  # each also has its reflected form, "r" + name
-_BINARY = {name: getattr(operator, name) for name in BINARY}
-
-
-def _reflected(f: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    return lambda obj, other: f(other, obj)
-
-
-# What a test may ask of a candidate object besides calls and attributes. Comparisons are
-# absent on purpose: they would let the candidate's own `__eq__` or `__lt__` decide.
+# What a test may ask of a candidate object besides calls and attributes: only questions
+# that carry nothing of the tests' (an operand-free protocol), whose answer comes back as
+# plain data the tests' own code then judges. Any operator with another operand is absent
+# on purpose: `obj - expected`, `expected in obj`, `obj == expected`, `obj[key]` would hand
+# the tests' value to the candidate's `__sub__`, `__contains__`, `__eq__` or `__getitem__`,
+# which can answer 0.0 or True without knowing the answer.
 OPS: dict[str, Callable[..., Any]] = {
     "len": len,
     "bool": bool,
@@ -53,13 +54,7 @@ OPS: dict[str, Callable[..., Any]] = {
     "pos": operator.pos,
     "abs": abs,
     "invert": operator.invert,
-    "contains": lambda obj, item: item in obj,
-    "getitem": operator.getitem,
-    "setitem": operator.setitem,
-    "delitem": operator.delitem,
-    "instancecheck": lambda cls, obj: isinstance(obj, cls),
-    **_BINARY,
-    **{"r" + name: _reflected(f) for name, f in _BINARY.items()},
+    "instancecheck": lambda cls, obj: isinstance(obj, cls),  # obj: a candidate's handle
 }
 
 
@@ -156,10 +151,37 @@ def decode(item: Any, ref: Callable[[list[Any]], Any], depth: int = 0) -> Any:
     raise WireError(f"an unknown type tag {tag!r:.40}")
 
 
+# The builtin exception classes by identity, taken when this code starts: in a sandbox,
+# before any candidate code runs. A class is a builtin one by being that object, never by
+# its name: the candidate's `class ValueError(Exception)`, or whatever it puts in
+# `builtins.ValueError` later, is not ValueError.
+_BUILTIN_EXCEPTIONS = {
+    id(cls): name
+    for name, cls in vars(builtins).items()
+    if isinstance(cls, type) and issubclass(cls, BaseException) and cls.__name__ == name
+}
+
+
+def builtin_bases(cls: type) -> list[str]:
+    """The names of the builtin exception classes `cls` derives from, most derived first."""
+    mro = cls.__mro__ if isinstance(cls, type) else ()
+    return [_BUILTIN_EXCEPTIONS[id(c)] for c in mro if id(c) in _BUILTIN_EXCEPTIONS]
+
+
+def builtin_exception(name: Any) -> type[BaseException] | None:
+    """The builtin exception class `name` names in this process (an alias such as IOError
+    included), or None. Run where it is trusted: the grader and the tests' sandbox."""
+    found = getattr(builtins, name, None) if isinstance(name, str) else None
+    if isinstance(found, type) and issubclass(found, BaseException):
+        return found
+    return None
+
+
 def encode_exception(exc: BaseException, class_ref: int | None = None) -> list[Any]:
-    """An exception on the wire: its name, the builtin classes it derives from, its text."""
+    """An exception on the wire: its class's name, the builtin classes it derives from
+    (see `builtin_bases`), its text."""
     kind = type(exc)
-    bases = [c.__name__ for c in kind.__mro__ if getattr(builtins, c.__name__, None) is c]
+    bases = builtin_bases(kind)
     try:
         text = str(exc)
     except Exception:
@@ -227,29 +249,40 @@ except (ImportError, AttributeError):  # not CPython: the json package then
 
 class Link:
     """Line-delimited JSON over a pair of pipes (blocking: the grader's wall clock is the
-    deadline for both ends)."""
+    deadline for both ends). `limit` caps one message read, before it is decoded."""
 
-    def __init__(self, read_fd: int | None, write_fd: int | None) -> None:
+    def __init__(self, read_fd: int | None, write_fd: int | None, limit: int = MAX_LINE) -> None:
         self.inp = os.fdopen(read_fd, "rb") if read_fd is not None else None
         self.out = os.fdopen(write_fd, "wb") if write_fd is not None else None
+        self.limit = limit
 
     def send(self, message: list[Any]) -> None:
         assert self.out is not None
         self.out.write(dumps(message).encode() + b"\n")
         self.out.flush()
 
-    def recv(self) -> list[Any] | None:
+    def recv(self, limit: int | None = None) -> list[Any] | None:
         """The next message, or None when the peer closed its end."""
         assert self.inp is not None
-        line = self.inp.readline(MAX_LINE + 1)
+        limit = limit or self.limit
+        line = self.inp.readline(limit + 1)
         if not line:
             return None
-        if len(line) > MAX_LINE or not line.endswith(b"\n"):
-            raise WireError("a message longer than the limit")
-        message = loads(line.decode("utf-8", "replace"))
+        if len(line) > limit or not line.endswith(b"\n"):
+            raise WireError(over_limit(limit))
+        try:
+            message = loads(line.decode("utf-8", "replace"))
+        except MemoryError:
+            raise WireError("a message too big to decode") from None
         if not isinstance(message, list) or not message or not isinstance(message[0], str):
             raise WireError("a message that is not a tagged list")
         return message
+
+
+def over_limit(limit: int) -> str:
+    """Why a message over `limit` bytes was refused."""
+    size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
+    return f"a message over the {size} limit"
 
 
 def set_limits(limits: dict[str, int]) -> None:
@@ -271,7 +304,20 @@ def describe(exc: BaseException) -> str:
         text = " ".join(str(exc).split())[:200]
     except Exception:
         text = ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    kind = type(exc)
+    name = kind.__name__
+    if kind.__module__ == "solution":  # the candidate's class (as the tests' side made it)
+        name = kind_name(name, builtin_bases(kind))
+    return f"{name}: {text}" if text else name
+
+
+def kind_name(name: str, bases: list[Any]) -> str:
+    """An exception class's name for a reason; one that only borrows a builtin's name says
+    so (`raise ValueError` of the candidate's `class ValueError(Exception)`)."""
+    name = name[:60]
+    if builtin_exception(name) is not None and (not bases or bases[0] != name):
+        return f"{name} (the candidate's own class, not the builtin)"
+    return name
 
 
 # -- the standard library, named rather than sent ------------------------------------------
