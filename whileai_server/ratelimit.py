@@ -27,8 +27,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-import anyio
-
 from whileai_core.errors import ConfigError
 from whileai_core.store.base import TooManyRequests
 
@@ -133,8 +131,7 @@ class Concurrency:
         self._slots[key] = (slots, users + 1)
         try:
             try:
-                with anyio.fail_after(self.wait):
-                    await slots.acquire()
+                await asyncio.wait_for(slots.acquire(), self.wait)
             except TimeoutError:
                 raise TooManyRequests(
                     f"{self.refusal} ({self.limit} at once, and none finished in"
