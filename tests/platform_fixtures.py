@@ -34,6 +34,7 @@ from whileai_core.store.local import Storage
 from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port
 from whileai_server import create_app
+from whileai_server.app import uvicorn_config
 from whileai_server.config import ServerConfig
 
 from .helpers import SDK_ROWS
@@ -131,7 +132,7 @@ def live_server(
     port = free_port()
     application = create_app(data, config or ServerConfig.relaxed(), **changes)
     database = application.state.server.config.database
-    settings = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning")
+    settings = uvicorn_config(application, host="127.0.0.1", port=port)
     uv = uvicorn.Server(settings)
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()

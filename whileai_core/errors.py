@@ -23,6 +23,7 @@ swallow anything else.
     ├── StoreError                a store refused a request (.status: the HTTP status)
     │   ├── BadRequest 400        (the server's SignupError and DeviceError subclass it)
     │   ├── Unauthorized 401, Forbidden 403, NotFound 404, Conflict 409, Gone 410
+    │   ├── TooSlow 408           a request body that stalled or trickled (.limit)
     │   ├── TooLarge 413          over a named limit (.limit)
     │   └── TooManyRequests 429   over a rate limit or daily quota (.retry_after, .limit)
     └── Failure                   one item failed; counted, the stage goes on
@@ -143,6 +144,18 @@ class Forbidden(StoreError):
     signups closed."""
 
     status = 403
+
+
+class TooSlow(StoreError):
+    """A request body that stopped arriving, or arrived slower than the server's minimum
+    rate: the server stops waiting for it, so a client that trickles cannot hold a worker.
+    `limit` names which rule ended it (`body_idle_timeout` or `body_min_rate`)."""
+
+    status = 408
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class TooLarge(StoreError):

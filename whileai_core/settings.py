@@ -29,6 +29,14 @@ def env_setting(name: str) -> tuple[str, str] | None:
     return None
 
 
+def forwarded_allow_ips() -> str | None:
+    """WHILEAI_FORWARDED_ALLOW_IPS: the proxies whose X-Forwarded-For `whileai serve`
+    believes (comma-separated addresses, or `*`); unset believes no one's. uvicorn's own
+    FORWARDED_ALLOW_IPS is not read: trusting a header is the admin's explicit choice."""
+    value = os.environ.get("WHILEAI_FORWARDED_ALLOW_IPS", "").strip()
+    return value or None
+
+
 def legacy_home() -> Path:
     """Where the original SDK kept its files under its old name (ZEROPROOF_HOME, default
     ~/.zeroproof); only its saved credentials are read from there."""

@@ -2,12 +2,13 @@
 credentials, which do.
 
 These are the routes anyone can reach, so each is rate limited per client
-(`ratelimit.py`) and the approval form is guarded against other sites (`security.py`).
+(`ratelimit.py`), every field is capped before anything reads it (`wire.text_field`), and
+the approval form is guarded against other sites (`security.py`). A delegated credential
+is refused wherever something lasting would be made: another credential, a device
+approval (`delegated.refuse_if_delegated`).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -15,9 +16,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from whileai_core.store.base import BadRequest, Forbidden, StoreError, TooManyRequests, Unauthorized
 
 from . import device_page, security
-from .accounts import DeviceError, SignupError
+from .accounts import MAX_EMAIL, DeviceError, SignupError
+from .delegated import refuse_if_delegated
 from .server import Server
-from .wire import Handler, error, form_body, json_body, store_error
+from .wire import MAX_NAME, Handler, error, form_body, json_body, store_error, text_field
 
 
 class AccountRoutes:
@@ -47,14 +49,18 @@ class AccountRoutes:
         email = body.get("email")
         if not isinstance(email, str) or not email:
             raise SignupError("invalid_email", "signup needs an email address")
-        name = _text(body, "name")
-        invite = _text(body, "invite")
+        if len(email) > MAX_EMAIL:
+            too_long = f"an email address is at most {MAX_EMAIL} characters"
+            raise SignupError("invalid_email", too_long)
+        name = text_field(body, "name")
+        invite = text_field(body, "invite")
         record = await self.s.thread(self.s.accounts.signup, email, name, invite)
         return JSONResponse(record, status_code=201)
 
     async def device_code(self, request: Request) -> Response:
+        self.s.device_codes.spend(self.s.client(request))
         body = await json_body(request, self.s.limits)
-        code = await self.s.thread(self.s.accounts.device_code, _text(body, "name"))
+        code = await self.s.thread(self.s.accounts.device_code, text_field(body, "name"))
         base = str(request.base_url).rstrip("/")
         code["verification_uri"] = f"{base}/device"
         code["verification_uri_complete"] = f"{base}/device?code={code['user_code']}"
@@ -68,7 +74,8 @@ class AccountRoutes:
         return _page_headers(response)
 
     async def device_page(self, request: Request) -> Response:
-        return self._form(request, request.query_params.get("code", ""), None, 200)
+        code = request.query_params.get("code", "")
+        return self._form(request, code if len(code) <= MAX_NAME else "", None, 200)
 
     async def device_approve(self, request: Request) -> Response:
         client = self.s.client(request)
@@ -76,23 +83,21 @@ class AccountRoutes:
             self.s.approvals.spend(client)
             form = await form_body(request)
             security.check_form_origin(self.s.secret, request, form.get("csrf", ""))
-            key = form.get("api_key") or None
+            key = text_field(form, "api_key") or None
+            code = text_field(form, "user_code") or ""
+            email = text_field(form, "email", MAX_EMAIL) or ""
+            invite = text_field(form, "invite") or None
             if key:
                 self.s.bad_keys.check(client)
+        except BadRequest as exc:
+            return _page_headers(HTMLResponse(device_page.refused(str(exc)), status_code=400))
         except (Forbidden, TooManyRequests) as exc:
             page = HTMLResponse(device_page.refused(str(exc)), status_code=exc.status)
             if isinstance(exc, TooManyRequests):
                 page.headers["Retry-After"] = str(max(1, int(exc.retry_after)))
             return _page_headers(page)
-        code = form.get("user_code", "")
         try:
-            account = await self.s.thread(
-                self.s.accounts.approve,
-                code,
-                form.get("email", ""),
-                key,
-                form.get("invite") or None,
-            )
+            account = await self.s.thread(self.s.accounts.approve, code, email, key, invite)
         except StoreError as exc:
             if isinstance(exc, Unauthorized) and key:
                 self.s.bad_keys.spend(client)
@@ -101,10 +106,10 @@ class AccountRoutes:
 
     async def device_token(self, request: Request) -> Response:
         body = await json_body(request, self.s.limits)
-        device = body.get("device_code")
-        if not isinstance(device, str):
+        device = text_field(body, "device_code")
+        if not device:
             raise BadRequest("device_code is required")
-        user = _text(body, "user_code")
+        user = text_field(body, "user_code")
         try:
             return JSONResponse(await self.s.thread(self.s.accounts.device_token, device, user))
         except DeviceError as exc:
@@ -118,15 +123,14 @@ class AccountRoutes:
         """A delegated credential minted from a key (never from another credential, so one
         that leaks cannot outlive its expiry)."""
         account = await self.s.account(request)
-        if account.expires_at is not None:
-            raise Forbidden("a delegated credential cannot mint another: use the account's key")
+        refuse_if_delegated(account.expires_at, "mint another credential")
         body = await json_body(request, self.s.limits)
         ttl = body.get("ttlSeconds", body.get("ttl_seconds", 3600))
         issued = await self.s.thread(
             self.s.accounts.delegated.issue,
             account.id,
             ttl,
-            body.get("name"),
+            text_field(body, "name"),
             self.s.config.max_credential_ttl,
         )
         return JSONResponse(issued, status_code=201)
@@ -135,12 +139,8 @@ class AccountRoutes:
         account = await self.s.account(request)
         body = await json_body(request, self.s.limits)
         revoke = self.s.accounts.delegated.revoke
-        return JSONResponse(await self.s.thread(revoke, account.id, body.get("credential")))
-
-
-def _text(body: dict[str, Any], key: str) -> str | None:
-    value = body.get(key)
-    return value if isinstance(value, str) else None
+        credential = text_field(body, "credential")
+        return JSONResponse(await self.s.thread(revoke, account.id, credential))
 
 
 def _page_headers(response: Response) -> Response:

@@ -6,11 +6,15 @@ a code, a person approves it on the HTML page, the CLI's polls answer
 `authorization_pending`, `slow_down` or `expired_token` until the approval turns into a
 key (handed out exactly once).
 
-Who may approve: one of an account's keys approves for that account; without a key, a
-new email makes a new account (as `POST /signup` does, and only where the signup mode
-lets it). Every refusal that concerns an account reads the same, whichever detail was
-wrong, so the page cannot be used to learn which emails have accounts (`/signup` says
-`account_exists`, as the original SDK's CLI expects; it is rate limited instead).
+Who may approve: one of an account's keys approves for that account (a delegated
+credential never does: the approval would turn into a key that outlives it); without a
+key, a new email makes a new account (as `POST /signup` does, and only where the signup
+mode lets it). Every refusal that concerns an account reads the same, whichever detail was
+wrong, so the page cannot be used to learn which emails have accounts. Under `--signup
+invite` or `closed` the mode is checked before the email is looked up, so the approval
+page and `/signup` answer an unknown email and a known one alike; only a holder of a
+valid invite (or anyone, under `open`) hears `account_exists`, as the original SDK's CLI
+expects (rate limited, and the invite is not spent by it).
 
 Invites: under `serve --signup invite` a new account needs a code that `whileai invite`
 minted into the server's database: one use each, stored as its sha256 like keys, with an
@@ -19,7 +23,6 @@ expiry.
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -31,11 +34,12 @@ from whileai_core.store.base import (
     Conflict,
     Gone,
     NotFound,
+    TooManyRequests,
     Unauthorized,
 )
 from whileai_core.store.local import Storage, new_id
 
-from .delegated import DELEGATED_PREFIX, Delegated
+from .delegated import DELEGATED_PREFIX, Delegated, refuse_if_delegated
 from .signing import token_hash
 
 KEY_PREFIX = "wai_"
@@ -45,7 +49,20 @@ NOT_APPROVED = (
     "to make a new account, give an email that has none"
 )
 USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"  # no vowels, no look-alikes
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+MAX_EMAIL = 254  # the longest address SMTP carries (RFC 5321)
+# Login codes waiting at once, server-wide: each is a row anyone can make without a key,
+# so past this a new one waits for old ones to expire (rate limits are per address).
+MAX_PENDING_CODES = 10_000
+
+
+def valid_email(text: str) -> bool:
+    """One `@` with something before it, a domain with a dot inside it, no whitespace, at
+    most 254 characters. Checked with plain string operations, not a pattern: the cost is
+    one pass over at most 254 characters, whatever a client sends."""
+    if len(text) > MAX_EMAIL or any(c.isspace() for c in text):
+        return False
+    local, _, domain = text.partition("@")
+    return bool(local) and "@" not in domain and "." in domain[1:-1]
 
 
 class SignupError(BadRequest):
@@ -62,6 +79,16 @@ class DeviceError(BadRequest):
 
 
 key_hash = token_hash
+
+
+def _invite_refusal(invite: str | None) -> SignupError:
+    return SignupError(
+        "invite_required",
+        "this server takes new accounts by invite: ask its admin for a code"
+        if not invite
+        else "that invite code is unknown, used or expired",
+        status=403,
+    )
 
 
 def mint_invites(
@@ -135,26 +162,17 @@ class Accounts:
     def _create(self, email: str, name: str | None, invite: str | None) -> Account:
         """A new account, if the signup mode allows one; an invite is spent in the same
         transaction, so a refused signup never uses it up."""
-        if self.mode == "closed":
-            raise SignupError(
-                "signups_closed",
-                "this server takes no new accounts: ask its admin for one",
-                status=403,
-            )
+        self._may_create(invite)
         email = email.strip().lower()
-        if not _EMAIL.match(email):
-            raise SignupError("invalid_email", f"not an email address: {email!r}")
+        if not valid_email(email):
+            raise SignupError("invalid_email", f"not an email address: {email[:MAX_EMAIL]!r}")
         account = Account(new_id("usr"), email, name or email.split("@")[0])
         now = time.time()
         with self.storage.tx() as db:
             db.serialize(f"account for {email}")  # two signups of one email: one account
-            if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
-                raise SignupError(
-                    "account_exists",
-                    f"an account for {email} exists: sign in with `whileai login`",
-                    status=409,
-                )
             tier = None
+            # The invite first: whether the email has an account is said only to someone
+            # who could make one (a conflict rolls the spent invite back).
             if self.mode == "invite":
                 spent = db.execute(
                     "UPDATE invites SET used_by = ?, used_at = ? WHERE hash = ?"
@@ -162,21 +180,39 @@ class Accounts:
                     (account.id, now, key_hash(invite or ""), now),
                 ).rowcount
                 if not spent:
-                    raise SignupError(
-                        "invite_required",
-                        "this server takes new accounts by invite: ask its admin for a code"
-                        if not invite
-                        else "that invite code is unknown, used or expired",
-                        status=403,
-                    )
+                    raise _invite_refusal(invite)
                 tier = db.execute(
                     "SELECT tier FROM invites WHERE hash = ?", (key_hash(invite or ""),)
                 ).fetchone()["tier"]
+            if db.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone():
+                raise SignupError(
+                    "account_exists",
+                    f"an account for {email} exists: sign in with `whileai login`",
+                    status=409,
+                )
             db.execute(
                 "INSERT INTO accounts (id, email, name, created_at, tier) VALUES (?,?,?,?,?)",
                 (account.id, account.email, account.name, now, tier),
             )
         return account
+
+    def _may_create(self, invite: str | None) -> None:
+        """Refuse, before any email is looked up, when no new account could be made: signups
+        closed, or an invite-only server and no usable invite (checked again, and spent,
+        by `_create`'s transaction)."""
+        if self.mode == "closed":
+            raise SignupError(
+                "signups_closed",
+                "this server takes no new accounts: ask its admin for one",
+                status=403,
+            )
+        if self.mode == "invite":
+            usable = self.storage.query(
+                "SELECT 1 FROM invites WHERE hash = ? AND used_by IS NULL AND expires_at >= ?",
+                (key_hash(invite or ""), time.time()),
+            )
+            if not usable:
+                raise _invite_refusal(invite)
 
     def signup(self, email: str, name: str | None, invite: str | None = None) -> dict[str, Any]:
         account = self._create(email, name, invite)
@@ -231,6 +267,13 @@ class Accounts:
 
     def device_code(self, name: str | None) -> dict[str, Any]:
         self.forget_device_codes()
+        waiting = self.storage.query("SELECT COUNT(*) FROM device_codes")[0][0]
+        if waiting >= MAX_PENDING_CODES:
+            raise TooManyRequests(
+                f"{waiting:,} logins are waiting for approval on this server: try again"
+                " in a few minutes",
+                60,
+            )
         device = secrets.token_urlsafe(32)
         letters = "".join(secrets.choice(USER_CODE_ALPHABET) for _ in range(8))
         user = f"{letters[:4]}-{letters[4:]}"
@@ -272,13 +315,15 @@ class Accounts:
                 account = self.authenticate(key)
             except Unauthorized:
                 raise Unauthorized(NOT_APPROVED) from None
+            refuse_if_delegated(account.expires_at, "approve a login")
             if email and email != (account.email or ""):
                 raise Unauthorized(NOT_APPROVED)
         elif not email:
             raise BadRequest("give the email for a new account, or an API key for yours")
-        elif self.by_email(email) is not None:
-            raise Unauthorized(NOT_APPROVED)
         else:
+            self._may_create(invite)  # known or not, a refused mode answers the same
+            if self.by_email(email) is not None:
+                raise Unauthorized(NOT_APPROVED)
             account = self._create(email, None, invite)
         with self.storage.tx() as db:
             db.execute(

@@ -6,6 +6,12 @@ runs) and `dashboard/` (the web pages); `server.py` holds what they share. Error
 `{"error": "..."}` with the status of the `StoreError` that caused them: 413 names the
 limit (`"limit": "max_spans"`), 429 carries `Retry-After`. What one request may cost is
 bounded by `ServerConfig.limits`, and every response carries the headers in `security.py`.
+A client that hangs up mid-request is one warning line in the log, never a 500.
+
+`X-Forwarded-For` is believed only from the proxies `ServerConfig.forwarded_allow_ips`
+names, by middleware in the app itself, so the rule holds however the app is run;
+`uvicorn_config` is how `whileai serve` (and the tests) run it, with uvicorn's own proxy
+handling off.
 """
 
 from __future__ import annotations
@@ -17,12 +23,12 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -38,8 +44,11 @@ from .server import Server
 from .store_routes import StoreRoutes
 from .wire import MAX_JSON_BODY, Handler, error, store_error
 
+if TYPE_CHECKING:
+    import uvicorn
+
 log = logging.getLogger("whileai.server")
-__all__ = ["MAX_JSON_BODY", "create_app"]
+__all__ = ["MAX_JSON_BODY", "create_app", "uvicorn_config"]
 
 
 def _handled(handler: Handler) -> Handler:
@@ -48,6 +57,10 @@ def _handled(handler: Handler) -> Handler:
             return await handler(request)
         except StoreError as exc:
             return store_error(exc)
+        except ClientDisconnect:
+            # Nobody is left to answer; the store call it interrupted cleaned up after itself.
+            log.warning("client aborted %s %s mid-request", request.method, request.url.path)
+            return Response(status_code=499)
         except Exception:
             log.exception("unhandled error on %s %s", request.method, request.url.path)
             return error(500, "internal server error")
@@ -92,11 +105,26 @@ def create_app(
         yield
         server.storage.close()
 
+    middleware = [Middleware(SecurityHeaders)]
+    if config.forwarded_allow_ips:
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        trusted = [ip.strip() for ip in config.forwarded_allow_ips.split(",") if ip.strip()]
+        middleware.insert(0, Middleware(ProxyHeadersMiddleware, trusted_hosts=trusted))
     app = Starlette(
         routes=[Route(p, _handled(h), methods=m) for p, h, m in table],
         exception_handlers={HTTPException: _http_error},
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=middleware,
         lifespan=lifespan,
     )
     app.state.server = server
     return app
+
+
+def uvicorn_config(app: Starlette, **settings: Any) -> uvicorn.Config:
+    """How the app is served: uvicorn's own `X-Forwarded-For` handling off (by default it
+    believes any header from 127.0.0.1, so a client on the same host could pick its own
+    address); the app believes only the proxies its config names."""
+    import uvicorn
+
+    return uvicorn.Config(app, proxy_headers=False, **{"log_level": "warning", **settings})

@@ -20,6 +20,33 @@ SIGNUP_MODES = ("open", "invite", "closed")
 SIGNUP_RATE = Rate(10, 3600)  # accounts a client may try to make, per hour
 BAD_KEY_RATE = Rate(20, 60)  # wrong keys a client may send, per minute
 APPROVE_RATE = Rate(10, 60)  # approval forms a client may post, per minute
+DEVICE_CODE_RATE = Rate(20, 60)  # login codes a client may ask for, per minute
+
+
+@dataclass(frozen=True)
+class BodyPace:
+    """How slowly a request body may arrive before the server stops waiting for it: no gap
+    between chunks longer than `idle` seconds, and after the first `grace` seconds an
+    average of at least `min_rate` bytes a second since the body began. A client sending a
+    byte every two seconds is refused (408) once the grace is over, instead of holding a
+    worker for as long as it likes; an honest slow link (tens of KB/s) is far above it."""
+
+    idle: float = 30.0
+    min_rate: float = 1024.0
+    grace: float = 10.0
+
+
+@dataclass(frozen=True)
+class UploadSlots:
+    """Dataset bodies streamed at once: per account, per client address, and in all. An
+    upload holds a thread while its body arrives, so these bound what slow uploads can
+    hold; uploads run on threads of their own (`total`), never the ones reads answer on.
+    One past a bound waits up to `wait` seconds for a slot, then is refused (429)."""
+
+    per_account: int = 4
+    per_address: int = 8
+    total: int = 16
+    wait: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -43,6 +70,13 @@ class ServerConfig:
     signup_rate: Rate | None = SIGNUP_RATE
     bad_key_rate: Rate | None = BAD_KEY_RATE
     approve_rate: Rate | None = APPROVE_RATE
+    device_code_rate: Rate | None = DEVICE_CODE_RATE
+    body_pace: BodyPace = field(default_factory=BodyPace)
+    uploads: UploadSlots = field(default_factory=UploadSlots)
+    # Whose X-Forwarded-For / X-Forwarded-Proto to believe: None believes nobody's (the
+    # client is the connection's peer); a comma-separated list of proxy addresses (or
+    # `*`) believes those proxies' (`serve --forwarded-allow-ips`).
+    forwarded_allow_ips: str | None = None
     url_ttl: float = STALE_UPLOAD_SECONDS
     device_interval: float = 5.0
     device_ttl: float = 900.0
@@ -60,5 +94,10 @@ class ServerConfig:
     @classmethod
     def relaxed(cls, **changes: object) -> ServerConfig:
         """No rate limits: for tests and benches, where every client is 127.0.0.1."""
-        base = {"signup_rate": None, "bad_key_rate": None, "approve_rate": None}
+        base = {
+            "signup_rate": None,
+            "bad_key_rate": None,
+            "approve_rate": None,
+            "device_code_rate": None,
+        }
         return cls(**{**base, **changes})  # type: ignore[arg-type]

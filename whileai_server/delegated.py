@@ -3,8 +3,11 @@
 A job that should not hold the account's key (a CI runner, a notebook on a shared box)
 gets a credential minted from the key with an expiry (`whileai token --ttl 3600`, `POST
 /auth/issue-credential`). It opens the same account as the key until it expires or is
-revoked, and it cannot mint another: a leaked credential dies on schedule. Like keys, it
-is shown once and stored as its sha256, with its expiry.
+revoked, and it never makes anything that would outlive it: not another credential, not
+an API key, not an approved device login (which would turn into a key). A leaked
+credential dies on schedule. Like keys, it is shown once and stored as its sha256, with
+its expiry. What it can do: everything the key's account does with its data (push, pull,
+traces, runs, agents, the dashboard, until it ends), and revoke credentials of its account.
 """
 
 from __future__ import annotations
@@ -14,13 +17,23 @@ import time
 from typing import Any
 
 from whileai_core.store.agents import iso
-from whileai_core.store.base import BadRequest, NotFound, Unauthorized
+from whileai_core.store.base import BadRequest, Forbidden, NotFound, Unauthorized
 from whileai_core.store.local import Storage
 
 from .signing import token_hash
 
 DELEGATED_PREFIX = "zp_dc_"
 MIN_TTL = 60
+
+
+def refuse_if_delegated(expires_at: float | None, what: str) -> None:
+    """The one rule for every route that makes something lasting: a caller that came with a
+    delegated credential (`Account.expires_at` set) is refused, whatever it asked for."""
+    if expires_at is not None:
+        raise Forbidden(
+            f"a delegated credential cannot {what}: it never makes anything that outlives"
+            " it; use one of the account's API keys"
+        )
 
 
 class Delegated:

@@ -1,21 +1,30 @@
-"""Per-client rate limits for the routes anyone can reach without a key.
+"""Per-client rate limits for the routes anyone can reach without a key, and the bound on
+how many slow requests one client may have in flight.
 
-Signup, the device approval form and key checking cost the server a database write or
-lookup each, and need no account: without a limit one client can create accounts in a
-loop, enumerate emails through the approval form, or try keys as fast as the server
-answers. Each limit is a token bucket per client address (`N/PERIOD`: N at once, then
-N per PERIOD), refused with 429 and a `Retry-After` that says when the next try is
-allowed. Behind a reverse proxy the client address is the one uvicorn's proxy-header
-handling reports (`FORWARDED_ALLOW_IPS`).
+Signup, device codes, the device approval form and key checking cost the server a
+database write or lookup each, and need no account: without a limit one client can create
+accounts in a loop, fill the database with login codes, enumerate emails through the
+approval form, or try keys as fast as the server answers. Each limit is a token bucket per
+client address (`N/PERIOD`: N at once, then N per PERIOD), refused with 429 and a
+`Retry-After` that says when the next try is allowed.
+
+The client address is the connection's peer. An `X-Forwarded-For` header is believed only
+from the proxies the admin names (`serve --forwarded-allow-ips`, `ServerConfig.
+forwarded_allow_ips`); from anyone else it is ignored, so rotating it buys nothing.
+
+`Concurrency` bounds requests that hold a thread for as long as their client takes (a
+dataset upload): one over the bound waits its turn, a while, then is refused with 429.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from whileai_core.errors import ConfigError
@@ -101,3 +110,41 @@ class RateLimiter:
         full = [c for c in self._buckets if self._tokens(c, now) >= self.rate.count]  # type: ignore[union-attr]
         for client in full:
             del self._buckets[client]
+
+
+class Concurrency:
+    """How many requests of one kind each key (an account, a client address) has in flight.
+    One past `limit` waits its turn on the event loop, holding no thread, for up to `wait`
+    seconds, then is refused with 429: a burst of honest pushes goes through in turn, and
+    a client that keeps its slots busy (trickling bodies) gets refusals, not a queue that
+    grows forever. Used from the event loop only."""
+
+    def __init__(self, limit: int, refusal: str, wait: float = 30.0) -> None:
+        self.limit = limit
+        self.refusal = refusal
+        self.wait = wait
+        self._slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # key -> (slots, users)
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        slots, users = self._slots.get(key) or (asyncio.Semaphore(self.limit), 0)
+        self._slots[key] = (slots, users + 1)
+        try:
+            try:
+                await asyncio.wait_for(slots.acquire(), self.wait)
+            except TimeoutError:
+                raise TooManyRequests(
+                    f"{self.refusal} ({self.limit} at once, and none finished in"
+                    f" {self.wait:g} s): try again later",
+                    self.wait,
+                ) from None
+            try:
+                yield
+            finally:
+                slots.release()
+        finally:
+            slots, users = self._slots[key]
+            if users > 1:
+                self._slots[key] = (slots, users - 1)
+            else:
+                del self._slots[key]

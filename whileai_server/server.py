@@ -5,7 +5,9 @@ A route never calls the storage directly: it authenticates the key to an account
 talks to that account's `Store` (`whileai_core.store.base`), opened per request over the
 shared storage and closed when the request ends (which leaves the shared storage open).
 Store calls run in worker threads, so the database and the blob store never block the
-event loop.
+event loop. A dataset upload holds its thread while the body arrives, so uploads run on a
+thread pool of their own (`upload_thread`), at most a few per account and per address at
+once (`uploads_of`): however slowly they trickle, the threads reads answer on stay free.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio.to_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
@@ -27,7 +31,7 @@ from whileai_core.store.local import Storage
 from . import signing
 from .accounts import Account, Accounts
 from .config import ServerConfig
-from .ratelimit import RateLimiter
+from .ratelimit import Concurrency, RateLimiter
 
 T = TypeVar("T")
 
@@ -57,6 +61,17 @@ class Server:
             config.bad_key_rate, "too many wrong API keys from this address"
         )
         self.approvals = RateLimiter(config.approve_rate, "too many approval attempts from here")
+        self.device_codes = RateLimiter(
+            config.device_code_rate, "too many login codes asked for from this address"
+        )
+        slots = config.uploads
+        self.account_uploads = Concurrency(
+            slots.per_account, "too many uploads for this account", slots.wait
+        )
+        self.address_uploads = Concurrency(
+            slots.per_address, "too many uploads from this address", slots.wait
+        )
+        self.upload_threads = anyio.CapacityLimiter(slots.total)
         # One export request decodes at a time (decoding holds the GIL, so no throughput is
         # lost); the others wait here, on the event loop, holding no worker thread.
         self.ingest_gate = asyncio.Semaphore(1)
@@ -64,6 +79,21 @@ class Server:
     @staticmethod
     async def thread(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
+
+    async def upload_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn` on one of the upload threads (`ServerConfig.uploads.total`), never on the
+        pool every other route shares."""
+        return await anyio.to_thread.run_sync(partial(fn, *args), limiter=self.upload_threads)
+
+    @asynccontextmanager
+    async def uploads_of(self, account: str, request: Request) -> AsyncIterator[None]:
+        """A slot for one upload of `account` from this request's address, waited for while
+        either has its most in flight (429 when none frees up in time)."""
+        async with (
+            self.account_uploads.hold(account),
+            self.address_uploads.hold(self.client(request)),
+        ):
+            yield
 
     @staticmethod
     def client(request: Request) -> str:

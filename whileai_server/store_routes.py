@@ -19,6 +19,8 @@ from whileai_core.store.base import TRACE_PAGE_SIZE, BadRequest, NewDataset
 
 from .server import Server
 from .wire import (
+    MAX_NAME,
+    MAX_TEXT,
     Handler,
     body_chunks,
     declared_length,
@@ -26,6 +28,7 @@ from .wire import (
     json_body,
     since_param,
     spooled_body,
+    text_field,
 )
 
 
@@ -67,21 +70,14 @@ class StoreRoutes:
         account = (await self.s.account(request)).id
         async with self.s.store(request, account) as store:
             body = await json_body(request, self.s.limits)
-
-            def text(key: str) -> str | None:
-                value = body.get(key)
-                if value is not None and not isinstance(value, str):
-                    raise BadRequest(f"{key} must be a string")
-                return value
-
             spec = NewDataset(
-                name=text("name") or "",
-                purpose=text("purpose") or "train",
-                mode=text("mode"),
-                agent=text("agent"),
-                description=text("description"),
-                parent=text("parentDatasetId"),
-                idempotency_key=text("idempotencyKey"),
+                name=text_field(body, "name") or "",
+                purpose=text_field(body, "purpose") or "train",
+                mode=text_field(body, "mode"),
+                agent=text_field(body, "agent"),
+                description=text_field(body, "description", MAX_TEXT),
+                parent=text_field(body, "parentDatasetId"),
+                idempotency_key=text_field(body, "idempotencyKey"),
             )
             record = await self.s.thread(store.create_dataset, spec)
         if not record.get("existing"):
@@ -90,10 +86,12 @@ class StoreRoutes:
         return JSONResponse(record, status_code=200 if record.get("existing") else 201)
 
     async def upload(self, request: Request) -> Response:
+        """The body streams to the blob store on an upload thread (see `Server.uploads_of`),
+        at the pace `wire.paced_stream` holds it to."""
         account = self.s.link_account(request, "PUT")
         dataset_id = request.path_params["id"]
-        async with self.s.store(request, account) as store:
-            size = await self.s.thread(
+        async with self.s.uploads_of(account, request), self.s.store(request, account) as store:
+            size = await self.s.upload_thread(
                 store.upload, dataset_id, body_chunks(request), declared_length(request)
             )
         return JSONResponse({"datasetId": dataset_id, "bytes": size})
@@ -145,6 +143,9 @@ class StoreRoutes:
         async with self.s.store(request) as store:
             body = await json_body(request, self.s.limits)
             fields = {k: v for k, v in body.items() if k != "datasetId"}
+            for key in fields:  # a value that is not a string is the store's to refuse
+                if isinstance(fields[key], str):
+                    text_field(fields, key, MAX_TEXT if key == "description" else MAX_NAME)
             record = await self.s.thread(store.update_meta, request.path_params["id"], fields)
         return JSONResponse(record)
 
@@ -163,9 +164,12 @@ class StoreRoutes:
     async def publish(self, request: Request) -> Response:
         async with self.s.store(request) as store:
             body = await json_body(request, self.s.limits)
-            card = await self.s.thread(
-                store.publish, request.path_params["id"], body.get("agent"), body.get("description")
-            )
+            agent, description = body.get("agent"), body.get("description")
+            if isinstance(agent, str):
+                text_field(body, "agent")
+            if isinstance(description, str):
+                text_field(body, "description", MAX_TEXT)
+            card = await self.s.thread(store.publish, request.path_params["id"], agent, description)
         return JSONResponse(card)
 
     async def unpublish(self, request: Request) -> Response:
@@ -205,12 +209,10 @@ class StoreRoutes:
     async def create_agent(self, request: Request) -> Response:
         async with self.s.store(request) as store:
             body = await json_body(request, self.s.limits)
-            slug = body.get("slug") or body.get("name")
-            if not isinstance(slug, str) or not slug:
+            slug = text_field(body, "slug") or text_field(body, "name")
+            if not slug:
                 raise BadRequest("an agent needs a slug")
-            description = body.get("description")
-            if description is not None and not isinstance(description, str):
-                raise BadRequest("description must be a string")
+            description = text_field(body, "description", MAX_TEXT)
             spec = {k: body[k] for k in SPEC_FIELDS if body.get(k) is not None}
             agent = await self.s.thread(store.create_agent, slug, description, spec or None)
         return JSONResponse(agent, status_code=201)
@@ -232,16 +234,22 @@ class StoreRoutes:
                     result = await self.s.thread(store.ingest_otlp, body, content_type, encoding)
             finally:
                 body.close()
+        # Spans a full trace could not take are counted as OTLP says (`partialSuccess`).
+        rejected, problem = int(result.get("rejected", 0)), str(result.get("problem", ""))
         if content_type.split(";")[0].strip().lower() == "application/x-protobuf":
             from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+                ExportTracePartialSuccess,
                 ExportTraceServiceResponse,
             )
 
-            return Response(
-                ExportTraceServiceResponse().SerializeToString(),
-                media_type="application/x-protobuf",
-            )
-        return JSONResponse({"partialSuccess": {}, **result})
+            answer = ExportTraceServiceResponse()
+            if rejected:
+                answer.partial_success.CopyFrom(
+                    ExportTracePartialSuccess(rejected_spans=rejected, error_message=problem)
+                )
+            return Response(answer.SerializeToString(), media_type="application/x-protobuf")
+        partial = {"rejectedSpans": rejected, "errorMessage": problem} if rejected else {}
+        return JSONResponse({"partialSuccess": partial, **result})
 
     async def list_traces(self, request: Request) -> Response:
         agent = request.query_params.get("agent")
@@ -263,9 +271,7 @@ class StoreRoutes:
             value = body.get("value", body.get("score"))
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise BadRequest("value must be a number")
-            name = body.get("name") or "score"
-            if not isinstance(name, str):
-                raise BadRequest("name must be a string")
+            name = text_field(body, "name") or "score"
             trace_id = request.path_params["id"]
             result = await self.s.thread(store.score_trace, trace_id, value, name)
         return JSONResponse(result)

@@ -153,6 +153,14 @@ def serve(
     max_run_points: Annotated[
         str | None, _limit("--max-run-points", "Points in one run log batch. Default 500.")
     ] = None,
+    max_trace_spans: Annotated[
+        str | None,
+        _limit("--max-trace-spans", "Spans one trace may gather over requests. Default 10,000."),
+    ] = None,
+    max_trace_bytes: Annotated[
+        str | None,
+        _limit("--max-trace-bytes", "One trace's stored spans, over requests. Default 16MiB."),
+    ] = None,
     max_datasets: Annotated[
         str | None, _quota("--max-datasets", "Datasets an account may hold.")
     ] = None,
@@ -197,6 +205,24 @@ def serve(
             "--approve-rate", "WHILEAI_APPROVE_RATE", "Login approvals per client (default 10/min)"
         ),
     ] = None,
+    device_code_rate: Annotated[
+        str | None,
+        _rate(
+            "--device-code-rate",
+            "WHILEAI_DEVICE_CODE_RATE",
+            "Login codes asked for per client (default 20/min)",
+        ),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="The reverse proxies (comma-separated addresses, or *) whose X-Forwarded-For"
+            " names the client; rate limits key on it. Default none: the connection's peer"
+            " is the client. Also WHILEAI_FORWARDED_ALLOW_IPS.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the platform server (multi-account) over a store directory.
 
@@ -206,13 +232,13 @@ def serve(
     import os
     import socket
 
-    import uvicorn
-
     from whileai_core.errors import ConfigError
+    from whileai_core.settings import forwarded_allow_ips as forwarded_from_env
     from whileai_core.settings import home
     from whileai_core.store.limits import Limits, flag, parse_size
     from whileai_core.store.quotas import QuotaPolicy, Quotas, load_tiers, parse_quota
     from whileai_server import create_app
+    from whileai_server.app import uvicorn_config
     from whileai_server.config import ServerConfig
     from whileai_server.ratelimit import parse_rate
 
@@ -226,6 +252,8 @@ def serve(
         "max_upload_bytes": max_upload_bytes,
         "max_line_bytes": max_line_bytes,
         "max_run_points": max_run_points,
+        "max_trace_spans": max_trace_spans,
+        "max_trace_bytes": max_trace_bytes,
     }
     given_quotas = {
         "max_datasets": max_datasets,
@@ -242,6 +270,7 @@ def serve(
             "signup_rate": signup_rate,
             "bad_key_rate": bad_key_rate,
             "approve_rate": approve_rate,
+            "device_code_rate": device_code_rate,
         }
         rates: dict[str, Any] = {
             k: parse_rate(v, flag(k)) for k, v in given_rates.items() if v is not None
@@ -262,6 +291,7 @@ def serve(
         signup=signup,
         device_interval=poll_interval,
         quotas=policy,
+        forwarded_allow_ips=forwarded_allow_ips or forwarded_from_env(),
     )
     config = dataclasses.replace(config, **rates)
     directory = data or str(home() / "server")
@@ -274,8 +304,12 @@ def serve(
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
     where = app.state.server.storage.where
-    say(f"whileai serve: {where}, listening on http://{host}:{port} (signup {signup})")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    proxies = config.forwarded_allow_ips
+    trusting = f"; X-Forwarded-For believed from {proxies}" if proxies else ""
+    say(f"whileai serve: {where}, listening on http://{host}:{port} (signup {signup}{trusting})")
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn_config(app))
     server.run(sockets=[sock])
 
 

@@ -57,6 +57,8 @@ def ingest(
         for trace_id in result.get("traces", []):
             print(trace_id)
     say(f"{result.get('accepted', 0)} spans in {len(result.get('traces', []))} traces")
+    if result.get("rejected"):
+        say(str(result.get("problem") or f"{result['rejected']} spans dropped"))
 
 
 @traces_app.command("list")

@@ -24,6 +24,7 @@ from ..errors import (  # noqa: F401  (re-exported: the store's errors live in e
     StoreError,
     TooLarge,
     TooManyRequests,
+    TooSlow,
     Unauthorized,
     WhileaiError,
 )
@@ -45,7 +46,16 @@ DATASET_STATUSES: tuple[str, ...] = ("ready", "pending")
 
 ERRORS_BY_STATUS: dict[int, type[StoreError]] = {
     cls.status: cls
-    for cls in (BadRequest, Unauthorized, NotFound, Conflict, Gone, TooLarge, TooManyRequests)
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        NotFound,
+        Conflict,
+        Gone,
+        TooSlow,
+        TooLarge,
+        TooManyRequests,
+    )
 }
 ERRORS_BY_STATUS[403] = Unauthorized  # a refused key or link: the CLI says "check your key"
 

@@ -20,6 +20,14 @@ of them is handed to a parser.
 | `max_upload_bytes`| one dataset body                                            |
 | `max_line_bytes`  | one line (row) of a dataset body                            |
 | `max_run_points`  | points in one `POST /runs/{id}/log` batch                   |
+| `max_trace_spans` | spans one trace may gather, over every request that adds to |
+|                   | it                                                          |
+| `max_trace_bytes` | one trace's stored spans (their JSON), over every request   |
+
+The two trace caps bound what one trace costs across requests (each export is bounded by
+the limits above, but an exporter can add to one trace forever): a request's spans for a
+trace that would pass either cap are dropped and counted (`TraceTable.ingest_spans`),
+and merging into a trace never costs more than a full trace does.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ class Limits:
     max_upload_bytes: int = 512 * MIB
     max_line_bytes: int = 4 * MIB
     max_run_points: int = 500
+    max_trace_spans: int = 10_000
+    max_trace_bytes: int = 16 * MIB
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -143,12 +153,17 @@ def format_size(n: int) -> str:
 
 # --- checks on raw JSON ----------------------------------------------------------------
 
-# A JSON string, escapes included (unrolled, so a long string is one linear scan).
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# A JSON string, escapes included (unrolled, so a long string is one linear scan). An
+# unterminated string runs to the end of the input (`\\?\Z`): were it to fail instead, the
+# scan would start again at the next quote inside it, and `"\"\"\"...` would cost the
+# square of its length (40,000 escaped quotes: 54 s). Every part is deterministic (no
+# two ways to match one character), so no match ever backtracks.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 # The same, with group 1 set when the string holds a `{`, `[` or `,` (so the scan below
 # does Python work only for those).
 _STRUCTURED_STRING = re.compile(
-    rb'"[^"\\{\[,]*(?:\\.[^"\\{\[,]*)*(?:([{\[,])[^"\\]*(?:\\.[^"\\]*)*)?"', re.DOTALL
+    rb'"[^"\\{\[,]*(?:\\.[^"\\{\[,]*)*(?:([{\[,])[^"\\]*(?:\\.[^"\\]*)*)?(?:"|\\?\Z)',
+    re.DOTALL,
 )
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _EMPTY_PAIR = re.compile(rb"\[\]|\{\}")

@@ -192,11 +192,19 @@ _CREDENTIALS_AND_SESSIONS = (
     )""",
 )
 
+# What a trace holds, kept beside its spans so the per-trace caps (`max_trace_spans`,
+# `max_trace_bytes`) are checked without reading them; NULL for a trace stored before.
+_TRACE_SIZES = (
+    "ALTER TABLE traces ADD COLUMN span_count $BIGINT",
+    "ALTER TABLE traces ADD COLUMN span_bytes $BIGINT",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "baseline: datasets, agents, traces, accounts, keys, device codes", _BASELINE),
     Migration(2, "training runs and their points", _RUNS),
     Migration(3, "public cards, account tiers and daily usage", _CATALOG_AND_QUOTAS),
     Migration(4, "delegated credentials and dashboard sessions", _CREDENTIALS_AND_SESSIONS),
+    Migration(5, "how many spans each trace holds, and their size", _TRACE_SIZES),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -4,6 +4,14 @@ A trace can arrive over several export requests, so its spans are kept and its r
 rebuilt from every span each time one arrives. An export request is decoded whole, inside
 the limits, before anything is written, and written in one transaction: a request that is
 refused, or that fails half way, leaves nothing of itself behind.
+
+Rebuilding costs what the whole trace does, so a trace is capped across requests
+(`max_trace_spans`, `max_trace_bytes`): a request's spans for a trace that would pass a
+cap are dropped, counted and named in the answer (OTLP's `partialSuccess`), and a request
+none of whose spans fit is refused with 413. The check reads the count and size stored
+beside the spans, so adding to a full trace costs only the request's own spans, and
+merging never costs more than one full trace. The check counts a retried span as new, so
+near a cap a retry may be dropped: it was stored the first time.
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ import orjson
 
 from . import otlp, quotas
 from .agents import ensure_agent
-from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, check_score
+from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, TooLarge, check_score
+from .limits import Limits, refuse
 
 if TYPE_CHECKING:
     from .local import Storage
@@ -56,21 +65,39 @@ class TraceTable:
     def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
         """Merge spans into their traces (a trace may arrive over several requests). The
         new traces and the tokens the request adds count toward the account's day; a
-        request that would pass a daily quota is refused whole, before anything is kept."""
+        request that would pass a daily quota is refused whole, before anything is kept.
+        A trace's spans that would take it past `max_trace_spans` or `max_trace_bytes`
+        are dropped and counted (`rejected`); when every span is, the request is refused."""
         by_trace = otlp.group_by_trace(spans)
         _, limits = self.storage.quotas_for(account)
+        caps = self.storage.limits
+        full: dict[str, tuple[int, str]] = {}  # trace -> (spans dropped, the cap passed)
         with self.storage.tx() as db:
             db.serialize(traces_of(account))
             new_traces = tokens = 0
             for trace_id, new in by_trace.items():
+                cap = _cap_passed(self._stored_size(db, account, trace_id), new, caps)
+                if cap is not None:
+                    full[trace_id] = (len(new), cap)
+                    continue
                 prior = self._prior_trace(db, account, trace_id)
                 merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
                 merged.update({s["spanId"]: s for s in new})
                 all_spans = list(merged.values())
+                stored = orjson.dumps(all_spans)
+                if len(all_spans) > caps.max_trace_spans:
+                    full[trace_id] = (len(new), "max_trace_spans")
+                    continue
+                if len(stored) > caps.max_trace_bytes:
+                    full[trace_id] = (len(new), "max_trace_bytes")
+                    continue
                 scores = orjson.loads(prior["scores"]) if prior else {}
-                row = self._write_trace(db, account, trace_id, all_spans, scores)
+                row = self._write_trace(db, account, trace_id, all_spans, scores, stored)
                 new_traces += prior is None
                 tokens += _tokens(row) - (_tokens(orjson.loads(prior["row"])) if prior else 0)
+            rejected = sum(n for n, _ in full.values())
+            if rejected and rejected == len(spans):
+                raise _over_caps(full, caps)
             day = quotas.usage_today(db, account)
             what = "export request refused"
             quotas.refuse_if_over(
@@ -84,7 +111,29 @@ class TraceTable:
                 "max_daily_tokens", limits, day["tokens"], tokens, f"{what}: {tokens:,} tokens"
             )
             quotas.add_usage(db, account, traces=new_traces, tokens=max(0, tokens))
-        return {"accepted": len(spans), "traces": sorted(by_trace)}
+        result: dict[str, Any] = {
+            "accepted": len(spans) - rejected,
+            "traces": sorted(t for t in by_trace if t not in full),
+        }
+        if full:
+            result["rejected"] = rejected
+            result["rejectedTraces"] = sorted(full)
+            result["problem"] = str(_over_caps(full, caps))
+        return result
+
+    @staticmethod
+    def _stored_size(db: Conn, account: str, trace_id: str) -> tuple[int | None, int]:
+        """(spans, bytes) a trace holds, read without its spans; the count is None for a
+        trace stored before counts were kept (its size is measured by the database)."""
+        found = db.execute(
+            "SELECT span_count, COALESCE(span_bytes, LENGTH(spans)) FROM traces"
+            " WHERE account = ? AND trace_id = ?",
+            (account, trace_id),
+        ).fetchone()
+        if found is None:
+            return 0, 0
+        count = found[0]
+        return (int(count) if count is not None else None), int(found[1] or 0)
 
     @staticmethod
     def _prior_trace(db: Conn, account: str, trace_id: str) -> Any:
@@ -101,24 +150,32 @@ class TraceTable:
         trace_id: str,
         spans: list[otlp.Span],
         scores: dict[str, float],
+        stored: bytes | None = None,
     ) -> dict[str, Any]:
+        """Write a trace's spans (`stored`: them as JSON, when the caller has it already),
+        with their count and size, and its row rebuilt from them."""
         row = otlp.trace_row(spans, scores)
         start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
+        stored = orjson.dumps(spans) if stored is None else stored
         db.execute(
             "INSERT INTO traces (account, trace_id, agent, scenario_id, started_at, spans, scores,"
-            " row) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (account, trace_id) DO UPDATE SET"
+            " row, span_count, span_bytes) VALUES (?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (account, trace_id) DO UPDATE SET"
             " agent = excluded.agent, scenario_id = excluded.scenario_id,"
             " started_at = excluded.started_at, spans = excluded.spans,"
-            " scores = excluded.scores, row = excluded.row",
+            " scores = excluded.scores, row = excluded.row,"
+            " span_count = excluded.span_count, span_bytes = excluded.span_bytes",
             (
                 account,
                 trace_id,
                 row.get("agent"),
                 row.get("scenario_id"),
                 start,
-                orjson.dumps(spans).decode(),
+                stored.decode(),
                 orjson.dumps(scores).decode(),
                 orjson.dumps(row).decode(),
+                len(spans),
+                len(stored),
             ),
         )
         declared = otlp.declared_agent(spans)
@@ -197,6 +254,31 @@ class TraceTable:
             scores[name] = float(value)
             row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
         return {"traceId": trace_id, "name": name, "value": float(value), "row": row}
+
+
+def _cap_passed(held: tuple[int | None, int], new: list[otlp.Span], caps: Limits) -> str | None:
+    """The cap `new` spans would take a trace holding `held` (spans, bytes) past, or None.
+    Every new span counts as an addition (a retried one would only replace itself), and is
+    measured as its JSON; a trace of unknown count is checked by size here, and counted
+    exactly once its spans are read."""
+    count, size = held
+    if (count or 0) + len(new) > caps.max_trace_spans:
+        return "max_trace_spans"
+    added = sum(len(orjson.dumps(span)) + 1 for span in new)
+    return "max_trace_bytes" if size + added > caps.max_trace_bytes else None
+
+
+def _over_caps(full: dict[str, tuple[int, str]], caps: Limits) -> TooLarge:
+    """Why spans were dropped: how many, the traces they belonged to, the cap they passed."""
+    names = sorted(full)
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    dropped = sum(n for n, _ in full.values())
+    cap = full[names[0]][1]
+    return refuse(
+        cap,
+        f"{dropped:,} spans dropped: trace {shown} would pass the most one trace holds",
+        getattr(caps, cap),
+    )
 
 
 def _tokens(row: dict[str, Any]) -> int:

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from whileai_core.store.base import (
+    BadRequest,
     Forbidden,
     NotFound,
     Store,
@@ -26,7 +27,7 @@ from whileai_core.store.base import (
 
 from .. import security
 from ..server import Server
-from ..wire import Handler, form_body
+from ..wire import Handler, form_body, text_field
 from . import data_pages, html, run_pages
 from .session import SESSION_COOKIE, Sessions, clear_session_cookie, set_session_cookie
 
@@ -91,15 +92,16 @@ class DashboardRoutes:
             form = await form_body(request)
             security.check_form_origin(self.s.secret, request, form.get("csrf", ""))
             self.s.bad_keys.check(client)
-            account = await self.s.thread(self.s.accounts.authenticate, form.get("api_key"))
+            key = text_field(form, "api_key")
+            account = await self.s.thread(self.s.accounts.authenticate, key)
         except Unauthorized as exc:
             if form.get("api_key"):
                 self.s.bad_keys.spend(client)
             return self._form(request, f"not signed in: {exc}", 401)
-        except (Forbidden, TooManyRequests) as exc:
+        except (Forbidden, TooManyRequests, BadRequest) as exc:
             return self._form(request, str(exc), exc.status)
         ttl = self.s.config.session_ttl
-        delegated = form.get("api_key") if account.expires_at is not None else None
+        delegated = key if account.expires_at is not None else None
         token = await self.s.thread(
             self.sessions.open, account.id, ttl, account.expires_at, delegated
         )
