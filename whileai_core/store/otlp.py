@@ -325,7 +325,7 @@ def trace_row(spans: list[Span], scores: dict[str, float] | None = None) -> dict
         row["model_version"] = str(model)
     row["usage"] = usage_of(spans)
     row["tools_used"] = sorted({step["tool"] for step in steps})
-    row["trace_id"] = spans[0]["traceId"]
+    row["trace_id"] = everything[0]["traceId"]
     if agent is not None:
         row["agent"] = str(agent)
     if start:

@@ -443,7 +443,11 @@ def _event_fields(body: Any, attrs: dict[str, Any]) -> dict[str, Any]:
     body = _decoded(body)
     if isinstance(body, dict):
         return body
-    fields = {k: v for k, v in attrs.items() if not k.startswith(("gen_ai.", "event."))}
+    fields = {  # span events carry no body: the fields are attributes, nested ones as JSON
+        k: _decoded(v) if k in ("message", "tool_calls") else v
+        for k, v in attrs.items()
+        if not k.startswith(("gen_ai.", "event."))
+    }
     if isinstance(body, str):
         fields.setdefault("content", body)
     return fields
