@@ -21,7 +21,7 @@ CHATML = (
 SPECIAL = ["<|im_start|>", "<|im_end|>", "<|pad|>"]
 
 
-def tokenizer_for(texts: list[str]):  # noqa: ANN201 (transformers' type)
+def tokenizer_for(texts: list[str]):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -27,7 +27,8 @@ from .test_verifiers_env import GRADED, _pick, _policy
 
 
 def _same_tree(left: Path, right: Path) -> bool:
-    compared = filecmp.dircmp(left, right, ignore=["__pycache__"])
+    """The same files with the same bytes (what pip's in-tree build left aside)."""
+    compared = filecmp.dircmp(left, right, ignore=["__pycache__", "build", "orders.egg-info"])
     if compared.left_only or compared.right_only or compared.funny_files:
         return False
     _, mismatch, errors = filecmp.cmpfiles(left, right, compared.common_files, shallow=False)
@@ -54,11 +55,15 @@ def test_vf_eval_in_a_fresh_venv_with_only_the_exported_folder_and_verifiers(
     if not _same_tree(tmp_path / "orders_env", ENV_FRESH / "orders_env"):
         pytest.skip(f"side/envfresh was exported by older code: {BUILD_FRESH}")
     # Nothing of the toolkit is installed there: the package carries what it runs.
+    script = (
+        "import importlib.metadata as m, importlib.util as u\n"
+        "names = sorted(d.metadata['Name'] for d in m.distributions())\n"
+        "print(u.find_spec('whileai_core'), u.find_spec('whileai'),\n"
+        "      [n for n in names if 'whileai' in n.lower()])\n"
+    )
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m, importlib.util as u; "
-         "print(u.find_spec('whileai_core'), u.find_spec('whileai'), "
-         "sorted(d.metadata['Name'] for d in m.distributions() if 'whileai' in d.metadata['Name']))"],
-        capture_output=True, text=True, cwd=tmp_path, env={"PATH": os.environ["PATH"]},
+        [str(python), "-c", script], capture_output=True, text=True, cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
     )  # fmt: skip
     assert probe.stdout.split() == ["None", "None", "[]"], probe.stderr
     tasks = read(ENV_FRESH / "orders_env" / "data" / "train.jsonl")

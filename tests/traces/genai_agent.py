@@ -59,7 +59,6 @@ def main() -> None:
         content = "SPAN_ONLY" if shape.endswith("spans") else "EVENT_ONLY"
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = content
 
-    from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk._logs import LoggerProvider

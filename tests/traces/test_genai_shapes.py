@@ -108,8 +108,9 @@ def test_real_instrumentation_traces_become_samples_trl_loads(
         assert messages[3]["tool_call_id"] == call["id"]
         assert json.loads(messages[3]["content"]) == {"order_id": "ORD-1042", "status": "shipped"}
         assert row["prompt"] == ASK and row["final_text"] == FINAL
+        shipped = {"order_id": "ORD-1042", "status": "shipped"}
         assert row["steps"] == [{"tool": "get_order", "arguments": {"order_id": "ORD-1042"},
-                                 "result": {"order_id": "ORD-1042", "status": "shipped"}}]  # fmt: skip
+                                 "result": shipped}]  # fmt: skip
         assert row["usage"] == {"input_tokens": 20, "output_tokens": 10}
         assert row["agent"] == agent
         assert (row.get("tools") == TOOLS) is SHAPES[shape]
@@ -180,8 +181,9 @@ def test_per_message_span_events_and_the_old_token_names() -> None:
                       "function": {"name": "get_order", "arguments": '{"order_id": "ORD-1042"}'}}]
             span.add_event("gen_ai.assistant.message", {"tool_calls": json.dumps(calls)})
             span.add_event("gen_ai.tool.message", {"content": '{"status": "shipped"}', "id": "c1"})
-            span.add_event("gen_ai.choice", {"index": 0, "finish_reason": "stop",
-                                             "message": json.dumps({"content": FINAL})})  # fmt: skip
+            message = json.dumps({"content": FINAL})
+            choice = {"index": 0, "finish_reason": "stop", "message": message}
+            span.add_event("gen_ai.choice", choice)
 
     row = trace_row(_sdk_spans(build))
     assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "tool",
@@ -238,8 +240,8 @@ def test_logs_arrive_as_otlp_json_and_join_the_span_they_name(
                 context = chat.get_span_context()
                 said = [("gen_ai.system.message", {"content": SYSTEM}),
                         ("gen_ai.user.message", {"content": ASK}),
-                        ("gen_ai.choice", {"index": 0, "finish_reason": "stop",
-                                           "message": {"role": "assistant", "content": FINAL}})]  # fmt: skip
+                        ("gen_ai.choice", {"index": 0, "finish_reason": "stop", "message": {
+                            "role": "assistant", "content": FINAL}})]  # fmt: skip
                 for n, (name, body) in enumerate(said):
                     logger.emit(LogRecord(timestamp=1000 + n, trace_id=context.trace_id,
                                           span_id=context.span_id, trace_flags=context.trace_flags,
@@ -262,8 +264,8 @@ def test_logs_arrive_as_otlp_json_and_join_the_span_they_name(
     assert sent.status_code == 200, sent.text
     assert sent.json()["accepted"] == 3 and sent.json()["unjoined"] == 1
     body = encode_spans(span_memory.get_finished_spans()).SerializeToString()
-    traced = httpx.post(f"{url}/v1/traces", content=body,
-                        headers={"X-Api-Key": key, "Content-Type": "application/x-protobuf"})  # fmt: skip
+    protobuf = {"X-Api-Key": key, "Content-Type": "application/x-protobuf"}
+    traced = httpx.post(f"{url}/v1/traces", content=body, headers=protobuf)
     assert traced.status_code == 200
     [row] = json.loads(_ok("traces", "list", "--agent", agent, "--json", env=platform))["traces"]
     assert row["trace_id"] == format(spans[0], "032x")
