@@ -113,6 +113,13 @@ def export(
             "folder's).",
         ),
     ] = None,
+    license_id: Annotated[
+        str,
+        typer.Option("--license", help="--hf: the data's license on the card (a Hub id)."),
+    ] = "other",
+    language: Annotated[
+        str, typer.Option("--language", help="--hf: the data's language on the card.")
+    ] = "en",
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
     holdout: Annotated[
         float,
@@ -214,7 +221,14 @@ def export(
         )
         if hf:
             data = export_hub_folder(
-                rows, hf, plan, holdout=holdout, sources=sources, name=name
+                rows,
+                hf,
+                plan,
+                holdout=holdout,
+                sources=sources,
+                name=name,
+                license=license_id,
+                language=language,
             ).as_dict()
         else:
             data = write_samples(rows, plan, output, meta).as_dict()
