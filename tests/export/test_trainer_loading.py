@@ -103,8 +103,8 @@ def test_hf_folder_loads_every_split_unchanged_and_says_where_each_came_from(
     graded = tmp_path / "graded.jsonl"
     graded.write_text("".join(json.dumps(r) + "\n" for r in rows))
     folder = tmp_path / "orders-sft"
-    done = run_cli("export", str(graded), "--hf", str(folder), "--format", "trl",
-                   "--spec", "specs/orders", "--include-failures", "--license", "apache-2.0")  # fmt: skip
+    done = run_cli("export", str(graded), "--hf", str(folder), "--format", "trl", "--spec",
+                   "specs/orders", "--include-failures", "--license", "apache-2.0")  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()
     manifest = json.loads((folder / "whileai.json").read_text())
     assert set(manifest["splits"]) == {"train", "holdout", "eval"}
