@@ -185,7 +185,12 @@ def export(
     check_report_path(report_file)
     sources = resolve_inputs(inputs)
     stats = ReadStats()
-    rows = read_rows(sources, on_error=on_error, stats=stats)
+    if pairs:  # pairs already made (either shape) are reshaped, rows are paired
+        from whileai_core.export.pairs import pair_line_problem
+
+        rows = read_rows(sources, on_error=on_error, stats=stats, check=pair_line_problem)
+    else:
+        rows = read_rows(sources, on_error=on_error, stats=stats)
     loaded = load_spec_flag(spec)
     data: dict[str, Any]
     if env and loaded is not None:
