@@ -68,6 +68,17 @@ def _run_agent(shape: str, env: dict[str, str], agent: str, runs: int) -> list[s
     return done.stdout.decode().split()
 
 
+def _agents_page(env: dict[str, str]) -> str:
+    """The dashboard's agents page, signed in with the account's key as a browser is."""
+    with httpx.Client(base_url=env["WHILEAI_API_URL"], timeout=30) as browser:
+        form = browser.get("/ui/signin").text
+        csrf = form.split("name='csrf' value='")[1].split("'")[0]
+        browser.post("/ui/signin", data={"api_key": env["WHILEAI_API_KEY"], "csrf": csrf})
+        page = browser.get("/ui/agents")
+        assert page.status_code == 200
+        return page.text
+
+
 def _ok(*args: str, env: dict[str, str]) -> str:
     proc = run_cli(*args, env=env)
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
@@ -122,6 +133,10 @@ def test_real_instrumentation_traces_become_samples_trl_loads(
     record = next(a for a in agents if a["slug"] == agent)
     assert record["system_prompt"] == SYSTEM
     assert (record.get("tools") == TOOLS) is SHAPES[shape]
+    page = _agents_page(platform)
+    mine = page.split(f"id='agent-{agent}'")[1].split("</article>")[0]
+    assert "<h3>System prompt</h3>" in mine and SYSTEM.split(".")[0] in mine
+    assert ("<code>get_order</code>" in mine) is SHAPES[shape]
     # One run passed, one failed: the prompt sits in the RL band; score -> cut -> export.
     _ok("score", trace_ids[0], "1", env=platform)
     _ok("score", trace_ids[1], "0", env=platform)
