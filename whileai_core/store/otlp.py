@@ -260,11 +260,13 @@ def usage_of(spans: Iterable[Span]) -> dict[str, int]:
     return usage
 
 
-def trace_context(spans: list[Span]) -> tuple[list[dict[str, Any]], str | None]:
-    """The tool schemas and system prompt a trace's model calls carried (for its agent)."""
-    logs = [s for s in spans if s.get("kind") == "log"]
-    talk = otlp_genai.conversation([s for s in spans if s.get("kind") != "log"], logs)
-    return (talk.tools, talk.system_prompt) if talk is not None else ([], None)
+def trace_context(row: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The tool schemas and system prompt a trace's model calls carried (for its agent),
+    read off the row `trace_row` built: its `tools` and its leading system message."""
+    messages = row.get("messages") or []
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    system = first.get("content") if first.get("role") == "system" else None
+    return list(row.get("tools") or []), system if isinstance(system, str) else None
 
 
 def declared_agent(spans: list[Span]) -> str | None:

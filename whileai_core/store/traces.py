@@ -143,7 +143,7 @@ class TraceTable:
         if declared:
             ensure_agent(db, account, declared)
             if arrived:
-                carry_context(db, account, declared, *otlp.trace_context(spans))
+                carry_context(db, account, declared, *otlp.trace_context(row))
         return row
 
     def list(
