@@ -10,7 +10,7 @@ SHELL := /bin/bash
 DEMO_STAMP := $(VENV)/.installed-demo
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck docs pytest bench clean sdk-venv
+.PHONY: demo test lint typecheck docs pytest bench clean sdk-venv side
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,10 +89,51 @@ $(SIDE_VF)/.installed: pyproject.toml
 	fi
 	touch $@
 
-test: sdk-venv $(SIDE_VF)/.installed lint typecheck docs pytest
+# A fresh environment with nothing of this project in it: the RL environment `export --env`
+# writes (from the golden graded rows), installed with plain pip from the folder, and
+# verifiers. tests/export/test_env_fresh_venv.py runs vf-eval in it and checks the folder
+# is what the exporter writes today (a stale one skips and says to rebuild).
+SIDE_ENV := side/envfresh
+$(SIDE_ENV)/.installed: pyproject.toml $(shell find whileai_core -name '*.py' -o -name '*.json') | $(STAMP)
+	rm -rf $(SIDE_ENV) && mkdir -p $(SIDE_ENV)
+	py=$$(for p in $(PYTHON) python3.13 python3.12 python3.11; do \
+	  $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo $$p; break; }; \
+	done); \
+	if [ -z "$$py" ]; then echo "no Python >= 3.11 found for verifiers" > $(SIDE_ENV)/skip; else \
+	  $(BIN)/whileai export tests/golden/grade/orders-rl.jsonl --env $(SIDE_ENV)/orders_env \
+	    --spec specs/orders --band 0,1 --report $(SIDE_ENV)/export-report.json && \
+	  $$py -m venv $(SIDE_ENV)/venv && \
+	  $(SIDE_ENV)/venv/bin/python -m pip install -q --upgrade pip && \
+	  $(SIDE_ENV)/venv/bin/python -m pip install -q './$(SIDE_ENV)/orders_env[rl]'; \
+	fi
+	touch $@
+
+# OpenLLMetry's flattened `gen_ai.prompt.N.*` spans are its 0.53 release; 0.62 (in .venv)
+# sends the current conventions under the same module name, so 0.53 is laid over .venv
+# here, for the one test process that puts it first on the path (tests/traces).
+SIDE_LL := side/openllmetry
+$(SIDE_LL)/.installed: pyproject.toml | $(STAMP)
+	rm -rf $(SIDE_LL) && mkdir -p $(SIDE_LL)
+	$(BIN)/python -m pip install -q --no-deps --target $(SIDE_LL)/lib 'opentelemetry-instrumentation-openai==0.53.4'
+	touch $@
+
+# TRL and torch for the GRPO test (tests/export/test_grpo.py): the `train` extra in a venv
+# of its own, so .venv stays light. torch comes from PyPI; pip takes a CPU build where the
+# machine's wheel store has one (torch<2.14 here: the CUDA wheels are ~5 GB more).
+SIDE_TRAIN := side/train
+$(SIDE_TRAIN)/.installed: pyproject.toml
+	rm -rf $(SIDE_TRAIN) && mkdir -p $(SIDE_TRAIN)
+	$(PYTHON) -m venv $(SIDE_TRAIN)/venv
+	$(SIDE_TRAIN)/venv/bin/python -m pip install -q --upgrade pip
+	$(SIDE_TRAIN)/venv/bin/python -m pip install -q '.[train]' 'torch<2.14'
+	touch $@
+
+side: $(SIDE_VF)/.installed $(SIDE_ENV)/.installed $(SIDE_LL)/.installed $(SIDE_TRAIN)/.installed
+
+test: sdk-venv side lint typecheck docs pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(SDK_VENV) demo site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK_VENV) side demo site .pytest_cache .mypy_cache .ruff_cache

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
+# The name this toolkit installs under (`pip install whileai-toolkit`); the command stays
+# `whileai` and the import `whileai_core`. PyPI's `whileai` is the original SDK.
+DISTRIBUTION = "whileai-toolkit"
 
 _NAMES = {
     # simulate

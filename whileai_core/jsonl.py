@@ -15,7 +15,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -27,6 +27,9 @@ from .rowrules import row_problem
 from .store.limits import env_name, format_size, json_depth, parse_size
 
 OnError = Literal["fail", "skip"]
+# The rule a reader holds each line to: the row rules (True), none (False: a reader of
+# foreign shapes checks them itself), or its own (a function naming the problem or None).
+RowCheck = bool | Callable[[Any], str | None]
 
 # A line longer than this is refused without being held: rows run to a few MB at most (a
 # long episode with big tool outputs), while a file with no newlines would otherwise be
@@ -63,10 +66,11 @@ def check_row(row: Any) -> str | None:
     return row_problem(row)
 
 
-def line_problem(raw: bytes, depth: int, *, check: bool = True) -> tuple[Any, str | None]:
+def line_problem(raw: bytes, depth: int, *, check: RowCheck = True) -> tuple[Any, str | None]:
     """(row, None) for a usable line, or (None, what is wrong with it): its length, its
     nesting past `depth`, its JSON, the row rules (with `check=False` not those: for
-    readers that normalise foreign shapes, such as traces, before they check)."""
+    readers that normalise foreign shapes, such as traces, before they check; a callable
+    is the reader's own rule, e.g. `export --pairs` taking pairs already made)."""
     if len(raw) > MAX_LINE_BYTES:
         return None, _too_long(len(raw))
     row, problem = parse_row(raw, check=check)
@@ -81,16 +85,16 @@ def line_problem(raw: bytes, depth: int, *, check: bool = True) -> tuple[Any, st
     return row, problem
 
 
-def parse_row(raw: bytes, *, check: bool = True) -> tuple[Any, str | None]:
+def parse_row(raw: bytes, *, check: RowCheck = True) -> tuple[Any, str | None]:
     """A line's JSON and the row rules, but not its length or nesting: for the store,
     which counts those under its own limits before it parses."""
     try:
         row = orjson.loads(raw)  # orjson itself refuses more than 1,024 levels
     except orjson.JSONDecodeError as exc:
         return None, f"not valid JSON ({_short_json_error(exc, raw)})"
-    if not check:  # the caller normalises foreign shapes itself (traces), any JSON value
+    if check is False:  # the caller normalises foreign shapes itself (traces), any JSON value
         return row, None
-    problem = row_problem(row)
+    problem = check(row) if callable(check) else row_problem(row)
     return (None, problem) if problem is not None else (row, None)
 
 
@@ -136,7 +140,7 @@ def iter_lines(
     *,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
-    check: bool = True,
+    check: RowCheck = True,
 ) -> Iterator[tuple[str, int, dict[str, Any]]]:
     """Yield (source, line number, row) for every usable line of every input, lazily;
     `check=False` leaves the row rules to a caller reading other JSON (labels, traces)."""
@@ -162,7 +166,7 @@ def iter_located(
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
     labels: Sequence[str] | None = None,
-    check: bool = True,
+    check: RowCheck = True,
 ) -> Iterator[Located]:
     """`iter_lines` with each line's byte span, so a stage can read a row again later by
     seeking instead of holding it (see `rowbuffer.FileRows`). `labels` name the inputs in
@@ -240,9 +244,10 @@ def read_rows(
     *,
     on_error: OnError = "fail",
     stats: ReadStats | None = None,
+    check: RowCheck = True,
 ) -> Iterator[dict[str, Any]]:
     """Yield rows from files and/or stdin ('-'); a bad line raises BadRowError or is counted."""
-    for _, _, row in iter_lines(inputs, on_error=on_error, stats=stats):
+    for _, _, row in iter_lines(inputs, on_error=on_error, stats=stats, check=check):
         yield row
 
 

@@ -120,16 +120,19 @@ class Registry:
         return self._plugins
 
 
+# Built-ins by this package's own name, so the copy an exported environment carries (as
+# `<env>._whileai_core`) registers its own modules rather than looking for an install.
+_PKG = __name__.rpartition(".")[0]
 JUDGES = Registry(
     "judge",
     builtins=(
-        "whileai_core.judges.verifiers",
-        "whileai_core.judges.conduct",
-        "whileai_core.judges.checklist",
-        "whileai_core.judges.registry",
-        "whileai_core.trust.rubrics",
+        f"{_PKG}.judges.verifiers",
+        f"{_PKG}.judges.conduct",
+        f"{_PKG}.judges.checklist",
+        f"{_PKG}.judges.registry",
+        f"{_PKG}.trust.rubrics",
     ),
     group="whileai.judges",
 )
-AGENTS = Registry("agent", builtins=("whileai_core.agents.seeded",), group="whileai.agents")
-WRITERS = Registry("writer", builtins=("whileai_core.simulate.writer",), group="whileai.writers")
+AGENTS = Registry("agent", builtins=(f"{_PKG}.agents.seeded",), group="whileai.agents")
+WRITERS = Registry("writer", builtins=(f"{_PKG}.simulate.writer",), group="whileai.writers")

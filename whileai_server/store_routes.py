@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from whileai_core.store.agents import SPEC_FIELDS
-from whileai_core.store.base import TRACE_PAGE_SIZE, BadRequest, NewDataset
+from whileai_core.store.base import TRACE_PAGE_SIZE, BadRequest, NewDataset, Signal
 
 from .server import Server
 from .wire import (
@@ -59,6 +59,7 @@ class StoreRoutes:
             # `path`: an agent named `team/bot` arrives as /agents/team%2Fbot, decoded.
             ("/agents/{slug:path}", self.delete_agent, ["DELETE"]),
             ("/v1/traces", self.ingest, ["POST"]),
+            ("/v1/logs", self.ingest_logs, ["POST"]),
             ("/traces", self.list_traces, ["GET"]),
             ("/traces/{id}", self.delete_trace, ["DELETE"]),
             ("/traces/{id}/score", self.score, ["POST"]),
@@ -225,18 +226,37 @@ class StoreRoutes:
     # --- traces --------------------------------------------------------------------
 
     async def ingest(self, request: Request) -> Response:
+        return await self._ingest(request, "traces")
+
+    async def ingest_logs(self, request: Request) -> Response:
+        """What GenAI instrumentations send message content as: log events, each joined
+        to the span (and so the trace) it names."""
+        return await self._ingest(request, "logs")
+
+    async def _ingest(self, request: Request, signal: Signal) -> Response:
         content_type = request.headers.get("content-type", "application/json")
         encoding = request.headers.get("content-encoding")
         async with self.s.store(request) as store:
             body = await spooled_body(request, self.s.limits.max_otlp_bytes, "max_otlp_bytes")
             try:
                 async with self.s.ingest_gate:
-                    result = await self.s.thread(store.ingest_otlp, body, content_type, encoding)
+                    result = await self.s.thread(
+                        store.ingest_otlp, body, content_type, encoding, signal
+                    )
             finally:
                 body.close()
         # Spans a full trace could not take are counted as OTLP says (`partialSuccess`).
         rejected, problem = int(result.get("rejected", 0)), str(result.get("problem", ""))
         if content_type.split(";")[0].strip().lower() == "application/x-protobuf":
+            if signal == "logs":
+                from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+                    ExportLogsServiceResponse,
+                )
+
+                return Response(
+                    ExportLogsServiceResponse().SerializeToString(),
+                    media_type="application/x-protobuf",
+                )
             from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
                 ExportTracePartialSuccess,
                 ExportTraceServiceResponse,

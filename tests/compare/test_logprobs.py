@@ -198,3 +198,50 @@ def test_spec_puts_the_system_prompt_and_tools_in_front(simulated: Path, tmp_pat
     # the scored turn is the same text, so its reference logprob does not move
     final = next(s for s in _rows(tmp_path / "o.jsonl")[0]["steps"] if s.get("text") == FINAL)
     assert final["ref_logprob"] == pytest.approx(_hand_reference("<|im_end|>"), abs=1e-9)
+
+
+# A Llama-3-style template: not ChatML, so echo must render through it to score the turn.
+LLAMA = (
+    "{{ '<|begin_of_text|>' }}{% for m in messages %}"
+    "{{ '<|start_header_id|>' + m['role'] + '<|end_header_id|>\\n\\n' }}"
+    "{% if m['content'] %}{{ m['content'] }}{% endif %}"
+    "{% for c in m['tool_calls'] or [] %}{{ c['function'] | tojson }}{% endfor %}"
+    "{{ '<|eot_id|>' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+    "{% endif %}"
+)
+
+
+@pytest.mark.parametrize("source", ["file", "tokenizer-folder"])
+def test_echo_renders_through_the_reference_models_chat_template(
+    simulated: Path, tmp_path: Path, source: str
+) -> None:
+    """`--template` (a template file, or a tokenizer folder's tokenizer_config.json read
+    without transformers): the text sent is the template's, and each turn's span ends at
+    the template's end token."""
+    if source == "file":
+        template = tmp_path / "llama.jinja"
+        template.write_text(LLAMA)
+    else:
+        template = tmp_path / "tokenizer"
+        template.mkdir()
+        (template / "tokenizer_config.json").write_text(json.dumps({"chat_template": LLAMA}))
+    scored = tmp_path / "ref.jsonl"
+    with OpenAIStub() as ref:
+        proc = run_cli(
+            "logprobs", "ref", str(simulated), "--model", ref.base_url, "--served-model", "ref-m",
+            "--route", "echo", "--template", str(template), "-o", str(scored),
+        )  # fmt: skip
+        sent = [r.body["prompt"] for r in ref.requests if r.path.endswith("/completions")
+                and "chat" not in r.path]  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert len(sent) == 4 and all(p.startswith("<|begin_of_text|><|start_header_id|>system")
+                                  for p in sent)  # fmt: skip
+    assert "<|im_start|>" not in "".join(sent)
+    for row in _rows(scored):
+        final = next(s for s in row["steps"] if s.get("text") == FINAL)
+        assert final["ref_logprob"] == pytest.approx(_hand_reference("<|eot_id|>"), abs=1e-9)
+        assert final["ref_n_tokens"] == 16
+    missing = run_cli("logprobs", "ref", str(simulated), "--model", "http://127.0.0.1:9/v1",
+                      "--route", "echo", "--template", str(tmp_path / "nope.jinja"))  # fmt: skip
+    assert missing.returncode != 0 and b"no such tokenizer folder or template" in missing.stderr

@@ -41,3 +41,18 @@ def trl_template(name: str) -> str:
     if not found:
         pytest.skip(f"TRL's {name}.jinja is not in the side environment: {BUILD}")
     return found[0].read_text(encoding="utf-8")
+
+
+ENV_FRESH = REPO / "side" / "envfresh"
+BUILD_FRESH = "run `make side/envfresh/.installed` (make test builds it)"
+
+
+def fresh_env_python() -> Path:
+    """The interpreter of the fresh venv holding only the exported environment (installed
+    from its folder with plain pip) and verifiers, or skip."""
+    if (ENV_FRESH / "skip").is_file():
+        pytest.skip((ENV_FRESH / "skip").read_text().strip())
+    python = ENV_FRESH / "venv" / "bin" / "python"
+    if not (ENV_FRESH / ".installed").is_file() or not python.exists():
+        pytest.skip(f"the fresh-venv environment is not built: {BUILD_FRESH}")
+    return python

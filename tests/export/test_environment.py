@@ -65,12 +65,21 @@ def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -
     assert "vf-eval orders_env" in readme
 
 
-def test_the_package_depends_on_whileai_and_pins_the_verifiers_it_is_written_for(
+def test_the_package_carries_the_toolkit_and_pins_the_verifiers_it_is_written_for(
     tmp_path: Path,
 ) -> None:
+    """PyPI's `whileai` is another package (the original SDK): the environment depends on
+    no toolkit at all, it carries the code it runs (`_whileai_core`) and needs only what
+    PyPI resolves."""
+    from whileai_core.export.vendor import RUNTIME_REQUIREMENTS
+
     export_environment(graded_set(), tmp_path / "env", load_spec(ORDERS_SPEC))
     pyproject = (tmp_path / "env" / "pyproject.toml").read_text()
-    assert 'dependencies = ["whileai>=' in pyproject
+    needs = ", ".join(f'"{r}"' for r in RUNTIME_REQUIREMENTS)
+    assert f"dependencies = [{needs}]" in pyproject and "whileai" not in needs
+    carried = tmp_path / "env" / "_whileai_core"
+    assert (carried / "export" / "env_defaults.py").is_file()
+    assert '"orders_s._whileai_core.judges"' in pyproject or "._whileai_core.judges" in pyproject
     assert f'rl = ["verifiers{VERIFIERS_RANGE}' in pyproject and VERIFIERS_RANGE == ">=0.4,<0.5"
     init = (tmp_path / "env" / "__init__.py").read_text()
     assert '"WhileaiTaskset", "WhileaiHarness", "WhileaiEnv"' in init

@@ -103,8 +103,8 @@ def test_hf_folder_loads_every_split_unchanged_and_says_where_each_came_from(
     graded = tmp_path / "graded.jsonl"
     graded.write_text("".join(json.dumps(r) + "\n" for r in rows))
     folder = tmp_path / "orders-sft"
-    done = run_cli("export", str(graded), "--hf", str(folder), "--format", "trl",
-                   "--spec", "specs/orders", "--include-failures")  # fmt: skip
+    done = run_cli("export", str(graded), "--hf", str(folder), "--format", "trl", "--spec",
+                   "specs/orders", "--include-failures", "--license", "apache-2.0")  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()
     manifest = json.loads((folder / "whileai.json").read_text())
     assert set(manifest["splits"]) == {"train", "holdout", "eval"}
@@ -126,6 +126,19 @@ def test_hf_folder_loads_every_split_unchanged_and_says_where_each_came_from(
     sizes = {s["name"]: s["num_examples"] for s in meta["dataset_info"]["splits"]}
     assert sizes == {s: e["samples"] for s, e in manifest["splits"].items()}
     assert "datasets>=5" in body and "assistant_only_loss=True" in body
+    # The card as huggingface_hub reads it: the Hub's required metadata, and the features
+    # exactly as `datasets` infers them from the files.
+    from datasets import Dataset
+    from huggingface_hub import DatasetCard
+
+    data = DatasetCard.load(folder / "README.md").data
+    assert data.license == "apache-2.0" and data.language == ["en"]
+    assert data.task_categories == ["text-generation"] and data.size_categories == ["n<1K"]
+    assert data.pretty_name == "orders-sft"
+    files = [str(folder / e["path"]) for e in manifest["splits"].values()]
+    inferred = Dataset.from_json(files, cache_dir=str(tmp_path / "cache")).features
+    assert data.dataset_info["features"] == inferred._to_yaml_list()
+    assert {f["name"] for f in data.dataset_info["features"]} >= {"messages", "tools"}
 
 
 def test_hf_folder_refuses_a_folder_it_did_not_write(tmp_path: Path) -> None:

@@ -80,6 +80,40 @@ def test_pairs_cli_writes_verdicts_and_reports(tmp_path: Path) -> None:
     assert refused.returncode == 1 and b"need an LLM judge" in refused.stderr
 
 
+@pytest.mark.parametrize("fmt", ["trl", "openai"])
+def test_pairs_reads_both_files_export_pairs_writes(fmt: str, tmp_path: Path) -> None:
+    """`export --pairs` in either shape (TRL's message-list prompt with chosen/rejected,
+    OpenAI's input.messages with preferred/non_preferred_output) is what `pairs` judges."""
+    written = tmp_path / f"pairs.{fmt}.jsonl"
+    graded = REPO / "tests" / "golden" / "grade" / "orders-rl.jsonl"
+    made = run_cli("export", str(graded), "--pairs", "--format", fmt, "--spec", "specs/orders",
+                   "-o", str(written))  # fmt: skip
+    assert made.returncode == 0, made.stderr.decode()
+    count = len(written.read_text().splitlines())
+    assert count > 0
+    with OpenAIStub(default=answer('{"winner": "1", "reason": "r"}')) as stub:
+        done = run_cli("pairs", str(written), "--judge", stub.base_url, "--model", "judge-m",
+                       "--json")  # fmt: skip
+        assert stub.calls == 2 * count
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stderr)
+    assert report["judged"] == report["labelled"] == count and report["errors"] == 0
+    asked = stub.bodies[0]["messages"][1]["content"]
+    assert "CONVERSATION:\nSYSTEM:" in asked and "REPLY 1:\nASSISTANT" in asked
+
+
+def test_a_line_that_is_no_pair_is_counted_and_the_rest_judged(tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"prompt": "p", "only": "one side"}) + "\n"
+                     + json.dumps(PAIRS[0]) + "\n")  # fmt: skip
+    with OpenAIStub(default=_by_content) as stub:
+        done = run_cli("pairs", str(pairs), "--judge", stub.base_url, "--model", "m", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stderr)
+    assert report["judged"] == 1 and report["errors"] == 1
+    assert "needs 'a' and 'b'" in report["first_error"]
+
+
 # -- rubrics --------------------------------------------------------------------------------
 
 

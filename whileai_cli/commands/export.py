@@ -113,6 +113,13 @@ def export(
             "folder's).",
         ),
     ] = None,
+    license_id: Annotated[
+        str,
+        typer.Option("--license", help="--hf: the data's license on the card (a Hub id)."),
+    ] = "other",
+    language: Annotated[
+        str, typer.Option("--language", help="--hf: the data's language on the card.")
+    ] = "en",
     max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="--env: the turn cap.")] = 12,
     holdout: Annotated[
         float,
@@ -178,7 +185,12 @@ def export(
     check_report_path(report_file)
     sources = resolve_inputs(inputs)
     stats = ReadStats()
-    rows = read_rows(sources, on_error=on_error, stats=stats)
+    if pairs:  # pairs already made (either shape) are reshaped, rows are paired
+        from whileai_core.export.pairs import pair_line_problem
+
+        rows = read_rows(sources, on_error=on_error, stats=stats, check=pair_line_problem)
+    else:
+        rows = read_rows(sources, on_error=on_error, stats=stats)
     loaded = load_spec_flag(spec)
     data: dict[str, Any]
     if env and loaded is not None:
@@ -214,7 +226,14 @@ def export(
         )
         if hf:
             data = export_hub_folder(
-                rows, hf, plan, holdout=holdout, sources=sources, name=name
+                rows,
+                hf,
+                plan,
+                holdout=holdout,
+                sources=sources,
+                name=name,
+                license=license_id,
+                language=language,
             ).as_dict()
         else:
             data = write_samples(rows, plan, output, meta).as_dict()

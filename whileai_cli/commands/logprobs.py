@@ -89,10 +89,20 @@ def ref(
         typer.Option(
             "--route",
             envvar="WHILEAI_REF_ROUTE",
-            help="echo (/completions, echo + logprobs, ChatML), prompt-logprobs (vLLM, the "
-            "model's own template), or auto (prompt-logprobs for vllm:, else echo).",
+            help="echo (/completions, echo + logprobs; --template, else ChatML), "
+            "prompt-logprobs (vLLM, the model's own template), or auto (prompt-logprobs "
+            "for vllm:, else echo).",
         ),
     ] = "auto",
+    template: Annotated[
+        str | None,
+        typer.Option(
+            "--template",
+            envvar="WHILEAI_REF_TEMPLATE",
+            help="echo: render with the reference model's chat template: its tokenizer "
+            "folder (apply_chat_template with transformers) or a Jinja template file.",
+        ),
+    ] = None,
     spec: SpecOpt = None,
     concurrency: Annotated[
         int,
@@ -141,6 +151,7 @@ def ref(
         system=system,
         tools=tools,
         on_error=on_error,
+        template=template,
     )
     _emit(result.as_dict(), result.lines(), json, report_file, rows_on_stdout=output is None)
     if result.rows and not result.scored:

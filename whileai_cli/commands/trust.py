@@ -121,6 +121,22 @@ def _rows(inputs: list[str] | None, on_error: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def _pair_lines(inputs: list[str] | None, on_error: Any) -> list[Any]:
+    """Pair lines: JSON objects read without the row rules (a TRL pair's `prompt` is a
+    message list, an OpenAI preference line has no row keys at all)."""
+    from whileai_core.jsonl import ReadStats, iter_lines
+
+    from ..console import warn
+    from ..options import resolve_inputs
+
+    stats = ReadStats()
+    lines = [row for _, _, row in iter_lines(
+        resolve_inputs(inputs), on_error=on_error, stats=stats, check=False)]  # fmt: skip
+    if stats.skipped:
+        warn(stats.skipped_warning())
+    return lines
+
+
 def _tell(lines: list[str]) -> None:
     from ..console import err
 
@@ -391,8 +407,9 @@ def pairs(
 ) -> None:
     """Judge A vs B pairs with an LLM both ways round: winner, tie, position_flip_rate.
 
-    A line holds a prompt and two sides as a/b or chosen/rejected (what `whileai export
-    --pairs` writes); each side is a reply, a row or a message list. Pairs go out with
+    A line holds a prompt and two sides as a/b, or is either file `whileai export --pairs`
+    writes (TRL's chosen/rejected, OpenAI's preferred/non_preferred_output); each side is a
+    reply, a row or a message list. Pairs go out with
     pair_verdict; exits 1 when no pair could be judged."""
     warn_renamed_env("pairs")
     from whileai_core.jsonl import RowWriter
@@ -405,7 +422,7 @@ def pairs(
     if not judge:
         bad_flag("--judge", "pairs need an LLM judge: openai:MODEL, vllm:MODEL@URL or a URL")
     check_report_path(report_file)
-    items = _rows(inputs, on_error)
+    items = _pair_lines(inputs, on_error)
     options = ModelOptions(
         model=model, concurrency=concurrency, timeout=timeout or 60.0, cache=cache
     )

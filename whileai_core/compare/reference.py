@@ -12,11 +12,13 @@ the policy's: `token_count_gap` near zero says the two share a tokenizer).
 Two routes:
 
 - `echo`: `/completions` with `echo: true` and `logprobs`, over the conversation
-  rendered as ChatML (system and tools first, tool calls as `<tool_call>` JSON, tool
-  results as `<tool_response>`); a turn's span is its content and tool calls plus the
-  closing `<|im_end|>`, and the tokens whose text offsets fall in it are summed. Any
-  server with the legacy completions route; the rendering is ours, so it matches the
-  policy's only for ChatML models.
+  rendered by the reference model's chat template (`template`: a tokenizer folder, through
+  `apply_chat_template` when transformers is installed, or a template file; see
+  `templates.py`), else as ChatML (system and tools first, tool calls as `<tool_call>`
+  JSON, tool results as `<tool_response>`); a turn's span is its content and tool calls
+  plus the closing end token, and the tokens whose text offsets fall in it are summed.
+  Any server with the legacy completions route; without `template` the rendering is
+  ChatML, which matches the policy's only for ChatML models.
 - `prompt-logprobs`: vLLM's `prompt_logprobs` on `/chat/completions`, rendered by the
   reference's own chat template. Per turn, the conversation before it is sent once with
   the generation prompt to learn its length in tokens, then with the turn, and the
@@ -43,6 +45,7 @@ from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..models.client import ModelClient
 from ..models.factory import client_for
 from ..models.options import ModelOptions
+from .templates import Render, load_renderer, render_turns
 
 Route = Literal["auto", "echo", "prompt-logprobs"]
 ROUTES = ("auto", "echo", "prompt-logprobs")
@@ -236,6 +239,17 @@ async def _echo_turns(
     return _echo_sums(raw, spans, len(text))
 
 
+async def _template_turns(
+    client: ModelClient,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    render: Render,
+) -> list[Turn]:
+    text, spans = render_turns(render, messages, tools)
+    raw = await client.complete(text, echo=True, logprobs=1, max_tokens=1, temperature=0)
+    return _echo_sums(raw, spans, len(text))
+
+
 async def _chat_turns(
     client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
 ) -> list[Turn]:
@@ -317,13 +331,24 @@ def reference_files(
     system: str | None = None,
     tools: list[dict[str, Any]] | None = None,
     on_error: OnError = "fail",
+    template: str | None = None,
 ) -> RefReport:
-    """Score every row of `inputs` under `ref` (a model spec) into `output`, in order."""
+    """Score every row of `inputs` under `ref` (a model spec) into `output`, in order.
+    `template` (a tokenizer folder or a template file) renders the echo route's text
+    through the reference model's chat template instead of ChatML."""
     opts = options or ModelOptions()
+    render = load_renderer(template) if template else None
     client = client_for(ref, opts)
     chosen = pick_route(route, client.spec.provider)
     report = RefReport(model=client.spec.label, route=chosen)
-    scorer = _echo_turns if chosen == "echo" else _chat_turns
+    scorer: Any = _echo_turns if chosen == "echo" else _chat_turns
+    if chosen == "echo" and render is not None:
+
+        async def scorer(
+            client: ModelClient, messages: list[dict[str, Any]], tools: Any
+        ) -> list[Turn]:
+            return await _template_turns(client, messages, tools, render)
+
     window = max(1, opts.concurrency)
 
     async def one(row: dict[str, Any]) -> tuple[dict[str, Any], list[Turn] | None, str | None]:

@@ -38,6 +38,22 @@ class Context:
             tools=spec.openai_tools(),
         )
 
+    def tools_for(self, row: Row) -> list[dict[str, Any]] | None:
+        """The tool schemas a sample is trained with: the spec's, else the row's own
+        `tools` (what a trace's model calls were offered), else None."""
+        if self.tools is not None:
+            return self.tools
+        own = row.get("tools")
+        if isinstance(own, list) and own and all(_is_tool_schema(t) for t in own):
+            return own
+        return None
+
+
+def _is_tool_schema(tool: Any) -> bool:
+    """An OpenAI function tool: `{"type": "function", "function": {"name": ...}}`."""
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    return isinstance(fn, dict) and isinstance(fn.get("name"), str) and bool(fn["name"])
+
 
 @dataclass
 class ContextCounts:

@@ -183,6 +183,10 @@ def wire_messages(
                 match = next((p for p in pending if p[1] == name), pending[0])
                 pending.remove(match)
                 message["tool_call_id"] = match[0]
+            if "name" not in message:  # OpenAI's lines drop it; templates may render it
+                answered = next((p for p in pending if p[0] == message["tool_call_id"]), None)
+                if answered is not None:
+                    message["name"] = answered[1]
             if max_tool_output_chars is not None:
                 content = message["content"]
                 if len(content) > max_tool_output_chars:

@@ -1,14 +1,13 @@
 """The world, the reward and the person an exported environment uses when none is named:
-whileai's own, imported by name in the trainer's process (whileai installed there).
+whileai's own, from the copy of the toolkit the environment carries (`vendor.py`).
 
 - The world is the mock world the rows were simulated against, rebuilt from a task's
   `info`: the tools, the world state and the fault plan. The world state applies to any
   entity the agent names (a task does not pin which ids exist).
 - The reward is the verdict of the judge `whileai grade` uses by default, resolved
-  through the one judge registry at each call: a fix to that judge (its checks, its
-  ask-back rule) is the environment's reward the moment whileai is upgraded, with no
-  re-export. A judge that returns no verdict raises: verifiers records the rollout as
-  errored instead of training on a made-up 0.
+  through the one judge registry at each call (of the carried copy: a fix to that judge
+  reaches the environment when it is exported again). A judge that returns no verdict
+  raises: verifiers records the rollout as errored instead of training on a made-up 0.
 - The person is the template writer's offline person simulate uses, given the task's
   person brief (who they are, what they know); a task without one has no person.
 """

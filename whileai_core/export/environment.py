@@ -3,8 +3,9 @@
 On-policy RL samples its own rollouts, so what a trainer needs from graded rows is what
 they came from. `export_environment` writes an installable verifiers 0.4 package:
 
-    DIR/pyproject.toml       installable; depends on whileai (the world, the person and
-                             the reward are its code), verifiers behind the `[rl]` extra
+    DIR/pyproject.toml       installable with plain pip from PyPI alone: the toolkit's
+                             code it runs is carried (DIR/_whileai_core, see vendor.py),
+                             verifiers behind the `[rl]` extra
     DIR/README.md            how to run it, and the gate that was applied, in numbers
     DIR/__init__.py          `load_tasks(split)` (stdlib only) and, through `__all__`, the
                              taskset, harness and env verifiers loads
@@ -13,6 +14,8 @@ they came from. `export_environment` writes an installable verifiers 0.4 package
                              cap, reward, world
     DIR/data/train.jsonl     one task per ask: question + info (coordinates, faults,
     DIR/data/holdout.jsonl   calibration, the person's brief); privileged never ships
+    DIR/data/grpo/*.jsonl    the same tasks in TRL's GRPO shape (`grpo_line`): prompt,
+                             tools, and the reward's columns; DIR/grpo.py the reward
 
 The gate: the set must pass `publish_gate`; asks whose calibrated pass rate lies outside
 the band are dropped (no advantage); the split is by task id through a hash, so a task
@@ -42,6 +45,7 @@ from ..simulate.situation import situation_of_row
 from ..simulate.writer import person_brief
 from ..spec import Spec, record_readers
 from .files import check_target, read_json, whileai_version, write_file
+from .vendor import RUNTIME_REQUIREMENTS, VENDORED, vendor_core
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 _WORD = re.compile(r"\w+")
@@ -61,6 +65,8 @@ DEFAULT_REWARD = "whileai_core.export.env_defaults:graded_reward"
 DEFAULT_WORLD = "whileai_core.export.env_defaults:mock_world"
 # The package's modules are real, typed and linted code in this repository, copied as is.
 _TEMPLATE = Path(__file__).resolve().parent / "env_package"
+# The package's own modules, copied from _TEMPLATE.
+_MODULES = ("__init__.py", "environment.py", "rows.py", "grpo.py")
 # The verifiers releases the package is written against (`verifiers.v1`).
 VERIFIERS_RANGE = ">=0.4,<0.5"
 
@@ -314,15 +320,40 @@ def _write_package(
     for split, tasks in (("train", train), ("holdout", held)):
         lines = b"".join(orjson.dumps(t) + b"\n" for t in tasks)
         write_file(root / "data" / f"{split}.jsonl", lines)
-    write_file(root / "pyproject.toml", _pyproject(name).encode())
-    for module in ("__init__.py", "environment.py"):
+        grpo = b"".join(orjson.dumps(grpo_line(t, spec_json)) + b"\n" for t in tasks)
+        write_file(root / "data" / "grpo" / f"{split}.jsonl", grpo)
+    vendored = vendor_core(root)
+    write_file(root / "pyproject.toml", _pyproject(name, vendored).encode())
+    for module in _MODULES:
         write_file(root / module, (_TEMPLATE / module).read_bytes())
     write_file(root / "README.md", _readme(name, spec_json, report).encode())
 
 
+def grpo_line(task: dict[str, Any], spec_json: dict[str, Any]) -> dict[str, Any]:
+    """A task as TRL's conversational prompt-only row: the system prompt and the person's
+    opening turn as `prompt`, and the columns the reward reads (`task_id`; `world`, the
+    world state, fault plan and grid coordinates as one JSON string, so no dataset
+    library reshapes it; `tools`), which GRPOTrainer hands the reward and never renders
+    into the model's input. The person's brief stays out: only the environment's person
+    reads it."""
+    info = task["info"]
+    world = {k: v for k, v in info.items() if k not in ("task_id", "calibration", "person")}
+    prompt = [{"role": "user", "content": task["question"]}]
+    if spec_json.get("system_prompt"):
+        prompt.insert(0, {"role": "system", "content": spec_json["system_prompt"]})
+    return {
+        "prompt": prompt,
+        "task_id": str(info.get("task_id") or ""),
+        "world": orjson.dumps(world, option=orjson.OPT_SORT_KEYS).decode(),
+        "tools": spec_json["tools"],
+    }
 
 
-def _pyproject(name: str) -> str:
+def _pyproject(name: str, vendored: list[str]) -> str:
+    """Installable with plain pip from any index: the toolkit's code it runs is carried
+    (`_whileai_core`), so it depends only on what PyPI resolves."""
+    packages = ", ".join(f'"{p}"' for p in [name, *(f"{name}.{v}" for v in vendored)])
+    requirements = ", ".join(f'"{r}"' for r in RUNTIME_REQUIREMENTS)
     return f"""[build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
@@ -333,21 +364,21 @@ version = "0.1.0"
 description = "RL environment exported by whileai: tasks, world, person and reward"
 readme = "README.md"
 requires-python = ">=3.10"
-# spec.json names whileai modules (the world, the reward); the person is whileai's too.
-dependencies = ["whileai>={whileai_version()}"]
+# The world, the person and the default reward are the toolkit's own code, carried in
+# {VENDORED}/ (a copy of whileai_core {whileai_version()}); these are what it imports.
+dependencies = [{requirements}]
 
 [project.optional-dependencies]
 rl = ["verifiers{VERIFIERS_RANGE}; python_version >= '3.11'"]
 
 [tool.setuptools]
-packages = ["{name}"]
+packages = [{packages}]
 package-dir = {{ "{name}" = "." }}
 
 [tool.setuptools.package-data]
-"{name}" = ["spec.json", "README.md", "data/*.jsonl"]
+"{name}" = ["spec.json", "README.md", "data/*.jsonl", "data/grpo/*.jsonl"]
+"*" = ["py.typed", "*.md", "*.json", "*.js", "*.css"]
 """
-
-
 
 
 def _readme(name: str, spec_json: dict[str, Any], report: EnvironmentReport) -> str:
@@ -363,7 +394,7 @@ tool calls, and the reward that grades a finished trajectory. On-policy RL sampl
 rollouts from here.
 
 ```bash
-pip install -e '.[rl]'          # verifiers {VERIFIERS_RANGE} (Python >= 3.11) and whileai
+pip install '.[rl]'             # verifiers {VERIFIERS_RANGE} (Python >= 3.11); nothing else
 vf-eval {name} -m <policy> --client.base-url <url> --client.api-key-var <KEY VAR> -n 8 -r 8
 vf-eval {name} --env.taskset.split holdout -m <policy> ...   # the held-out asks
 ```
@@ -379,9 +410,10 @@ finished conversation.
 
 - `spec.json`: the system prompt, the {len(spec_json["tools"])} tool schemas verbatim, the turn
   cap ({spec_json["max_turns"]} model calls), the reward `{spec_json["reward"]}` and the
-  world `{spec_json["world"]}` (both imported by name in the trainer). The default reward
-  is the judge `whileai grade` uses, resolved when it runs: a fix to that judge is this
-  environment's reward as soon as whileai is upgraded.
+  world `{spec_json["world"]}` (both imported by name in the trainer; a name under
+  `whileai_core.` is the copy of the toolkit this package carries in `_whileai_core/`).
+  The default reward is the judge `whileai grade` uses, the toolkit's version that
+  exported this package: re-export to take a fix to that judge.
 - `data/train.jsonl` ({report.train} tasks) and `data/holdout.jsonl` ({report.holdout} tasks):
   one task per ask, `question` plus `info` (task id, grid coordinates, fault plan, world state,
   calibration). The privileged block (hidden state, reference) is never shipped: a reward that

@@ -20,13 +20,17 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def whileai_version() -> str:
-    """The installed whileai's version, which exported folders record and depend on."""
+    """The installed toolkit's version, which exported folders record. The distribution
+    is `whileai-toolkit` (PyPI's `whileai` is the original SDK, another package); run from
+    a source tree, or from the copy an environment carries, it is the package's own."""
     from importlib.metadata import PackageNotFoundError, version
 
+    from .. import DISTRIBUTION, __version__
+
     try:
-        return version("whileai")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
-        return "0.1.0"
+        return __version__
 
 
 def read_json(path: Path) -> Any:

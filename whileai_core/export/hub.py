@@ -4,9 +4,10 @@
     DIR/data/holdout.jsonl
     DIR/data/eval.jsonl
     DIR/meta/<split>.jsonl   per-sample metadata, for shapes that have no room for it
-    DIR/README.md            the dataset card: YAML `configs` (a data file per split) and
-                             `dataset_info` (examples and bytes per split), then the shape,
-                             the trainer setting it needs and how it was cut
+    DIR/README.md            the dataset card (huggingface_hub's DatasetCard): license,
+                             language, task categories, size, title, `configs` (a data
+                             file per split), `dataset_info` (features, examples and bytes
+                             per split), then the shape, the trainer setting and the cut
     DIR/whileai.json         each split's source: input files, the rows it took (a digest),
                              the rule that sent them there, its export report
 
@@ -27,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from ..compare.lineage import is_eval_sourced
 from ..errors import ConfigError
@@ -93,9 +93,13 @@ def export_hub_folder(
     holdout: float = 0.2,
     sources: Iterable[str] = (),
     name: str | None = None,
+    license: str = "other",
+    language: str = "en",
 ) -> HubReport:
-    """Write the dataset folder; `directory` is new, empty, or an earlier `--hf` export."""
+    """Write the dataset folder; `directory` is new, empty, or an earlier `--hf` export.
+    The card states the data's `license` and `language` (the Hub's identifiers)."""
     root = Path(directory)
+    _card_modules()  # refuse before writing anything when the card cannot be written
     _check_target(root)
     if not 0.0 <= holdout < 1.0:
         raise ConfigError(f"holdout {holdout}: must be in [0, 1)")
@@ -137,8 +141,59 @@ def export_hub_folder(
             "report": data,
         }
     write_file(root / MANIFEST, orjson.dumps(_manifest(report, plan), option=orjson.OPT_INDENT_2))
-    write_file(root / "README.md", card(report, plan, name or root.name).encode())
+    about = CardFacts(name or root.name, license, language, features_of(root, report))
+    write_file(root / "README.md", card(report, plan, about).encode())
     return report
+
+
+@dataclass(frozen=True)
+class CardFacts:
+    """What the card's metadata says beyond the counts: the title, the data's license and
+    language, and the features `datasets` reads from the files."""
+
+    name: str
+    license: str = "other"
+    language: str = "en"
+    features: list[dict[str, Any]] | None = None
+
+
+def _card_modules() -> Any:
+    try:
+        import huggingface_hub
+    except ImportError:
+        raise ConfigError(
+            "--hf writes the dataset card with huggingface_hub: pip install 'whileai-toolkit[hf]'"
+        ) from None
+    return huggingface_hub
+
+
+def features_of(root: Path, report: HubReport) -> list[dict[str, Any]] | None:
+    """`dataset_info.features` as the Hub states them: what `datasets` infers from the
+    written files, in its own YAML form (None when nothing was written)."""
+    files = [str(root / s["path"]) for s in report.splits.values() if s["samples"]]
+    if not files:
+        return None
+    try:
+        from datasets import Dataset
+    except ImportError:
+        raise ConfigError(
+            "--hf states the features datasets reads: pip install 'whileai-toolkit[hf]'"
+        ) from None
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="whileai-card-") as cache:
+        loaded = Dataset.from_json(files, cache_dir=cache, keep_in_memory=True)
+        features: list[dict[str, Any]] = loaded.features._to_yaml_list()
+    return features
+
+
+def size_category(n: int) -> str:
+    """The Hub's `size_categories` bucket for `n` samples."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                         (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):  # fmt: skip
+        if n < bound:
+            return label
+    return "10M<n<100M"
 
 
 def _meta_writer(root: Path, rel: str | None) -> Any:
@@ -199,27 +254,39 @@ def _trainer_note(plan: SampleExport, shape: str) -> str:
     )
 
 
-def card(report: HubReport, plan: SampleExport, name: str) -> str:
-    """The README dataset card: YAML front matter the Hub and `datasets` read, then prose."""
+def card(report: HubReport, plan: SampleExport, about: CardFacts) -> str:
+    """The README dataset card, through huggingface_hub's `DatasetCard`: metadata the Hub
+    and `datasets` read (license, language, task categories, size, title, data files per
+    split, examples and bytes and features), then prose."""
+    hub = _card_modules()
     written = {n: s for n, s in report.splits.items() if s["samples"]}
-    front = {
-        "configs": [
+    info: dict[str, Any] = {"config_name": "default"}
+    if about.features is not None:
+        info["features"] = about.features
+    info.update(
+        splits=[
+            {"name": n, "num_bytes": s["bytes"], "num_examples": s["samples"]}
+            for n, s in written.items()
+        ],
+        download_size=sum(s["bytes"] for s in written.values()),
+        dataset_size=sum(s["bytes"] for s in written.values()),
+    )
+    data = hub.DatasetCardData(
+        license=about.license,
+        language=[about.language],
+        task_categories=["text-generation"],
+        size_categories=[size_category(report.samples)],
+        pretty_name=about.name,
+        tags=["whileai", "tool-use", "dpo" if plan.kind == "pairs" else "sft"],
+        configs=[
             {
                 "config_name": "default",
                 "data_files": [{"split": n, "path": s["path"]} for n, s in written.items()],
             }
         ],
-        "dataset_info": {
-            "config_name": "default",
-            "splits": [
-                {"name": n, "num_bytes": s["bytes"], "num_examples": s["samples"]}
-                for n, s in written.items()
-            ],
-            "download_size": sum(s["bytes"] for s in written.values()),
-            "dataset_size": sum(s["bytes"] for s in written.values()),
-        },
-        "tags": ["whileai", "tool-use", "dpo" if plan.kind == "pairs" else "sft"],
-    }
+        dataset_info=info,
+    )
+    name = about.name
     sample = next(iter(written.values()), None)
     shape = (sample["report"].get("shape") if sample else None) or plan.kind
     table = "\n".join(
@@ -236,10 +303,7 @@ def card(report: HubReport, plan: SampleExport, name: str) -> str:
         else "Per-sample metadata (scenario, rollout, reward, the ask) is in `meta/<split>.jsonl`, "
         "line for line (`line` is the sample's index): the training lines have no room for it."
     )
-    return f"""---
-{yaml.safe_dump(front, sort_keys=False).rstrip()}
----
-
+    body = f"""
 # {name}
 
 {"Preference pairs" if plan.kind == "pairs" else "Supervised fine-tuning samples"} written by
@@ -267,3 +331,4 @@ its inputs, a digest of the rows it took and its export report. {meta}
 
 {summary}
 {("## Warnings" + chr(10) + chr(10) + warnings) if warnings else ""}"""
+    return str(hub.DatasetCard(f"---\n{data.to_yaml()}\n---\n{body}"))

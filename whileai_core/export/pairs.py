@@ -36,6 +36,7 @@ from ..row import reply_text
 from ..rowbuffer import RowBuffer, Span
 from .context import Context, ContextCounts, in_context, source_of
 from .conversation import (
+    Counters,
     ExportReport,
     Message,
     Refused,
@@ -82,9 +83,11 @@ class PairsReport(ExportReport):
     rejected_chars: int = 0
     context: ContextCounts = field(default_factory=ContextCounts)
     meta: str = "dropped"
+    reshaped: int = 0  # pairs read already made and only reshaped (`is_pair_line`)
 
     def as_dict(self) -> dict[str, Any]:
         n = max(self.pairs, 1)
+        held = {"reshaped": self.reshaped} if self.reshaped else {}
         return {
             "kind": "pairs",
             "format": self.format,
@@ -105,6 +108,7 @@ class PairsReport(ExportReport):
             "mean_rejected_chars": round(self.rejected_chars / n, 1),
             "system_prompt": self.context.as_dict(),
             "meta": self.meta,
+            **held,
             **self.common(),
         }
 
@@ -149,6 +153,16 @@ def preference_pairs(
     spans: dict[str, list[Span]] = {}
     for row in rows:
         rep.counters.rows_in += 1
+        if is_pair_line(row):  # a pair already made (either shape): reshaped as it is
+            try:
+                reshaped = scrub(row, reshape_pair(row, fmt, ctx, rep.roundtrip))
+            except Refused as refusal:
+                rep.counters.refuse(refusal.reason)
+                continue
+            rep.pairs += 1
+            rep.reshaped += 1
+            yield reshaped
+            continue
         spans.setdefault(task_key(row), []).append(buffer.add(row))
     for group_spans in spans.values():
         rep.asks += 1
@@ -339,6 +353,62 @@ def _chars(messages: list[Message]) -> int:
         for call in message.get("tool_calls") or []:
             total += len(orjson.dumps(call["function"]["arguments"]))
     return total
+
+
+_PAIR_SIDES = (("chosen", "rejected"), ("preferred_output", "non_preferred_output"))
+
+
+def is_pair_line(line: Any) -> bool:
+    """A preference pair already made: TRL's `prompt`/`chosen`/`rejected` with message
+    lists, or OpenAI's `input`/`preferred_output`/`non_preferred_output`."""
+    if not isinstance(line, dict):
+        return False
+    if isinstance(line.get("chosen"), list) and isinstance(line.get("rejected"), list):
+        return isinstance(line.get("prompt"), list)
+    return (
+        isinstance(line.get("input"), dict)
+        and isinstance(line.get("preferred_output"), list)
+        and isinstance(line.get("non_preferred_output"), list)
+    )
+
+
+def pair_line_problem(line: Any) -> str | None:
+    """What `export --pairs` reads: pairs already made pass as they are (to reshape them),
+    anything else must be a row."""
+    from ..rowrules import row_problem
+
+    return None if is_pair_line(line) else row_problem(line)
+
+
+def reshape_pair(
+    line: dict[str, Any], fmt: str, ctx: Context, roundtrip: RoundTrip
+) -> dict[str, Any]:
+    """A pair from either shape in `fmt` (what the SDK's `to_trl` does to rows already
+    held): the same messages, arguments encoded the way the shape wants, the tools the
+    line carried (else the spec's)."""
+    if "input" in line:
+        prompt, chosen, rejected = (
+            line["input"].get("messages"),
+            line["preferred_output"],
+            line["non_preferred_output"],
+        )
+        tools = line["input"].get("tools")
+    else:
+        prompt, chosen, rejected, tools = (
+            line["prompt"], line["chosen"], line["rejected"], line.get("tools"),
+        )  # fmt: skip
+    if not isinstance(prompt, list):
+        raise Refused("bad_message")
+    encoding = encoding_for(fmt)
+    counters = Counters()
+    wired = [
+        wire_messages([m for m in part if isinstance(m, dict)], encoding, roundtrip,
+                      max_tool_output_chars=None, counters=counters)[0]
+        for part in (prompt, [*prompt, *chosen], [*prompt, *rejected])
+    ]  # fmt: skip
+    cut = len(wired[0])
+    held = Context(tools=tools if isinstance(tools, list) else ctx.tools)
+    return _shape(fmt, wired[0], wired[1][cut:], wired[2][cut:], held)
 
 
 def _shape(

@@ -240,7 +240,8 @@ def _samples_for(
     if not any(m["role"] == "assistant" for m in messages):
         raise Refused("no_agent_turn")
     messages = in_context(row, messages, ctx, rep.context)
-    if ctx.tools is None:
+    tools = ctx.tools_for(row)
+    if tools is None:
         rep.context.without_tools += 1
     # Messages after the last agent turn (a rollout cut mid-call) train nothing.
     last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
@@ -257,28 +258,33 @@ def _samples_for(
     turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     if not unroll:
         flags = loss_mask(messages, mask)
-        return [(_sample(fmt, messages, flags, ctx, rep), meta)]
+        return [(_sample(fmt, messages, flags, tools, rep), meta)]
     out = []
     for turn, i in enumerate(turns):
         flags = [0] * i + [1]
-        out.append((_sample(fmt, messages[: i + 1], flags, ctx, rep), {**meta, "turn": turn}))
+        sample = _sample(fmt, messages[: i + 1], flags, tools, rep)
+        out.append((sample, {**meta, "turn": turn}))
     return out
 
 
 def _sample(
-    fmt: str, messages: list[Message], flags: list[int], ctx: Context, rep: TrainingReport
+    fmt: str,
+    messages: list[Message],
+    flags: list[int],
+    schemas: list[dict[str, Any]] | None,
+    rep: TrainingReport,
 ) -> dict[str, Any]:
     trained = sum(flags)
     rep.trained_messages += trained
     rep.masked_messages += len(flags) - trained
-    tools = {"tools": ctx.tools} if ctx.tools is not None else {}
+    tools = {"tools": schemas} if schemas is not None else {}
     if fmt == "openai":
         weights = [
             f if m["role"] == "assistant" else 0 for m, f in zip(messages, flags, strict=True)
         ]
         line: dict[str, Any] = {"messages": openai_messages(messages, weights)}
-        if ctx.tools is not None:
-            line["tools"] = ctx.tools
+        if schemas is not None:
+            line["tools"] = schemas
             line["parallel_tool_calls"] = parallel_calls(messages)
         problems = line_problems(line)
         if problems:

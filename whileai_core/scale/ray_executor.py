@@ -8,7 +8,7 @@ or `-o FILE` as that shard finishes and says so on stderr. `--resume` reads FILE
 whose rows are all there is skipped, a shard cut short is replayed from its own rows (the
 engine's resume), so only the rows it lacks come back.
 
-Ray is an optional extra (`pip install 'whileai[ray]'`). Without `--ray-address` a local
+Ray is an optional extra (`pip install 'whileai-toolkit[ray]'`). Without `--ray-address` a local
 Ray is started for the run, sized to this machine, with a small object store and its
 files under a temporary directory, and stopped at the end.
 """
@@ -45,7 +45,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("--executor ray needs Ray: pip install 'whileai[ray]'") from None
+        raise ConfigError("--executor ray needs Ray: pip install 'whileai-toolkit[ray]'") from None
     return ray
 
 

@@ -28,6 +28,30 @@ def ensure_agent(db: Conn, account: str, slug: str) -> None:
     )
 
 
+def carry_context(
+    db: Conn, account: str, slug: str, tools: list[dict[str, Any]], system_prompt: str | None
+) -> None:
+    """What an agent's traces carried (the tool schemas offered to the model, its system
+    prompt) onto its record, the latest trace's winning; written only when it changed."""
+    fields: dict[str, Any] = {}
+    if tools:
+        fields["tools"] = tools
+    if system_prompt:
+        fields["system_prompt"] = system_prompt
+    if not fields:
+        return
+    prior = db.execute(
+        "SELECT spec FROM agents WHERE account = ? AND slug = ?", (account, slug)
+    ).fetchone()
+    held = orjson.loads(prior["spec"]) if prior is not None and prior["spec"] else {}
+    merged = {**held, **fields}
+    if merged != held:
+        db.execute(
+            "UPDATE agents SET spec = ? WHERE account = ? AND slug = ?",
+            (orjson.dumps(merged).decode(), account, slug),
+        )
+
+
 def check_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """`tools` a list of tool schemas, `system_prompt` a string; nothing else."""
     unknown = sorted(set(spec) - set(SPEC_FIELDS))

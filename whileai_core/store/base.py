@@ -37,6 +37,9 @@ Purpose = Literal["train", "holdout", "eval"]
 # Fields `POST /datasets/{id}/meta` may change; everything else is set by the store.
 META_FIELDS: tuple[str, ...] = ("name", "purpose", "mode", "agent", "description")
 TRACE_PAGE_SIZE = 100
+# The OTLP signals the store takes: spans (/v1/traces) and log records (/v1/logs), which
+# GenAI instrumentations send their message events as.
+Signal = Literal["traces", "logs"]
 # A dataset created but not finalized this long after is abandoned: the signed upload link
 # `whileai serve` hands out expires after as long, so nothing can complete it any more.
 # `purge` removes such datasets; the storage sweeps the files a killed upload left.
@@ -165,10 +168,15 @@ class Store(Protocol):
 
     # traces
     def ingest_otlp(
-        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
+        self,
+        body: bytes | IO[bytes],
+        content_type: str,
+        content_encoding: str | None = None,
+        signal: Signal = "traces",
     ) -> dict[str, Any]:
         """OTLP/HTTP export request body (protobuf or JSON, optionally gzip) -> traces; a
-        file object is read a chunk at a time."""
+        file object is read a chunk at a time. `signal="logs"` takes a logs export (what
+        /v1/logs receives) and joins its records to their traces."""
         ...
 
     def list_traces(

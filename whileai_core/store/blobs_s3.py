@@ -1,5 +1,5 @@
 """Dataset bodies in an S3-compatible bucket (`--blobs s3://bucket/prefix`), through boto3
-(`pip install 'whileai[s3]'`).
+(`pip install 'whileai-toolkit[s3]'`).
 
 Credentials and the region come from boto3's usual places (AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY, AWS_REGION, ~/.aws, an instance role); `endpoint` points it at
@@ -35,7 +35,7 @@ class S3Blobs:
             from botocore.config import Config
             from botocore.exceptions import BotoCoreError, ClientError
         except ImportError:
-            raise ConfigError("--blobs s3://... needs boto3: pip install 'whileai[s3]'") from None
+            raise ConfigError("--blobs s3://... needs boto3: pip install 'whileai-toolkit[s3]'") from None
         parts = urlsplit(url)
         if not parts.netloc:
             raise ConfigError(f"--blobs {url}: expected s3://bucket/prefix")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .base import TRACE_PAGE_SIZE, NewDataset
+from .base import TRACE_PAGE_SIZE, NewDataset, Signal
 from .limits import Limits
 from .local import LOCAL_ACCOUNT, Storage
 from .quotas import QuotaPolicy, Quotas
@@ -75,9 +75,15 @@ class BoundStore:
 
     # traces
     def ingest_otlp(
-        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
+        self,
+        body: bytes | IO[bytes],
+        content_type: str,
+        content_encoding: str | None = None,
+        signal: Signal = "traces",
     ) -> dict[str, Any]:
-        return self.storage.traces.ingest(self.account, body, content_type, content_encoding)
+        traces = self.storage.traces
+        ingest = traces.ingest_logs if signal == "logs" else traces.ingest
+        return ingest(self.account, body, content_type, content_encoding)
 
     def list_traces(
         self,

@@ -22,6 +22,7 @@ from .base import (
     TRACE_PAGE_SIZE,
     NewDataset,
     NotFound,
+    Signal,
     StoreError,
     Unauthorized,
     check_score,
@@ -222,14 +223,19 @@ class HttpStore:
 
     # traces
     def ingest_otlp(
-        self, body: bytes | IO[bytes], content_type: str, content_encoding: str | None = None
+        self,
+        body: bytes | IO[bytes],
+        content_type: str,
+        content_encoding: str | None = None,
+        signal: Signal = "traces",
     ) -> dict[str, Any]:
         if not isinstance(body, bytes):
             body = body.read()
         headers = {"Content-Type": content_type}
         if content_encoding:
             headers["Content-Encoding"] = content_encoding
-        result: dict[str, Any] = self._call("POST", "/v1/traces", content=body, headers=headers)
+        path = f"/v1/{signal}"
+        result: dict[str, Any] = self._call("POST", path, content=body, headers=headers)
         return result
 
     def list_traces(

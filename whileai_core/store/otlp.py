@@ -22,6 +22,7 @@ rebuilds its row from all of them each time.
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -29,10 +30,11 @@ from typing import IO, Any
 
 import orjson
 
-from .base import BadRequest, TooLarge
+from . import otlp_genai
+from .base import BadRequest, Signal, TooLarge
 from .limits import Limits, refuse
-from .otlp_json import spans_from_json, spans_from_json_bytes
-from .otlp_proto import spans_from_protobuf
+from .otlp_json import logs_from_json_bytes, spans_from_json, spans_from_json_bytes
+from .otlp_proto import logs_from_protobuf, spans_from_protobuf
 
 SCENARIO_KEYS = ("zeroproof.scenario_id", "whileai.scenario_id", "scenario_id")
 REWARD_KEYS = ("whileai.reward", "zeroproof.reward")
@@ -40,7 +42,7 @@ PASS_AT = 1.0  # a trace score at or above this is a pass (a 0..1 quality number
 CHUNK = 256 * 1024
 
 Span = dict[str, Any]
-__all__ = ["decode_request", "decompress", "spans_from_json", "trace_row"]
+__all__ = ["decode_logs", "decode_request", "decompress", "spans_from_json", "trace_row"]
 
 
 def _chunks(body: bytes | IO[bytes]) -> Iterable[bytes]:
@@ -99,8 +101,32 @@ def decode_request(
 ) -> list[Span]:
     """Every span of an export request, with resource attributes attached; a request over
     any limit is refused whole (`TooLarge`), a malformed one with where it went wrong."""
+    return _refusing(body, content_type, content_encoding, limits, "traces")
+
+
+def decode_logs(
+    body: bytes | IO[bytes],
+    content_type: str,
+    content_encoding: str | None = None,
+    limits: Limits | None = None,
+) -> tuple[list[Span], int]:
+    """A logs export request (what GenAI instrumentations send their message events as):
+    its records as entries of their traces (`log_entries`), and how many records named
+    no trace and so could not be joined to a run. Refused as a trace request is."""
+    records = _refusing(body, content_type, content_encoding, limits, "logs")
+    entries = log_entries(records)
+    return entries, len(records) - len(entries)
+
+
+def _refusing(
+    body: bytes | IO[bytes],
+    content_type: str,
+    content_encoding: str | None,
+    limits: Limits | None,
+    signal: Signal,
+) -> list[Span]:
     try:
-        return _decode(body, content_type, content_encoding, limits or Limits())
+        return _decode(body, content_type, content_encoding, limits or Limits(), signal)
     except (BadRequest, TooLarge) as exc:
         refusal = exc
     # Raised afresh: the traceback would hold the frames, and with them the inflated body
@@ -110,7 +136,11 @@ def decode_request(
 
 
 def _decode(
-    body: bytes | IO[bytes], content_type: str, content_encoding: str | None, limits: Limits
+    body: bytes | IO[bytes],
+    content_type: str,
+    content_encoding: str | None,
+    limits: Limits,
+    signal: Signal,
 ) -> list[Span]:
     kind = (content_type or "").split(";")[0].strip().lower()
     if kind not in ("application/x-protobuf", "application/protobuf", "application/json", ""):
@@ -119,9 +149,43 @@ def _decode(
             "(application/x-protobuf or application/json)"
         )
     raw = decompress(body, content_encoding, limits)
-    if kind in ("application/x-protobuf", "application/protobuf"):
+    protobuf = kind in ("application/x-protobuf", "application/protobuf")
+    if signal == "logs":
+        return logs_from_protobuf(raw, limits) if protobuf else logs_from_json_bytes(raw, limits)
+    if protobuf:
         return spans_from_protobuf(raw, limits)
     return spans_from_json_bytes(raw, limits)
+
+
+def log_entries(records: Iterable[dict[str, Any]]) -> list[Span]:
+    """Log records as entries of their trace, stored and merged like spans: `kind: log`,
+    the span they belong to as `parentSpanId`, and a key made of their content, so a
+    record exported twice is kept once. Records outside any trace cannot be joined to a
+    run and are left out (the count is `len(records) - len(entries)`)."""
+    entries: list[Span] = []
+    for record in records:
+        if not record["traceId"]:
+            continue
+        name = record["name"] or record["attributes"].get("event.name") or ""
+        content = orjson.dumps(
+            [record["spanId"], name, record["time"], record["attributes"], record["body"]],
+            option=orjson.OPT_SORT_KEYS,
+        )
+        entries.append(
+            {
+                "traceId": record["traceId"],
+                "spanId": "log:" + hashlib.sha256(content).hexdigest()[:24],
+                "parentSpanId": record["spanId"],
+                "kind": "log",
+                "name": str(name),
+                "start": record["time"],
+                "end": record["time"],
+                "attributes": record["attributes"],
+                "body": record["body"],
+                "resource": record["resource"],
+            }
+        )
+    return entries
 
 
 # --- spans -> row ---------------------------------------------------------------------
@@ -158,20 +222,51 @@ def _is_tool_span(span: Span) -> bool:
     return attrs.get("gen_ai.operation.name") == "execute_tool" or "gen_ai.tool.name" in attrs
 
 
-def _message_text(messages: Any, role: str, last: bool) -> str | None:
-    if not isinstance(messages, list):
+def _plain(value: Any) -> str | None:
+    """A prompt or completion sent as plain text; a JSON message list (the deprecated
+    `gen_ai.prompt` form) is read as messages instead."""
+    if not isinstance(value, str):
         return None
-    ordered = reversed(messages) if last else iter(messages)
-    for m in ordered:
-        if isinstance(m, dict) and m.get("role") == role:
-            content = m.get("content")
-            if isinstance(content, str):
-                return content
-            parts = m.get("parts")
-            if isinstance(parts, list):
-                texts = [p.get("content") for p in parts if isinstance(p, dict)]
-                return "".join(t for t in texts if isinstance(t, str))
-    return None
+    if value[:1] == "[" and isinstance(_decoded(value), list):
+        return None
+    return value
+
+
+# Token counts by convention, newest first: a span counts the first of each it carries.
+_USAGE_KEYS = {
+    "input_tokens": (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+        "llm.token_count.prompt",
+    ),
+    "output_tokens": (
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    ),
+}
+
+
+def usage_of(spans: Iterable[Span]) -> dict[str, int]:
+    """Input and output tokens summed over the trace's spans, whichever names they use."""
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    for s in spans:
+        for field, keys in _USAGE_KEYS.items():
+            for key in keys:
+                value = s["attributes"].get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    usage[field] += value
+                    break
+    return usage
+
+
+def trace_context(row: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The tool schemas and system prompt a trace's model calls carried (for its agent),
+    read off the row `trace_row` built: its `tools` and its leading system message."""
+    messages = row.get("messages") or []
+    first = messages[0] if messages and isinstance(messages[0], dict) else {}
+    system = first.get("content") if first.get("role") == "system" else None
+    return list(row.get("tools") or []), system if isinstance(system, str) else None
 
 
 def declared_agent(spans: list[Span]) -> str | None:
@@ -189,18 +284,23 @@ def span_reward(spans: list[Span]) -> float | None:
 def trace_row(spans: list[Span], scores: dict[str, float] | None = None) -> dict[str, Any]:
     """One row for one trace. The verdict is the `score` sent after the run, else the reward
     the span carried; a trace without either is ungraded (no `reward` key)."""
-    spans = sorted(spans, key=lambda s: (s["start"], s["spanId"]))
+    everything = sorted(spans, key=lambda s: (s["start"], s["spanId"]))
+    logs = [s for s in everything if s.get("kind") == "log"]
+    spans = [s for s in everything if s.get("kind") != "log"]
     agent = _first(spans, ["gen_ai.agent.name"])
     if agent is None:
-        agent = next((s["resource"].get("service.name") for s in spans if s["resource"]), None)
-    inputs = _decoded(_first(spans, ["gen_ai.input.messages"]))
-    outputs = _decoded(_first(spans, ["gen_ai.output.messages"]))
-    prompt = _first(spans, ["whileai.prompt", "gen_ai.prompt"])
-    if not isinstance(prompt, str):
-        prompt = _message_text(inputs, "user", last=False) or ""
-    final = _first(spans, ["whileai.final_text", "gen_ai.completion"])
-    if not isinstance(final, str):
-        final = _message_text(outputs, "assistant", last=True)
+        agent = next((s["resource"].get("service.name") for s in everything if s["resource"]), None)
+    talk = otlp_genai.conversation(spans, logs)
+    messages = talk.messages if talk is not None else []
+    prompt = _plain(_first(spans, ["whileai.prompt", "gen_ai.prompt"]))
+    if prompt is None:
+        prompt = next((m["content"] for m in messages if m["role"] == "user"), "")
+    final = _plain(_first(spans, ["whileai.final_text", "gen_ai.completion"]))
+    if final is None and messages:
+        final = next(
+            (m["content"] for m in reversed(messages) if m["role"] == "assistant" and m["content"]),
+            "",
+        )
     steps = [
         {
             "tool": s["attributes"].get("gen_ai.tool.name") or s["name"],
@@ -209,32 +309,25 @@ def trace_row(spans: list[Span], scores: dict[str, float] | None = None) -> dict
         }
         for s in spans
         if _is_tool_span(s)
-    ]
-    usage = {"input_tokens": 0, "output_tokens": 0}
-    for s in spans:
-        for key, field in (
-            ("gen_ai.usage.input_tokens", "input_tokens"),
-            ("gen_ai.usage.output_tokens", "output_tokens"),
-        ):
-            value = s["attributes"].get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                usage[field] += value
-    start = min((s["start"] for s in spans if s["start"]), default=0)
+    ] or otlp_genai.steps_of(messages)
+    start = min((s["start"] for s in everything if s["start"]), default=0)
     row: dict[str, Any] = {"prompt": prompt}
-    if isinstance(inputs, list):
-        row["messages"] = inputs
+    if messages:
+        row["messages"] = messages
     row["steps"] = steps
     if final is not None:
         row["final_text"] = final
+    if talk is not None and talk.tools:
+        row["tools"] = talk.tools
     scenario = _first(spans, SCENARIO_KEYS)
     if scenario is not None:
         row["scenario_id"] = str(scenario)
     model = _first(spans, ["gen_ai.response.model", "gen_ai.request.model"])
     if model is not None:
         row["model_version"] = str(model)
-    row["usage"] = usage
+    row["usage"] = usage_of(spans)
     row["tools_used"] = sorted({step["tool"] for step in steps})
-    row["trace_id"] = spans[0]["traceId"]
+    row["trace_id"] = everything[0]["traceId"]
     if agent is not None:
         row["agent"] = str(agent)
     if start:

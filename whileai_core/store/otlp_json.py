@@ -22,6 +22,7 @@ from .base import BadRequest
 from .limits import AttributeBudget, Limits, json_depth, json_value_count, refuse
 
 Span = dict[str, Any]
+LogRecord = dict[str, Any]
 UINT64 = 2**64
 INT64 = 2**63
 _MAX_DIGITS = 20  # 2**64 has 20 digits: a longer number is refused before int() sees it
@@ -30,6 +31,15 @@ _MAX_DIGITS = 20  # 2**64 has 20 digits: a longer number is refused before int()
 def spans_from_json_bytes(raw: bytes | bytearray, limits: Limits) -> list[Span]:
     """Counted before it is parsed (what parsing would allocate), checked for depth before
     it is walked."""
+    return spans_from_json(_parsed(raw, limits), limits)
+
+
+def logs_from_json_bytes(raw: bytes | bytearray, limits: Limits) -> list[LogRecord]:
+    """An OTLP JSON logs export request, under the same counts as a trace export."""
+    return logs_from_json(_parsed(raw, limits), limits)
+
+
+def _parsed(raw: bytes | bytearray, limits: Limits) -> Any:
     values = json_value_count(raw, limits.max_json_values)
     if values > limits.max_json_values:
         raise refuse(
@@ -48,7 +58,7 @@ def spans_from_json_bytes(raw: bytes | bytearray, limits: Limits) -> list[Span]:
             f"the export request nests deeper than {limits.max_depth} levels",
             limits.max_depth,
         )
-    return spans_from_json(doc, limits)
+    return doc
 
 
 def spans_from_json(doc: Any, limits: Limits | None = None) -> list[Span]:
@@ -76,6 +86,32 @@ def spans_from_json(doc: Any, limits: Limits | None = None) -> list[Span]:
                     )
                 spans.append(reader.span(s, f"{scope_where}.spans[{k}]", resource))
     return spans
+
+
+def logs_from_json(doc: Any, limits: Limits | None = None) -> list[LogRecord]:
+    """Log records of an OTLP JSON logs export request (`resourceLogs` / `scopeLogs`)."""
+    limits = limits or Limits()
+    if not isinstance(doc, dict) or not isinstance(doc.get("resourceLogs"), list):
+        raise BadRequest("not an OTLP logs export: expected an object with 'resourceLogs'")
+    reader = _Reader(limits)
+    records: list[LogRecord] = []
+    for i, rl in enumerate(doc["resourceLogs"]):
+        where = f"resourceLogs[{i}]"
+        rl = _object(rl, where)
+        resource_obj = _object(rl.get("resource"), f"{where}.resource", optional=True)
+        resource = reader.attributes(resource_obj.get("attributes"), f"{where}.resource")
+        for j, sl in enumerate(_list(rl.get("scopeLogs"), f"{where}.scopeLogs")):
+            scope_where = f"{where}.scopeLogs[{j}]"
+            sl = _object(sl, scope_where, optional=True)
+            for k, r in enumerate(_list(sl.get("logRecords"), f"{scope_where}.logRecords")):
+                if len(records) >= limits.max_spans:
+                    raise refuse(
+                        "max_spans",
+                        f"the export request has more than {limits.max_spans:,} log records",
+                        limits.max_spans,
+                    )
+                records.append(reader.log_record(r, f"{scope_where}.logRecords[{k}]", resource))
+    return records
 
 
 def _kind(value: Any) -> str:
@@ -178,12 +214,15 @@ class _Reader:
     def span(self, s: Any, where: str, resource: dict[str, Any]) -> Span:
         s = _object(s, where)
         self.budget.start(where)
-        for extra in ("events", "links"):  # not kept, but they count: they were parsed
-            for n, item in enumerate(_list(s.get(extra), f"{where}.{extra}")):
-                item = _object(item, f"{where}.{extra}[{n}]")
-                attrs = _list(item.get("attributes"), f"{where}.{extra}[{n}].attributes")
-                self.budget.spend(1 + len(attrs))
-        return {
+        for n, item in enumerate(_list(s.get("links"), f"{where}.links")):  # counted, not kept
+            item = _object(item, f"{where}.links[{n}]")
+            attrs = _list(item.get("attributes"), f"{where}.links[{n}].attributes")
+            self.budget.spend(1 + len(attrs))
+        events = [
+            self._event(e, f"{where}.events[{n}]")
+            for n, e in enumerate(_list(s.get("events"), f"{where}.events"))
+        ]
+        span = {
             "traceId": _span_id(s.get("traceId"), f"{where}.traceId", 16, required=True),
             "spanId": _span_id(s.get("spanId"), f"{where}.spanId", 8, required=False),
             "parentSpanId": _span_id(s.get("parentSpanId"), f"{where}.parentSpanId", 8, False),
@@ -191,6 +230,41 @@ class _Reader:
             "start": self._time(s.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
             "end": self._time(s.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
             "attributes": self._key_values(s.get("attributes"), f"{where}.attributes"),
+            "resource": resource,
+        }
+        if events:  # the older GenAI conventions put each message in a span event
+            span["events"] = events
+        return span
+
+    def _event(self, item: Any, where: str) -> dict[str, Any]:
+        """A span event, its attributes spending the span's budget."""
+        item = _object(item, where)
+        self.budget.spend()
+        return {
+            "name": _text(item.get("name"), f"{where}.name"),
+            "time": self._time(item.get("timeUnixNano"), f"{where}.timeUnixNano"),
+            "attributes": self._key_values(item.get("attributes"), f"{where}.attributes"),
+        }
+
+    def log_record(self, r: Any, where: str, resource: dict[str, Any]) -> LogRecord:
+        """One OTLP log record: its event name, time, trace and span ids, attributes and
+        body (an AnyValue, spending the record's attribute budget like its attributes)."""
+        r = _object(r, where)
+        self.budget.start(where)
+        time = self._time(r.get("timeUnixNano"), f"{where}.timeUnixNano")
+        if not time:
+            time = self._time(r.get("observedTimeUnixNano"), f"{where}.observedTimeUnixNano")
+        body = None
+        if r.get("body") is not None:
+            self.budget.spend()
+            body = self._value(r.get("body"), f"{where}.body")
+        return {
+            "traceId": _span_id(r.get("traceId"), f"{where}.traceId", 16, required=False),
+            "spanId": _span_id(r.get("spanId"), f"{where}.spanId", 8, required=False),
+            "name": _text(r.get("eventName"), f"{where}.eventName"),
+            "time": time,
+            "attributes": self._key_values(r.get("attributes"), f"{where}.attributes"),
+            "body": body,
             "resource": resource,
         }
 

@@ -23,9 +23,12 @@ _LEN = 2
 class _Scan:
     """One pass over the wire format. Field numbers are OTLP's trace.proto/common.proto."""
 
-    def __init__(self, buf: bytes | bytearray | memoryview, limits: Limits) -> None:
+    def __init__(
+        self, buf: bytes | bytearray | memoryview, limits: Limits, signal: str = "traces"
+    ) -> None:
         self.buf = buf
         self.limits = limits
+        self.logs = signal == "logs"
         self.spans = 0
         self.budget = AttributeBudget(limits)
 
@@ -90,20 +93,28 @@ class _Scan:
                         self.owned("a scope", c, d, depth + 2, attributes=(3,))
                     elif inner == 2:
                         self.spans += 1
+                        what = "log records" if self.logs else "spans"
                         if self.spans > self.limits.max_spans:
+                            cap = self.limits.max_spans
                             raise refuse(
                                 "max_spans",
-                                f"the export request has more than {self.limits.max_spans:,} spans",
+                                f"the export request has more than {cap:,} {what}",
                                 self.limits.max_spans,
                             )
-                        self.owned(
-                            f"span {self.spans}",
-                            c,
-                            d,
-                            depth + 2,
-                            attributes=(9,),
-                            children=(11, 13),
-                        )
+                        if self.logs:  # LogRecord: attributes = 6, body = 5 (an AnyValue)
+                            self.owned(
+                                f"log record {self.spans}", c, d, depth + 2, attributes=(6,),
+                                values=(5,),
+                            )  # fmt: skip
+                        else:
+                            self.owned(
+                                f"span {self.spans}",
+                                c,
+                                d,
+                                depth + 2,
+                                attributes=(9,),
+                                children=(11, 13),
+                            )
 
     def owned(
         self,
@@ -113,13 +124,18 @@ class _Scan:
         depth: int,
         attributes: tuple[int, ...],
         children: tuple[int, ...] = (),
+        values: tuple[int, ...] = (),
     ) -> None:
         """A message with its own attribute budget; `children` (events = 11, links = 13)
-        count one each and spend the same budget with their attributes (3 and 4)."""
+        count one each and spend the same budget with their attributes (3 and 4), as do
+        `values` (a log record's body)."""
         self.budget.start(owner)
         for field, a, b in self.fields(pos, end, depth):
             if field in attributes:
                 self.key_value(a, b, depth + 1)
+            elif field in values:
+                self.count()
+                self.any_value(a, b, depth + 1)
             elif field in children:
                 self.count()
                 for inner, c, d in self.fields(a, b, depth + 1):
@@ -175,7 +191,47 @@ def spans_from_protobuf(raw: bytes | bytearray, limits: Limits) -> list[Span]:
                         "resource": resource,
                     }
                 )
+                if s.events:  # the older GenAI conventions put each message in an event
+                    spans[-1]["events"] = [
+                        {
+                            "name": e.name,
+                            "time": int(e.time_unix_nano),
+                            "attributes": {kv.key: _pb_value(kv.value) for kv in e.attributes},
+                        }
+                        for e in s.events
+                    ]
     return spans
+
+
+def logs_from_protobuf(raw: bytes | bytearray, limits: Limits) -> list[dict[str, Any]]:
+    """Log records of an `ExportLogsServiceRequest`, scanned under the same limits first."""
+    _Scan(raw, limits, "logs").request()
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(raw)
+    except DecodeError as exc:
+        raise BadRequest(f"body is not an OTLP protobuf logs export request ({exc})") from None
+    records: list[dict[str, Any]] = []
+    for rl in request.resource_logs:
+        resource = {kv.key: _pb_value(kv.value) for kv in rl.resource.attributes}
+        for sl in rl.scope_logs:
+            for r in sl.log_records:
+                where = f"log record {len(records) + 1}"
+                records.append(
+                    {
+                        "traceId": _pb_id(r.trace_id, 16, f"{where}: trace_id"),
+                        "spanId": _pb_id(r.span_id, 8, f"{where}: span_id"),
+                        "name": getattr(r, "event_name", ""),  # proto < 1.5 has none
+                        "time": int(r.time_unix_nano or r.observed_time_unix_nano),
+                        "attributes": {kv.key: _pb_value(kv.value) for kv in r.attributes},
+                        "body": _pb_value(r.body) if r.HasField("body") else None,
+                        "resource": resource,
+                    }
+                )
+    return records
 
 
 def _pb_id(value: bytes, size: int, where: str, required: bool = False) -> str:

@@ -285,7 +285,7 @@ class SqliteDatabase(Database):
 
 
 class PostgresDatabase(Database):
-    """A PostgreSQL database through psycopg 3 (`pip install 'whileai[postgres]'`)."""
+    """A PostgreSQL database through psycopg 3 (`pip install 'whileai-toolkit[postgres]'`)."""
 
     dialect = POSTGRESQL
 
@@ -295,7 +295,7 @@ class PostgresDatabase(Database):
             import psycopg
         except ImportError:
             raise ConfigError(
-                "--database postgresql://... needs psycopg: pip install 'whileai[postgres]'"
+                "--database postgresql://... needs psycopg: pip install 'whileai-toolkit[postgres]'"
             ) from None
         self._psycopg = psycopg
         self.url = url

@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from . import otlp, quotas
-from .agents import ensure_agent
+from .agents import carry_context, ensure_agent
 from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, TooLarge, check_score
 from .limits import Limits, refuse
 
@@ -61,6 +61,21 @@ class TraceTable:
         with _DECODE:
             spans = otlp.decode_request(body, content_type, content_encoding, self.storage.limits)
             return self.ingest_spans(account, spans)
+
+    def ingest_logs(
+        self,
+        account: str,
+        body: bytes | IO[bytes],
+        content_type: str,
+        content_encoding: str | None = None,
+    ) -> dict[str, Any]:
+        """Decode an OTLP logs export request and merge its records into their traces (a
+        GenAI instrumentation's message events join the span they name); records outside
+        any trace are counted as `unjoined`."""
+        with _DECODE:
+            limits = self.storage.limits
+            entries, unjoined = otlp.decode_logs(body, content_type, content_encoding, limits)
+            return {**self.ingest_spans(account, entries), "unjoined": unjoined}
 
     def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
         """Merge spans into their traces (a trace may arrive over several requests). The
@@ -151,9 +166,11 @@ class TraceTable:
         spans: list[otlp.Span],
         scores: dict[str, float],
         stored: bytes | None = None,
+        arrived: bool = True,
     ) -> dict[str, Any]:
         """Write a trace's spans (`stored`: them as JSON, when the caller has it already),
-        with their count and size, and its row rebuilt from them."""
+        with their count and size, and its row rebuilt from them; when spans `arrived` (not
+        a score), what its model calls carried goes onto its declared agent."""
         row = otlp.trace_row(spans, scores)
         start = min((s["start"] for s in spans if s["start"]), default=0) / 1e9 or time.time()
         stored = orjson.dumps(spans) if stored is None else stored
@@ -181,6 +198,8 @@ class TraceTable:
         declared = otlp.declared_agent(spans)
         if declared:
             ensure_agent(db, account, declared)
+            if arrived:
+                carry_context(db, account, declared, *otlp.trace_context(row))
         return row
 
     def list(
@@ -252,7 +271,8 @@ class TraceTable:
                 raise NotFound(f"trace {trace_id} not found")
             scores = orjson.loads(prior["scores"])
             scores[name] = float(value)
-            row = self._write_trace(db, account, trace_id, orjson.loads(prior["spans"]), scores)
+            spans = orjson.loads(prior["spans"])
+            row = self._write_trace(db, account, trace_id, spans, scores, arrived=False)
         return {"traceId": trace_id, "name": name, "value": float(value), "row": row}
 
 

@@ -1,12 +1,14 @@
 """Pairwise judging: an LLM judge sees A against B, both ways round.
 
-A pair is a line with the context (`prompt`) and two sides, as `a`/`b` or, from
-`whileai export --pairs`, `chosen`/`rejected` (then A is chosen and the report says how
-often the judge agrees with that label). A side is a reply (a string), a row (its
-rollout is rendered as the rubric judge sees it, privileged block removed) or a message
-list. The judge is asked twice, once with A in the first slot and once with B there; a
-winner is kept only when both orders agree, and a pair the order decided is a position
-flip (`position_flip_rate`): a judge that flips often is reading the slot, not the reply.
+A pair is a line with the context (`prompt`) and two sides, as `a`/`b` or as either
+file `whileai export --pairs` writes: TRL's `chosen`/`rejected`, or OpenAI's
+`input.messages` with `preferred_output`/`non_preferred_output` (then A is the preferred
+side and the report says how often the judge agrees with that label). A side is a
+reply (a string), a row (its rollout is rendered as the rubric judge sees it, privileged
+block removed) or a message list. The judge is asked twice, once with A in the first
+slot and once with B there; a winner is kept only when both orders agree, and a pair
+the order decided is a position flip (`position_flip_rate`): a judge that flips often
+is reading the slot, not the reply.
 """
 
 from __future__ import annotations
@@ -50,17 +52,31 @@ def _side_text(side: Any) -> str:
     raise ConfigError(f"a pair side must be a reply, a row or a message list, got {side!r:.40}")
 
 
-def _sides(pair: dict[str, Any]) -> tuple[Any, Any, bool]:
-    """(A, B, labelled): A/B, or chosen/rejected (labelled: A is the preferred one)."""
-    if "a" in pair and "b" in pair:
-        return pair["a"], pair["b"], False
-    if "chosen" in pair and "rejected" in pair:
-        return pair["chosen"], pair["rejected"], True
-    raise ConfigError("a pair needs 'a' and 'b' (or 'chosen' and 'rejected')")
+def _sides(pair: Any) -> tuple[Any, Any, bool]:
+    """(A, B, labelled): A/B, chosen/rejected (TRL's pairs, what `export --pairs --format
+    trl` writes) or preferred_output/non_preferred_output (OpenAI's preference lines, what
+    `--format openai` writes); labelled: A is the preferred one."""
+    if not isinstance(pair, dict):
+        raise ConfigError(f"a pair is a JSON object, got {pair!r:.40}")
+    for a, b, labelled in (
+        ("a", "b", False),
+        ("chosen", "rejected", True),
+        ("preferred_output", "non_preferred_output", True),
+    ):
+        if a in pair and b in pair:
+            return pair[a], pair[b], labelled
+    raise ConfigError(
+        "a pair needs 'a' and 'b', 'chosen' and 'rejected', "
+        "or 'preferred_output' and 'non_preferred_output'"
+    )
 
 
 def _context(pair: dict[str, Any]) -> str:
+    """The conversation both sides continue: `prompt` (a string or messages), or an
+    OpenAI preference line's `input.messages`."""
     prompt = pair.get("prompt")
+    if prompt is None and isinstance(pair.get("input"), dict):
+        prompt = pair["input"].get("messages")
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, list):
@@ -173,14 +189,15 @@ def judge_pairs(
         return winner
 
     async def one(pair: dict[str, Any]) -> dict[str, Any]:
-        a, b, labelled = _sides(pair)
-        context, ta, tb = _context(pair), _side_text(a), _side_text(b)
-        try:
+        try:  # a line that is no pair is counted with the reason, never ends the run
+            a, b, labelled = _sides(pair)
+            context, ta, tb = _context(pair), _side_text(a), _side_text(b)
             ab, ba = await asyncio.gather(ask(context, ta, tb), ask(context, tb, ta))
-        except ValueError as exc:
+        except (ValueError, ConfigError) as exc:
             report.errors += 1
             report.first_error = report.first_error or str(exc)
-            return {**pair, "pair_verdict": {"status": "error", "reason": str(exc)}}
+            kept = pair if isinstance(pair, dict) else {"pair": pair}
+            return {**kept, "pair_verdict": {"status": "error", "reason": str(exc)}}
         first = {"1": "a", "2": "b", "tie": "tie"}[ab]
         second = {"1": "b", "2": "a", "tie": "tie"}[ba]
         flipped = first != second

@@ -212,7 +212,8 @@ def agents_body(agents: list[dict[str, Any]]) -> str:
             + (
                 "<h3>Tools</h3>" + table(("tool", "what it does"), tool_rows, "tools")
                 if tool_rows
-                else "<p class='empty'>No tools recorded (push --spec S --agent A).</p>"
+                else "<p class='empty'>No tools recorded (push --spec S --agent A, or traces"
+                " whose model calls carry their tool definitions).</p>"
             )
             + (f"<h3>System prompt</h3><pre class='prompt'>{e(prompt)}</pre>" if prompt else "")
             + "</article>"

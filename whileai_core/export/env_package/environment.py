@@ -13,19 +13,17 @@
   simulate uses (the template writer's) answers a question back, pushes back, or stops;
   `max_turns` model calls end the rollout.
 - The reward is the spec's `reward` (`module:function`, row -> verdict; by default the
-  judge `whileai grade` uses) on a whileai row built from the trace, so the environment
-  grades exactly as whileai does. A judge that returns no verdict errors the rollout; a
+  judge `whileai grade` uses, from the copy of the toolkit in `_whileai_core/`) on a
+  whileai row built from the trace, so the environment grades exactly as whileai does.
+  A judge that returns no verdict errors the rollout; a
   rollout cut at the turn or token cap scores 0 and is logged as `truncated`.
   With `WHILEAI_ENV_ROWS=<file>` every graded rollout is appended there as a row.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -33,18 +31,14 @@ import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.dialects.chat import message_to_wire
 
-from whileai_core.export.env_defaults import offline_person
-from whileai_core.judges.contract import verdict_fields
-
 from . import load_spec, load_tasks
 
+# The toolkit's code this package carries (a copy of whileai_core, see its pyproject).
+from ._whileai_core.export.env_defaults import offline_person
+from ._whileai_core.judges.contract import verdict_fields
+from .rows import graded_row, keep_row, resolve
+
 SPEC = load_spec()
-
-
-def resolve(ref: str) -> Any:
-    """Import `package.module:attr`."""
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 class WhileaiTaskData(vf.TaskData):
@@ -79,7 +73,7 @@ class WhileaiTask(vf.Task[WhileaiTaskData, WorldState, vf.TaskConfig]):
         if trace.is_truncated:
             # Cut at the turn or token cap: no finished trajectory to judge, so 0.
             row["truncated"] = True
-            _keep_row(row, {"reward": 0.0, "reason": "truncated at the cap", "judge_status": "ok"})
+            keep_row(row, {"reward": 0.0, "reason": "truncated at the cap", "judge_status": "ok"})
             return 0.0
         verdict = resolve(SPEC["reward"])(row)
         if inspect.isawaitable(verdict):
@@ -87,7 +81,7 @@ class WhileaiTask(vf.Task[WhileaiTaskData, WorldState, vf.TaskConfig]):
         fields = verdict_fields(verdict)
         if fields.get("judge_status") != "ok" or fields.get("reward") is None:
             raise RuntimeError(f"reward {SPEC['reward']}: {fields.get('reason') or 'no verdict'}")
-        _keep_row(row, fields)
+        keep_row(row, fields)
         return float(fields["reward"])
 
 
@@ -217,56 +211,10 @@ class WhileaiEnv(vf.Env[WhileaiEnvConfig]):
 
 
 def rollout_row(messages: Any, data: Any, faults_fired: list[dict[str, Any]]) -> dict[str, Any]:
-    """A whileai row for the judge: the conversation with its tool steps, the task's grid
-    coordinates, the faults the world fired, and what the spec says reads and writes."""
-    msgs = []
-    for message in messages:
-        wire = message if isinstance(message, dict) else message_to_wire(message)
-        msgs.append({k: v for k, v in wire.items() if v is not None})
-    results = {m.get("tool_call_id"): m.get("content") for m in msgs if m["role"] == "tool"}
-    steps: list[dict[str, Any]] = []
-    final = ""
-    for message in msgs:
-        if message["role"] == "user" and steps:
-            steps.append({"role": "user", "text": message.get("content") or ""})
-        if message["role"] != "assistant":
-            continue
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") or call
-            raw = results.get(call.get("id"))
-            try:
-                result = json.loads(raw) if isinstance(raw, str) else raw
-                arguments = json.loads(fn.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                result, arguments = raw, fn.get("arguments")
-            steps.append({"tool": fn.get("name"), "arguments": arguments, "result": result})
-        if isinstance(message.get("content"), str) and message["content"]:
-            final = message["content"]
-    info = dict(data.info)
-    row: dict[str, Any] = {
-        "prompt": data.prompt if isinstance(data.prompt, str) else "",
-        "messages": msgs,
-        "steps": steps,
-        "final_text": final,
-        "scenario_id": info.get("scenario_id") or info.get("task_id"),
-    }
-    row.update({k: v for k, v in info.items() if k not in ("calibration", "person", "task_id")})
-    row["faults_fired"] = list(faults_fired)
-    # What simulate's rows tell a judge run without --spec: which tools read and write.
-    row["privileged"] = {"hidden_state": {
-        "tool_kinds": SPEC.get("tool_kinds") or {},
-        "record_readers": SPEC.get("record_readers") or {},
-    }}  # fmt: skip
-    return row
-
-
-def _keep_row(row: dict[str, Any], fields: dict[str, Any]) -> None:
-    target = os.environ.get("WHILEAI_ENV_ROWS")
-    if not target:
-        return
-    graded = {**row, **{k: v for k, v in fields.items() if k != "extra"}}
-    with Path(target).open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(graded) + "\n")
+    """The trace's messages on the wire, as the row the judge grades (`rows.py`)."""
+    wire = [m if isinstance(m, dict) else message_to_wire(m) for m in messages]
+    prompt = data.prompt if isinstance(data.prompt, str) else ""
+    return graded_row(wire, prompt, dict(data.info), faults_fired, SPEC)
 
 
 __all__ = ["WhileaiEnv", "WhileaiHarness", "WhileaiTaskset"]

@@ -5,7 +5,8 @@ tasks needs nothing but the standard library (`load_spec`, `load_tasks`); the en
 itself is written against verifiers 0.4 (`verifiers.v1`), which finds it through
 `__all__`: the taskset, the harness (the chat loop the policy runs in) and the env (the
 control flow with the offline person). Those load only when asked for, so this package
-imports where verifiers is not installed.
+imports where verifiers is not installed. `whileai_reward` and `grpo_data` are what TRL's
+GRPOTrainer trains with (`grpo.py`, no verifiers needed).
 
     vf-eval <this package> -m <model> --client.base-url <url> --client.api-key-var <VAR>
 """
@@ -19,8 +20,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SPLITS = ("train", "holdout")
 _ENVIRONMENT = ("WhileaiTaskset", "WhileaiHarness", "WhileaiEnv")
+_GRPO = ("grpo_data", "whileai_reward")
 
-__all__ = ["SPLITS", "load_spec", "load_tasks", *_ENVIRONMENT]
+__all__ = ["SPLITS", "load_spec", "load_tasks", *_ENVIRONMENT, *_GRPO]
 
 
 def load_spec() -> dict[str, Any]:
@@ -39,13 +41,17 @@ def load_tasks(split: str = "train") -> list[dict[str, Any]]:
 
 
 def __getattr__(name: str) -> Any:
+    if name in _GRPO:  # TRL's GRPO: the reward and the prompt-only files (no verifiers)
+        from . import grpo
+
+        return getattr(grpo, name)
     if name not in _ENVIRONMENT:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
         from . import environment
     except ImportError as exc:
         raise ImportError(
-            f"{name} needs verifiers 0.4 and whileai: pip install '{HERE.name}[rl]' "
+            f"{name} needs verifiers 0.4: pip install '{HERE.name}[rl]' "
             f"(load_tasks() works without them): {exc}"
         ) from exc
     return getattr(environment, name)
