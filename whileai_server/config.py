@@ -52,10 +52,12 @@ class UploadSlots:
 @dataclass(frozen=True)
 class ServerConfig:
     # Where the metadata lives: None is SQLite under the data directory; a
-    # postgresql://user@host/dbname URL is that database (`pip install 'whileai-toolkit[postgres]'`).
+    # postgresql://user@host/dbname URL is that database
+    # (`pip install 'whileai-toolkit[postgres]'`).
     database: str | None = None
-    # Where dataset bodies live: None is the data directory's `datasets/`; s3://bucket/prefix
-    # a bucket (`pip install 'whileai-toolkit[s3]'`), at `blobs_endpoint` for an S3-compatible store.
+    # Where dataset bodies live: None is the data directory's `datasets/`;
+    # s3://bucket/prefix a bucket (`pip install 'whileai-toolkit[s3]'`), at
+    # `blobs_endpoint` for an S3-compatible store.
     blobs: str | None = None
     blobs_endpoint: str | None = None
     # The secret that signs upload/download links and form tokens: None is a file the

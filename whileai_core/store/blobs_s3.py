@@ -35,7 +35,9 @@ class S3Blobs:
             from botocore.config import Config
             from botocore.exceptions import BotoCoreError, ClientError
         except ImportError:
-            raise ConfigError("--blobs s3://... needs boto3: pip install 'whileai-toolkit[s3]'") from None
+            raise ConfigError(
+                "--blobs s3://... needs boto3: pip install 'whileai-toolkit[s3]'"
+            ) from None
         parts = urlsplit(url)
         if not parts.netloc:
             raise ConfigError(f"--blobs {url}: expected s3://bucket/prefix")
