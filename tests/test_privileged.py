@@ -6,7 +6,7 @@ import copy
 
 import orjson
 
-from whileai_core.privileged import has_privileged, quotes_privileged, strip_privileged
+from whileai_core.privileged import has_privileged, leaks_answer_key, strip_privileged
 
 ROW = {
     "prompt": "refund ORD-1234",
@@ -48,9 +48,9 @@ def test_has_privileged_sees_json_encoded_strings() -> None:
 
 def test_reply_that_quotes_its_reference_is_a_leak() -> None:
     leaked = {**ROW, "final_text": "As expected: refund_order succeeds and the reply says so."}
-    assert quotes_privileged(leaked)
-    assert not quotes_privileged({**ROW, "final_text": "Your refund went through."})
-    assert not quotes_privileged({"prompt": "x", "final_text": "no block at all"})
+    assert leaks_answer_key(leaked)
+    assert not leaks_answer_key({**ROW, "final_text": "Your refund went through."})
+    assert not leaks_answer_key({"prompt": "x", "final_text": "no block at all"})
 
 
 def test_strip_sees_json_strings_however_they_spell_the_key() -> None:
