@@ -19,7 +19,7 @@ import orjson
 
 from whileai_core.privileged import carries_privileged, has_privileged
 
-from ..helpers import SDK_ROWS, run_cli
+from ..helpers import ORDERS_SPEC, SDK_ROWS, run_cli
 from ..platform_fixtures import LiveServer
 
 REFERENCE = "the order already shipped so refuse the cancellation politely"
@@ -162,3 +162,29 @@ def test_an_upload_of_only_attacks_is_refused_and_leaves_no_pending_dataset(
     assert response.status_code == 400 and "every row was left out" in response.json()["error"]
     assert client.get(f"/datasets/{dataset_id}").status_code == 404
     assert client.get("/datasets", params={"status": "pending"}).json()["datasets"] == []
+
+
+def test_hub_and_env_exports_carry_nothing_of_any_attack(tmp_path: Path) -> None:
+    attacks = attack_rows()
+    # The block in the prompt too: an env's question is the prompt.
+    attacks[1]["prompt"] = attacks[1]["messages"][0]["content"] = "Status? " + BLOCK
+    rows = [  # each ask passed once and failed once: a mixed group the RL gate admits
+        {**row, "scenario_id": f"ask-{i}", "rollout_index": k, "reward": float(k == 0),
+         "judge_status": "ok"}
+        for i, row in enumerate(attacks)
+        for k in range(2)
+    ]  # fmt: skip
+    source = _write(tmp_path / "rows.jsonl", rows)
+    for flag in ("--hf", "--env"):
+        folder = tmp_path / flag.strip("-")
+        done = run_cli("export", str(source), flag, str(folder), "--spec", str(ORDERS_SPEC))
+        err = done.stderr.decode()
+        assert done.returncode == 0, err
+        assert "Traceback" not in err and "RecursionError" not in err
+        written = [p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")]
+        assert written, flag
+        for path in written:
+            data = path.read_bytes().replace(b"privileged_residue", b"")
+            assert REFERENCE.encode() not in data.lower(), path
+            if path.suffix == ".jsonl":
+                assert_nothing_of_it(data)
