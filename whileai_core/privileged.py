@@ -49,7 +49,32 @@ _EMBED_DEPTH = 64
 def _shipped_key(key: Any) -> bool:
     """Whether a dict key names a never-shipped block, however it is cased or spelled
     (`Privileged`, `PRIVILEGED`, a full-width letter)."""
-    return isinstance(key, str) and _normal(key) in NEVER_SHIPPED
+    if not isinstance(key, str):
+        return False
+    if key.isascii():
+        return len(key) in _KEY_LENGTHS and key.lower() in NEVER_SHIPPED
+    return _normal(key) in NEVER_SHIPPED
+
+
+_KEY_LENGTHS = frozenset(len(key) for key in NEVER_SHIPPED)
+
+
+def _dumped(value: Any) -> bytes | None:
+    """`value` as JSON bytes, for a one-pass look at whether it could hold the block; None
+    when orjson cannot write it (an integer past 64 bits, nesting past 255)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return None
+
+
+def _clear(value: Any) -> bool:
+    """True when nothing in `value` could name a never-shipped key in any spelling: the
+    cheap answer for the many rows that never carried a block."""
+    if isinstance(value, str):
+        return value.isascii() and _RAW_TRIGGER.search(value.lower().encode()) is None
+    dumped = _dumped(value)
+    return dumped is not None and not might_carry(dumped)
 
 
 def strip_privileged(value: Any) -> Any:
@@ -61,8 +86,11 @@ def strip_privileged(value: Any) -> Any:
     orjson will not read, a JSON string inside a JSON string. What cannot be decoded and
     re-encoded faithfully (a prefix before the JSON, a Python repr, an integer past
     Python's digit limit, nesting past `_EMBED_DEPTH`) is left as it is, for
-    `carries_privileged` to refuse. The input is never mutated.
+    `carries_privileged` to refuse. The input is never mutated; what needed no change is
+    shared with it, not copied (all of it when nothing in it could name the block).
     """
+    if _clear(value):
+        return value
     return _strip(value, 0)
 
 
@@ -70,9 +98,9 @@ def _strip(value: Any, depth: int) -> Any:
     if depth > _STRIP_DEPTH:
         return value
     if isinstance(value, dict):
-        return {k: _strip(v, depth + 1) for k, v in value.items() if not _shipped_key(k)}
+        return {k: _strip_child(v, depth) for k, v in value.items() if not _shipped_key(k)}
     if isinstance(value, list):
-        return [_strip(v, depth + 1) for v in value]
+        return [_strip_child(v, depth) for v in value]
     if isinstance(value, str):
         decoded = _embedded_json(value, faithful=True)
         if decoded is _NOT_JSON:
@@ -85,11 +113,21 @@ def _strip(value: Any, depth: int) -> Any:
     return value
 
 
+def _strip_child(value: Any, depth: int) -> Any:
+    """A member as stripped: a container nothing in which could name the block is kept
+    as it is (shared, not copied), which is most of any row that carries one."""
+    if isinstance(value, (dict, list)):
+        return value if _clear(value) else _strip(value, depth + 1)
+    if isinstance(value, str):
+        return _strip(value, depth + 1)
+    return value
+
+
 def has_privileged(value: Any) -> bool:
     """True when a never-shipped key survives anywhere in `value`: as a key at any depth
     and casing, or inside a string holding JSON. Prose that only mentions the word is not
     a key (`carries_privileged` is the stricter test every way out runs)."""
-    return any(_shipped_key(key) for key, _ in _walk(value))
+    return not _clear(value) and any(_shipped_key(key) for key, _ in _walk(value))
 
 
 def carries_privileged(value: Any) -> bool:
@@ -98,6 +136,8 @@ def carries_privileged(value: Any) -> bool:
     (`\\u0070`, `\\x70`, `&#112;`, `%70`), Unicode compatibility forms, invisible
     characters and case. Text that still names the block is text the strip could not
     take apart, so it is refused rather than trusted."""
+    if _clear(value):
+        return False
     for key, text in _walk(value):
         if _shipped_key(key):
             return True
@@ -133,6 +173,7 @@ _NOT_JSON = object()
 # A string is worth decoding only when it could name a never-shipped key: literally (in
 # any case), or through a JSON escape that hides the letters from a plain substring test.
 _TRIGGERS = (*NEVER_SHIPPED, "\\u")
+_JSON_HEADS = ("{", "[", '"', "\ufeff")
 _DIGIT_LIMIT = 4000  # below Python's default 4300-digit int limit
 
 
@@ -146,8 +187,11 @@ def _embedded_json(text: str, *, faithful: bool) -> Any:
     `_NOT_JSON` when it holds none or cannot mention a never-shipped key. `faithful`: only
     a value that re-encodes to the same data (what a strip writes back); otherwise an
     integer past Python's digit limit reads as 0 (what a detector walks)."""
+    head = text[:1]
+    if head not in _JSON_HEADS and not head.isspace():
+        return _NOT_JSON
     body = text.strip().lstrip("\ufeff").strip()
-    if body[:1] not in ("{", "[", '"'):
+    if body[:1] not in _JSON_HEADS:
         return _NOT_JSON
     if body.isascii() and not any(t in body.lower() for t in _TRIGGERS):
         return _NOT_JSON
@@ -195,7 +239,6 @@ _ESCAPE = re.compile(
     r"|&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));?"
     r"|%([0-9a-fA-F]{2})"
 )
-_MAY_ESCAPE = ("\\", "&#", "%")
 _BLOCK_WORD = "privileged"
 
 
@@ -210,7 +253,7 @@ def _normal(text: str) -> str:
     escapes), compatibility forms folded, invisible and combining marks dropped, case
     folded."""
     for _ in range(3):
-        if not any(m in text for m in _MAY_ESCAPE):
+        if _MAY_ESCAPE_RE.search(text) is None:
             break
         undone = _ESCAPE.sub(_unescape_one, text)
         if undone == text:
@@ -223,22 +266,23 @@ def _normal(text: str) -> str:
 
 
 def _names_block(text: str) -> bool:
-    if text.isascii() and not any(m in text for m in _MAY_ESCAPE):
+    if text.isascii() and _MAY_ESCAPE_RE.search(text) is None:
         return _BLOCK_WORD in text.lower()
     return _BLOCK_WORD in _normal(text)
 
 
+_MAY_ESCAPE_RE = re.compile(r"\\|&#|%")
+# Either key's letters, or anything that could spell them: an escape (JSON, Python,
+# HTML, URL). Searched in lower-cased JSON bytes, where a backslash in text is doubled.
+_RAW_TRIGGER = re.compile(rb"rivileg|vector|\\[ux]|&#|%[0-9a-f]{2}")
+
+
 def might_carry(raw: bytes) -> bool:
     """Whether one JSON line could hold any of the block, read without parsing it: false
-    lets the store's finalize keep the line as sent. True for anything it cannot rule
-    out (an escape, a non-ASCII byte, either key's letters in any case)."""
-    lowered = raw.lower()
-    return (
-        b"rivileg" in lowered
-        or b"vector" in lowered
-        or not raw.isascii()
-        or any(m in raw for m in (b"\\u", b"\\x", b"&#", b"%"))
-    )
+    lets the store's finalize keep the line as sent, and every check above skip a row at
+    C speed. True for anything it cannot rule out (an escape, a non-ASCII byte, either
+    key's letters in any case)."""
+    return not raw.isascii() or _RAW_TRIGGER.search(raw.lower()) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -398,6 +442,9 @@ def _recognisable(text: str, level: Level, hidden: bool) -> bool:
 
 
 def _compile(block: dict[str, Any], level: Level) -> _Keys:
+    # The tools the block names (simulate keeps their kinds there) are the agent's own
+    # tools, never a secret: no candidate, no field name.
+    tools = {t.lower() for t in _block_tools(block)}
     candidates: list[_Candidate] = []
     pairs: list[_Candidate] = []
     for name in level.fields:
@@ -411,7 +458,7 @@ def _compile(block: dict[str, Any], level: Level) -> _Keys:
                     continue
                 if level.window is not None and len(words) >= level.window:
                     candidates.append(_Candidate(name, text, words, "run"))
-                elif _recognisable(text, level, hidden):
+                elif _recognisable(text, level, hidden) and text.strip().lower() not in tools:
                     kind = "value" if hidden else "whole"
                     candidates.append(_Candidate(name, text.strip(), words, kind))
             elif level.hidden_names and member and isinstance(leaf, (int, float)):
@@ -431,7 +478,7 @@ def _compile(block: dict[str, Any], level: Level) -> _Keys:
     names: set[str] = set()
     if level.hidden_names:
         hidden_state = block.get("hidden_state")
-        names = {k.lower() for k in _keys_of(hidden_state) if "_" in k}
+        names = {k.lower() for k in _keys_of(hidden_state) if "_" in k} - tools
         if hidden_state is not None:
             names.add("hidden_state")
     return _Keys(
@@ -511,7 +558,7 @@ def _arguments(arguments: Any, said: list[str], told: list[str]) -> None:
 
 def _said(row: dict[str, Any]) -> list[str]:
     """Everything the agent wrote: its turns, its final reply, its arguments' values."""
-    return _read(row)[0]
+    return _read(row, told=False)[0]
 
 
 def _told(row: dict[str, Any]) -> list[str]:
@@ -519,12 +566,14 @@ def _told(row: dict[str, Any]) -> list[str]:
     result is no excuse for repeating it, since no file will show where it came from.
     The tools it had are told whichever way the row records them (simulate keeps their
     kinds in the hidden state)."""
-    return [*_read(strip_privileged(row))[1], *_tool_names(row)]
+    return [*_read(row, told=True)[1], *_tool_names(row)]
 
 
-def _read(row: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _read(row: dict[str, Any], *, told: bool) -> tuple[list[str], list[str]]:
+    """(what the agent wrote, what it was told as it ships: every privileged block
+    inside removed); the second only when `told`, since most rows never need it."""
     said: list[str] = []
-    told: list[str] = []
+    heard = _Told(told)
     for message in row.get("messages") or []:
         if not isinstance(message, dict):
             continue
@@ -535,34 +584,57 @@ def _read(row: dict[str, Any]) -> tuple[list[str], list[str]]:
                 if isinstance(call, dict):
                     inner = call.get("function")
                     fn = inner if isinstance(inner, dict) else call
-                    told.append(str(fn.get("name") or ""))
-                    _arguments(fn.get("arguments"), said, told)
-        elif role in _TOLD_ROLES:
-            told.append(_content(message))
+                    heard.append(str(fn.get("name") or ""))
+                    _arguments(fn.get("arguments"), said, heard)
+        elif role in _TOLD_ROLES and heard.keep:
+            heard.append(_content(message))
             if isinstance(message.get("name"), str):
-                told.append(message["name"])
+                heard.append(message["name"])
     for step in row.get("steps") or []:
         if not isinstance(step, dict):
             continue
         text = step.get("text")
         if isinstance(text, str):
-            (told if step.get("role") == "user" else said).append(text)
+            (heard if step.get("role") == "user" else said).append(text)
         if step.get("tool"):
-            told.append(str(step["tool"]))
-            _arguments(step.get("arguments"), said, told)
+            heard.append(str(step["tool"]))
+            _arguments(step.get("arguments"), said, heard)
             result = step.get("result")
-            if result is not None:
-                told.append(result if isinstance(result, str) else _dump(result))
+            if result is not None and heard.keep:
+                heard.append(result if isinstance(result, str) else _dump(heard.shipped(result)))
     final = row.get("final_text")
     if isinstance(final, str):
         said.append(final)
     for key in ("prompt", "system_prompt", "system"):
         if isinstance(row.get(key), str):
-            told.append(row[key])
+            heard.append(row[key])
     dims = row.get("scenario_dimensions")
     if isinstance(dims, dict) and isinstance(dims.get("rule"), str):
-        told.append(dims["rule"])
-    return said, told
+        heard.append(dims["rule"])
+    return said, heard
+
+
+class _Told(list[str]):
+    """What the agent was told, each text as it ships; nothing at all unless `keep`."""
+
+    def __init__(self, keep: bool) -> None:
+        super().__init__()
+        self.keep = keep
+
+    @staticmethod
+    def shipped(value: Any) -> Any:
+        return strip_privileged(value)
+
+    def append(self, text: str) -> None:
+        if self.keep:
+            super().append(self.shipped(text))
+
+
+def _block_tools(block: dict[str, Any]) -> Iterator[str]:
+    hidden = block.get("hidden_state")
+    kinds = hidden.get("tool_kinds") if isinstance(hidden, dict) else None
+    if isinstance(kinds, dict):
+        yield from (str(k) for k in kinds)
 
 
 def _tool_names(row: dict[str, Any]) -> Iterator[str]:
@@ -581,10 +653,8 @@ def _tool_names(row: dict[str, Any]) -> Iterator[str]:
     if isinstance(used, list):
         yield " ".join(str(t) for t in used)
     block = _block(row)
-    hidden = block.get("hidden_state") if block is not None else None
-    kinds = hidden.get("tool_kinds") if isinstance(hidden, dict) else None
-    if isinstance(kinds, dict):
-        yield " ".join(str(k) for k in kinds)
+    if block is not None:
+        yield " ".join(_block_tools(block))
 
 
 def _dump(value: Any) -> str:
