@@ -250,8 +250,9 @@ def _unescape_one(match: re.Match[str]) -> str:
 
 def _normal(text: str) -> str:
     """`text` as a detector compares it: escapes undone (three rounds, for escapes of
-    escapes), compatibility forms folded, invisible and combining marks dropped, case
-    folded."""
+    escapes), compatibility forms folded to ASCII (full-width letters) and every other
+    non-ASCII character dropped (zero-width spaces, combining marks: a word spelled
+    through them reads whole), case folded. All of it at C speed, whatever the length."""
     for _ in range(3):
         if _MAY_ESCAPE_RE.search(text) is None:
             break
@@ -260,8 +261,7 @@ def _normal(text: str) -> str:
             break
         text = undone
     if not text.isascii():
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf"))
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return text.casefold()
 
 
@@ -805,7 +805,12 @@ def _sentence_at(cand: _Candidate, position: int) -> str:
 
 def _as_written(cand: _Candidate, start: int, end: int) -> str:
     """Words `start`..`end` of the candidate as written there (case, punctuation): what
-    an audit shows of the quote."""
-    pattern = r"\W+".join(re.escape(w) for w in cand.words[start:end])
+    an audit shows of the quote, its first `_SHOWN_WORDS` words at most (so the pattern,
+    and the search, stay short)."""
+    words = cand.words[start : min(end, start + _SHOWN_WORDS)]
+    pattern = r"\W+".join(re.escape(w) for w in words)
     match = re.search(pattern, cand.text, re.IGNORECASE)
-    return match.group(0) if match else " ".join(cand.words[start:end])
+    return match.group(0) if match else " ".join(words)
+
+
+_SHOWN_WORDS = 64
