@@ -185,6 +185,8 @@ def test_carries_sees_the_word_through_escapes_and_unicode_tricks() -> None:
         "%70rivileged",
         "\\\\u0070rivileged",
         "\\x70rivileged",
+        "\\u{70}rivileged",
+        "\\160\\162\\151\\166\\151\\154\\145\\147\\145\\144",  # octal, every letter
         "ｐｒｉｖｉｌｅｇｅｄ",  # full-width letters
         "priv\u200bileged",  # a zero-width space
         "pri\u0301vileged",  # a combining accent

@@ -31,6 +31,8 @@ from typing import Any
 
 import orjson
 
+from .row import call_function
+
 PRIVILEGED_KEY = "privileged"
 PRIVILEGED_FIELDS = ("hidden_state", "reference", "principle", "rubric")
 ANSWER_FIELDS = ("reference", "principle", "rubric")
@@ -231,11 +233,11 @@ def _encode(value: Any) -> str | None:
             return None
 
 
-# Escapes that can spell a letter: JSON/Python (`\u0070`, `\x70`, any number of
-# backslashes before them), HTML (`&#112;`, `&#x70;`) and URL (`%70`). Every quantifier
-# is bounded, so no input backtracks.
+# Escapes that can spell a letter: JSON, Python and JavaScript (`\u0070`, `\u{70}`,
+# `\x70`, `\160`, any number of backslashes before them), HTML (`&#112;`, `&#x70;`) and
+# URL (`%70`). Every quantifier is bounded, so no input backtracks.
 _ESCAPE = re.compile(
-    r"\\{1,8}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2}))"
+    r"\\{1,8}(?:u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|x([0-9a-fA-F]{2})|([0-7]{3}))"
     r"|&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));?"
     r"|%([0-9a-fA-F]{2})"
 )
@@ -243,9 +245,14 @@ _BLOCK_WORD = "privileged"
 
 
 def _unescape_one(match: re.Match[str]) -> str:
-    hex_u, hex_x, hex_html, dec_html, hex_url = match.groups()
-    code = int(hex_u or hex_x or hex_html or hex_url or "0", 16) if not dec_html else int(dec_html)
-    return chr(code) if 0 <= code <= 0x10FFFF else ""
+    hex_u, hex_brace, hex_x, octal, hex_html, dec_html, hex_url = match.groups()
+    if dec_html:
+        code = int(dec_html)
+    elif octal:
+        code = int(octal, 8)
+    else:
+        code = int(hex_u or hex_brace or hex_x or hex_html or hex_url or "0", 16)
+    return chr(code) if code <= 0x10FFFF else ""
 
 
 def _normal(text: str) -> str:
@@ -274,7 +281,7 @@ def _names_block(text: str) -> bool:
 _MAY_ESCAPE_RE = re.compile(r"\\|&#|%")
 # Either key's letters, or anything that could spell them: an escape (JSON, Python,
 # HTML, URL). Searched in lower-cased JSON bytes, where a backslash in text is doubled.
-_RAW_TRIGGER = re.compile(rb"rivileg|vector|\\[ux]|&#|%[0-9a-f]{2}")
+_RAW_TRIGGER = re.compile(rb"rivileg|vector|\\[ux0-7]|&#|%[0-9a-f]{2}")
 
 
 def might_carry(raw: bytes) -> bool:
@@ -582,8 +589,7 @@ def _read(row: dict[str, Any], *, told: bool) -> tuple[list[str], list[str]]:
             said.append(_content(message))
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
-                    inner = call.get("function")
-                    fn = inner if isinstance(inner, dict) else call
+                    fn = call_function(call)
                     heard.append(str(fn.get("name") or ""))
                     _arguments(fn.get("arguments"), said, heard)
         elif role in _TOLD_ROLES and heard.keep:
@@ -642,8 +648,7 @@ def _tool_names(row: dict[str, Any]) -> Iterator[str]:
     no secret."""
     for tool in row.get("tools") or []:
         if isinstance(tool, dict):
-            inner = tool.get("function")
-            fn = inner if isinstance(inner, dict) else tool
+            fn = call_function(tool)  # a tool schema nests the same way a call does
             yield str(fn.get("name") or "")
             params = fn.get("parameters")
             props = params.get("properties") if isinstance(params, dict) else None
