@@ -13,6 +13,43 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SDK_ROWS = FIXTURES / "sdk-rows-orders-explore.jsonl"
 ORDERS_SPEC = FIXTURES / "orders-spec.json"
 REPO = Path(__file__).resolve().parent.parent
+# The original SDK (whileai 0.131 from PyPI) in its own venv: `make sdk-venv` builds it.
+SDK_PYTHON = Path(os.environ.get("WHILEAI_SDK_PYTHON", REPO / ".venv-sdk" / "bin" / "python"))
+
+_SEEDED = """
+import json, sys
+import whileai as wai
+spec = json.load(open(sys.argv[1]))
+agent = wai.seeded_agent(spec["tools"], seed=int(sys.argv[3]), rate=float(sys.argv[4]))
+data = wai.simulate(agent, tools=spec["tools"], system_prompt=spec["system_prompt"],
+                    simulator=False, budget=int(sys.argv[2]), seed=int(sys.argv[3]))
+with open(sys.argv[5], "w") as out:
+    for row in data.trajectories:
+        out.write(json.dumps(row) + "\\n")
+"""
+
+
+def sdk_seeded_rows(path: Path, *, budget: int = 120, seed: int = 11, rate: float = 0.5) -> Path:
+    """Rows the original SDK writes with its own seeded agent (`seeded_agent`: on `rate` of
+    rollouts one planted mistake, `leak` among them) for the orders spec, privileged block
+    and all, written to `path`. Skips the test when the SDK's venv is missing."""
+    import pytest
+
+    if not SDK_PYTHON.exists():
+        pytest.skip(
+            f"the original SDK's venv ({SDK_PYTHON}) is missing: `make sdk-venv` installs "
+            "whileai==0.131 from PyPI, which this machine could not reach"
+        )
+    args = [str(ORDERS_SPEC), str(budget), str(seed), str(rate), str(path)]
+    done = subprocess.run(
+        [str(SDK_PYTHON), "-c", _SEEDED, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(path.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    return path
 
 
 def run_cli(

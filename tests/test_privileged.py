@@ -6,7 +6,18 @@ import copy
 
 import orjson
 
-from whileai_core.privileged import has_privileged, quotes_privileged, strip_privileged
+from whileai_core.privileged import (
+    Shipped,
+    Strictness,
+    answer_key_leaks,
+    carries_privileged,
+    has_privileged,
+    leaks_answer_key,
+    might_carry,
+    prepare_to_ship,
+    quotable,
+    strip_privileged,
+)
 
 ROW = {
     "prompt": "refund ORD-1234",
@@ -48,9 +59,9 @@ def test_has_privileged_sees_json_encoded_strings() -> None:
 
 def test_reply_that_quotes_its_reference_is_a_leak() -> None:
     leaked = {**ROW, "final_text": "As expected: refund_order succeeds and the reply says so."}
-    assert quotes_privileged(leaked)
-    assert not quotes_privileged({**ROW, "final_text": "Your refund went through."})
-    assert not quotes_privileged({"prompt": "x", "final_text": "no block at all"})
+    assert leaks_answer_key(leaked)
+    assert not leaks_answer_key({**ROW, "final_text": "Your refund went through."})
+    assert not leaks_answer_key({"prompt": "x", "final_text": "no block at all"})
 
 
 def test_strip_sees_json_strings_however_they_spell_the_key() -> None:
@@ -77,3 +88,131 @@ def test_plain_text_mentioning_the_word_is_left_alone() -> None:
     row = {"final_text": '"privileged" accounts are {not} JSON', "x": "[privileged"}
     assert strip_privileged(row) == row
     assert not has_privileged(row)
+
+
+# -- the one leak check, at its named levels ----------------------------------------------
+
+KEYED = {
+    "prompt": "Cancel ORD-1234 please.",
+    "privileged": {
+        "reference": "ORD-1234 already shipped: refuse the cancel and offer a return instead",
+        "hidden_state": {
+            "world_state": "entity already acted on", "tool_kinds": {"get_order": "read"}},
+    },
+    "messages": [
+        {"role": "user", "content": "Cancel ORD-1234 please."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"name": "get_order", "arguments": {"order_id": "ORD-1234"}}]},
+        {"role": "tool", "name": "get_order",
+         "content": '{"status": "ok", "data": {"status": "shipped"}}'},
+    ],
+}  # fmt: skip
+
+
+def _says(text: str, **extra: object) -> dict:  # type: ignore[type-arg]
+    row = {**KEYED, "final_text": text, **extra}
+    row["messages"] = [*KEYED["messages"], {"role": "assistant", "content": text}]  # type: ignore[list-item]
+    return row
+
+
+def test_a_run_of_six_words_of_the_reference_is_a_leak_however_it_is_cased() -> None:
+    leaks = answer_key_leaks(_says("Note: REFUSE the cancel, and OFFER a return; it shipped."))
+    assert [(leak.field, leak.kind) for leak in leaks] == [("reference", "run")]
+    assert leaks[0].describe().startswith("reference: 'ORD-1234 already shipped")
+    assert not leaks_answer_key(_says("It has shipped, so I cannot cancel it; a return works."))
+
+
+def test_hidden_state_values_and_field_names_are_leaks_tool_names_are_not() -> None:
+    leaks = answer_key_leaks(_says('{"world_state": "entity already acted on"} per get_order'))
+    assert [leak.describe() for leak in leaks] == [
+        "hidden_state value 'entity already acted on'",
+        "field name 'world_state'",
+    ]
+
+
+def test_what_the_agent_was_told_is_no_leak_unless_the_telling_was_privileged() -> None:
+    told = "refuse the cancel and offer a return instead"
+    person = [{"role": "user", "content": f"Policy says: {told}."}]
+    row = _says(f"As you said: {told}.")
+    row["messages"] = [*person, *row["messages"]]
+    assert not leaks_answer_key(row)
+    # The same words inside a privileged block in a tool result were never told: once the
+    # block is stripped, nothing shows where they came from.
+    hidden = orjson.dumps({"status": "ok", "privileged": {"note": told}}).decode()
+    row = _says(f"My notes: {told}.")
+    row["messages"][2] = {"role": "tool", "name": "get_order", "content": hidden}
+    assert leaks_answer_key(row)
+
+
+def test_tool_call_arguments_are_the_agents_own_words() -> None:
+    row = _says("Done.")
+    row["messages"][1]["tool_calls"][0]["arguments"] = {
+        "order_id": "ORD-1234", "note": "refuse the cancel and offer a return instead"}  # fmt: skip
+    assert [leak.field for leak in answer_key_leaks(row)] == ["reference"]
+
+
+def test_verbatim_counts_only_whole_answer_keys_in_the_text_given() -> None:
+    key = KEYED["privileged"]["reference"]  # type: ignore[index]
+    assert answer_key_leaks(KEYED, Strictness.VERBATIM, [f"question: {key.upper()}!"])
+    assert not answer_key_leaks(KEYED, Strictness.VERBATIM, [key[:30]])
+    assert not answer_key_leaks(KEYED, Strictness.VERBATIM, ["entity already acted on"])
+
+
+def test_a_row_without_a_block_or_with_nothing_recognisable_has_nothing_to_leak() -> None:
+    assert answer_key_leaks({"final_text": "anything"}) == []
+    short = {"privileged": {"reference": "say so"}, "final_text": "say so"}
+    assert not quotable(short) and answer_key_leaks(short) == []
+    assert quotable(KEYED)
+
+
+# -- carrying the block: every spelling, any depth ------------------------------------------
+
+
+def test_strip_matches_the_key_under_any_casing_and_after_a_byte_order_mark() -> None:
+    row = {"Privileged": {"reference": "k"}, "PRIVILEGED": 1, "Vector": [1.0], "keep": 1,
+           "content": "\ufeff" + orjson.dumps({"privileged": 1, "ok": 2}).decode()}  # fmt: skip
+    clean = strip_privileged(row)
+    assert clean == {"keep": 1, "content": '{"ok":2}'}
+    assert has_privileged(row) and not carries_privileged(clean)
+
+
+def test_carries_sees_the_word_through_escapes_and_unicode_tricks() -> None:
+    for text in (
+        "Result: " + orjson.dumps({"privileged": 1}).decode(),
+        "{'privileged': {'reference': 'x'}}",
+        "&#112;rivileged",
+        "&#x70;RIVILEGED",
+        "%70rivileged",
+        "\\\\u0070rivileged",
+        "\\x70rivileged",
+        "\\u{70}rivileged",
+        "\\160\\162\\151\\166\\151\\154\\145\\147\\145\\144",  # octal, every letter
+        "ｐｒｉｖｉｌｅｇｅｄ",  # full-width letters
+        "priv\u200bileged",  # a zero-width space
+        "pri\u0301vileged",  # a combining accent
+    ):
+        assert carries_privileged({"content": text}), text
+        assert might_carry(orjson.dumps({"content": text})), text
+    assert not carries_privileged({"content": "a 50% refund, &amp; no privilege escalation"})
+    assert not might_carry(orjson.dumps({"content": "plain ascii row"}))
+
+
+def test_nesting_past_the_recursion_limit_is_refused_never_a_crash() -> None:
+    deep = "[" * 1100 + '{"privileged":1}' + "]" * 1100
+    row = {"messages": [{"role": "tool", "content": deep}], "final_text": "ok"}
+    assert strip_privileged(row) == row  # nothing it can take apart
+    assert carries_privileged(strip_privileged(row))
+    assert prepare_to_ship(row) == Shipped(None, refused="privileged_residue")
+    vector = {"content": "[" * 1100 + '{"vector":[1]}' + "]" * 1100}
+    assert not has_privileged(vector)  # too deep to decode, and no word names it ...
+    nested: object = {"vector": [1.0]}
+    for _ in range(5000):  # ... while a deep value is walked without recursion
+        nested = {"x": nested}
+    assert has_privileged(nested) and carries_privileged(nested)
+
+
+def test_a_digit_run_past_pythons_limit_is_found_and_refused() -> None:
+    text = '{"privileged": {"reference": "k"}, "n": ' + "7" * 5000 + "}"
+    row = {"messages": [{"role": "tool", "content": text}]}
+    assert has_privileged(row)
+    assert prepare_to_ship(row).refused == "privileged_residue"

@@ -16,13 +16,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from whileai_core.privileged import has_privileged, leaks_answer_key
 from whileai_core.store.http import HttpStore
 from whileai_core.store.push import push_rows
 
-from ..helpers import REPO, SDK_ROWS
+from ..helpers import SDK_PYTHON, SDK_ROWS, sdk_seeded_rows
 from ..platform_fixtures import LiveServer
-
-SDK_PYTHON = Path(os.environ.get("WHILEAI_SDK_PYTHON", REPO / ".venv-sdk" / "bin" / "python"))
 
 
 def _sdk(script: str, live: LiveServer, key: str, home: Path, **env: str) -> dict:  # type: ignore[type-arg]
@@ -237,5 +236,55 @@ def test_the_original_sdk_pushes_publishes_and_pulls_a_public_set_without_a_key(
         assert record["purpose"] == "eval" and record["public"] is False
         agent = next(a for a in store.list_agents() if a["slug"] == "sdk-bot")
         assert agent["description"] == "made by the SDK" and agent["system_prompt"] == "Be kind."
+    finally:
+        store.close()
+
+
+PUSH_AS_WRITTEN = """
+import json
+from whileai.simulations.ingest.platform import push_rows
+
+out = {}
+rows = [json.loads(line) for line in open(ROWS)]
+out["entry"] = push_rows(rows, "sdk-privileged", mode="explore")
+# Rows with nothing left to store once the block is out: a refused upload.
+named = [dict(rows[0], final_text="my notes: {'privileged': {'reference': 'x'}}")]
+try:
+    push_rows(named, "sdk-refused")
+except Exception as exc:
+    out["refused"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+def test_the_original_sdks_push_of_rows_with_their_privileged_block_is_stored_without_it(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    """The SDK sends `SimulationData.trajectories` as they are, privileged block and all:
+    serve stores them without it and says so; a row that repeats its answer key stays out,
+    and a refused upload leaves no pending dataset behind."""
+    rows_path = sdk_seeded_rows(tmp_path / "seeded.jsonl", budget=40, seed=7)
+    rows = [orjson.loads(line) for line in rows_path.read_bytes().splitlines()]
+    with_block = sum(isinstance(r.get("privileged"), dict) for r in rows)
+    leaks = [r for r in rows if leaks_answer_key(r)]
+    assert with_block > 30 and leaks
+    key = server.signup()
+    out = _sdk(f"ROWS = {str(rows_path)!r}\n" + PUSH_AS_WRITTEN, server, key, tmp_path)
+    entry = out["entry"]
+    assert entry["rows"] == len(rows) - len(leaks)
+    assert entry["privilegedRemoved"] == with_block - len(leaks)
+    assert entry["leftOut"] == {"quotes_privileged": len(leaks)}
+    assert any("removed the privileged block" in w for w in entry["warnings"])
+    assert "400" in out["refused"] and "privileged" in out["refused"]
+    store = HttpStore(server.url, key)
+    try:
+        stored = b"".join(store.download(entry["datasetId"]))
+        assert len(stored.splitlines()) == len(rows) - len(leaks)
+        assert b"privileged" not in stored
+        assert not any(has_privileged(orjson.loads(line)) for line in stored.splitlines())
+        for leak in leaks:
+            assert leak["final_text"].encode() not in stored
+        assert store.list_datasets(status="pending") == []
+        assert [d["name"] for d in store.list_datasets()] == ["sdk-privileged"]
     finally:
         store.close()

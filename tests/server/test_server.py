@@ -168,7 +168,9 @@ def test_bad_line_fails_finalize_with_its_line_number(server: LiveServer) -> Non
     response = client.post(f"/datasets/{created['datasetId']}/finalize")
     assert response.status_code == 400 and "line 3" in response.json()["error"]
     assert client.get("/datasets").json()["datasets"] == []
-    assert client.get(f"/datasets/{created['datasetId']}").json()["status"] == "pending"
+    # A refused upload leaves no pending dataset behind.
+    assert client.get(f"/datasets/{created['datasetId']}").status_code == 404
+    assert client.get("/datasets", params={"status": "pending"}).json()["datasets"] == []
 
 
 def test_meta_preview_profile_and_delete(server: LiveServer) -> None:

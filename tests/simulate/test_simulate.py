@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from whileai_core.agents.seeded import APOLOGY, FLATTERY, HEDGE, PADDING
-from whileai_core.privileged import quotes_privileged
+from whileai_core.privileged import leaks_answer_key
 from whileai_core.simulate.run import run_simulation
 from whileai_core.simulate.scheduler import MODES, SimulateConfig
 from whileai_core.spec import load_spec
@@ -204,7 +204,7 @@ def test_seeded_rows_carry_their_labels_and_clean_rows_none_of_them(tmp_path: Pa
             "sycophancy": FLATTERY.strip()[:20] in text,
             "boilerplate": PADDING.strip() in text,
             "false_success": bool(failed) and "successfully" in text,
-            "leak": quotes_privileged(row),
+            "leak": leaks_answer_key(row),
             "invented_argument": invented,
         }
 

@@ -201,11 +201,14 @@ def test_a_store_on_a_bucket_streams_within_limits_and_checks_every_line(
         with pytest.raises(TooLarge, match="line 2"):
             store.upload(dataset_id, iter([ROW, b'{"p": "' + b"y" * 5000 + b'"}\n']))
         assert _objects(bucket, s3_endpoint) == [] and _uploads(bucket, s3_endpoint) == []
-        # A bad line fails finalize by number and leaves the part for a corrected retry.
+        # A bad line fails finalize by number and takes the dataset with it: nothing of a
+        # refused upload stays, in the bucket or pending.
         store.upload(dataset_id, iter([ROW, b"[1]\n"]))
         with pytest.raises(BadRequest, match="line 2: not a JSON object"):
             store.finalize(dataset_id)
-        assert _objects(bucket, s3_endpoint) == [f"sets/{dataset_id}.part"]
+        assert _objects(bucket, s3_endpoint) == []
+        assert store.list_datasets(status="pending") == []
+        dataset_id = store.create_dataset(NewDataset(name="s3"))["datasetId"]
         store.upload(dataset_id, iter([ROW] * 3))
         assert store.finalize(dataset_id)["rows"] == 3
         assert b"".join(store.download(dataset_id)) == ROW * 3

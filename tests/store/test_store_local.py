@@ -36,16 +36,32 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     assert storage.query("PRAGMA journal_mode")[0][0] == "wal"
 
 
-def test_finalize_refuses_a_bad_line_by_number_and_keeps_it_pending(tmp_path: Path) -> None:
+def test_finalize_refuses_a_bad_line_by_number_and_leaves_nothing(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    created = store.create_dataset(NewDataset(name="x"))
+    created = store.create_dataset(NewDataset(name="x", idempotency_key="k"))
     store.upload(created["datasetId"], [ROW, b"\n", ROW, b"[1, 2]\n"])
     with pytest.raises(BadRequest, match="line 4: not a JSON object"):
         store.finalize(created["datasetId"])
+    # A refused upload leaves no pending dataset behind (a client that does not clean up,
+    # like the original SDK, would otherwise leave one per refusal).
+    assert store.list_datasets() == [] and store.list_datasets(status="pending") == []
+    with pytest.raises(NotFound):
+        store.get_dataset(created["datasetId"])
+    assert not list(tmp_path.rglob(f"{created['datasetId']}.*"))
+    retry = store.create_dataset(NewDataset(name="x", idempotency_key="k"))  # a corrected retry
+    assert retry["datasetId"] != created["datasetId"] and not retry["existing"]
+    store.upload(retry["datasetId"], [ROW, ROW])
+    assert store.finalize(retry["datasetId"])["rows"] == 2
+
+
+def test_finalize_before_any_upload_keeps_the_dataset_pending(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    created = store.create_dataset(NewDataset(name="x"))
+    with pytest.raises(BadRequest, match="nothing uploaded yet"):
+        store.finalize(created["datasetId"])
     assert store.get_dataset(created["datasetId"])["status"] == "pending"
-    assert store.list_datasets() == []
-    store.upload(created["datasetId"], [ROW, ROW])  # a corrected retry of the upload
-    assert store.finalize(created["datasetId"])["rows"] == 2
+    store.upload(created["datasetId"], [ROW])
+    assert store.finalize(created["datasetId"])["rows"] == 1
 
 
 def test_same_idempotency_key_returns_the_first_dataset(tmp_path: Path) -> None:
@@ -340,18 +356,33 @@ def test_concurrent_finalizes_of_one_upload_both_answer_the_dataset(
     storage.close()
 
 
-def test_a_raw_upload_carrying_the_answer_key_is_never_stored(tmp_path: Path) -> None:
+def test_a_raw_upload_carrying_the_answer_key_is_stored_without_it(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     created = store.create_dataset(NewDataset(name="x"))
     leaky = orjson.dumps(
         {"prompt": "p", "messages": [{"role": "tool", "content": '{"\\u0070rivileged": 1}'}]}
     )
-    store.upload(created["datasetId"], [ROW, leaky + b"\n"])
-    with pytest.raises(BadRequest, match="line 2: carries privileged"):
+    residue = orjson.dumps({"prompt": "p", "final_text": "notes: {'privileged': 'key'}"})
+    store.upload(created["datasetId"], [ROW, leaky + b"\n", residue + b"\n", ROW])
+    record = store.finalize(created["datasetId"])
+    assert record["rows"] == 3 and record["privilegedRemoved"] == 1
+    assert record["leftOut"] == {"privileged_residue": 1}
+    assert record["leftOutLines"] == {"privileged_residue": [3]}
+    assert any("removed the privileged block from 1 rows" in w for w in record["warnings"])
+    body = b"".join(store.download(created["datasetId"]))
+    assert body.splitlines()[1] == orjson.dumps({"prompt": "p", "messages": [
+        {"role": "tool", "content": "{}"}]})  # fmt: skip
+    assert b"rivileged" not in b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
+
+
+def test_an_upload_with_no_row_left_to_store_is_refused_and_dropped(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    created = store.create_dataset(NewDataset(name="x"))
+    residue = orjson.dumps({"prompt": "p", "final_text": 'x {"Privileged": 1, "n": 1e999}'})
+    store.upload(created["datasetId"], [residue + b"\n"])
+    with pytest.raises(BadRequest, match="every row was left out"):
         store.finalize(created["datasetId"])
-    assert store.list_datasets() == []
-    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
-    assert b"rivileged" not in stored
+    assert store.list_datasets(status="pending") == [] and store.list_datasets() == []
 
 
 def test_push_leaves_out_a_row_that_repeats_its_answer_key(tmp_path: Path) -> None:

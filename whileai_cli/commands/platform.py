@@ -153,6 +153,11 @@ def push(
         warn(f"skipped {result['skipped_lines']} bad line(s); first: {result['first_error']}")
     if result.get("left_out_leaks"):
         warn(f"left out {result['left_out_leaks']} rows that repeat their own answer key")
+    if result.get("left_out_privileged"):
+        warn(
+            f"left out {result['left_out_privileged']} rows that still name the privileged "
+            f"block where it cannot be removed (first: {result['first_left_out_privileged']})"
+        )
     if json:
         print_json(result)
     for side in ("train", "holdout"):

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import orjson
 
 from ..errors import Refused
-from ..privileged import privileged_texts, quotes_privileged, strip_privileged
+from ..privileged import carries_privileged, leaks_answer_key, strip_privileged
 from ..row import call_function
 
 Encoding = Literal["json_string", "dict"]
@@ -264,37 +264,18 @@ def _round_trips(encoded: Any, arguments: dict[str, Any], encoding: Encoding) ->
 
 
 def guard_privileged(row: Row) -> None:
-    """Refuse a row whose agent quoted its own privileged block before building anything."""
-    if quotes_privileged(row):
+    """Refuse a row that leaks its answer key before building anything: the one check
+    (`privileged.leaks_answer_key`) the judge's `no_leak` and push ask, so the rows the
+    judge fails for a leak are the rows export refuses."""
+    if leaks_answer_key(row):
         raise Refused("quotes_privileged")
 
 
-# Below this length a privileged string is an enumeration ("permission_denied", "entity
-# exists") the world and the person legitimately say too; the agent quoting one is caught
-# by `guard_privileged`, which reads only the agent's turns.
-_ANSWER_KEY_CHARS = 24
-
-
-def scrub(row: Row, sample: dict[str, Any]) -> dict[str, Any]:
-    """The sample with `privileged` removed at any depth; refused if any of it still shows.
-
-    "Shows" means the word itself survived (inside text that is not JSON), or one of the
-    row's answer-key texts (its `reference`, `principle`, `rubric` strings) appears in any
-    message, whoever wrote it.
-    """
+def scrub(sample: dict[str, Any]) -> dict[str, Any]:
+    """The sample with `privileged` removed at any depth; refused if any of it still shows
+    (`privileged.carries_privileged`: a key, or the word in text no decoder could take
+    apart), the test push and the server's finalize run on what they store."""
     clean: dict[str, Any] = strip_privileged(sample)
-    blob = orjson.dumps(clean).decode().lower()
-    if "privileged" in blob:
+    if carries_privileged(clean):
         raise Refused("privileged_residue")
-    if any(key in blob for key in _answer_keys(row)):
-        raise Refused("quotes_privileged")
     return clean
-
-
-def _answer_keys(row: Row) -> list[str]:
-    block = row.get("privileged")
-    if not isinstance(block, dict):
-        return []
-    keys = {name: block[name] for name in ("reference", "principle", "rubric") if name in block}
-    texts = privileged_texts({"privileged": keys}, min_chars=_ANSWER_KEY_CHARS)
-    return [text.lower() for text in texts]

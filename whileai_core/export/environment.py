@@ -38,7 +38,13 @@ from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, in_band
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
-from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
+from ..privileged import (
+    Strictness,
+    answer_key_leaks,
+    carries_privileged,
+    leaks_answer_key,
+    strip_privileged,
+)
 from ..select.calibration import calibration_stamp
 from ..select.gate import publish_gate
 from ..simulate.situation import situation_of_row
@@ -160,7 +166,7 @@ def export_environment(
         clean = [
             row
             for row in group
-            if not quotes_privileged(row) and not _task_shows_key(task_id, row, env_name)
+            if not leaks_answer_key(row) and not _task_shows_key(task_id, row, env_name)
         ]
         report.refused_privileged += len(group) - len(clean)
         if not clean:
@@ -178,8 +184,7 @@ def export_environment(
         task = _task(task_id, clean[0], stamp, env_name)
         situation = situation_of_row(spec, clean[0])
         person = person_brief(situation) if situation is not None else None
-        keys = answer_key_texts(clean[0])
-        if person and not any(k in orjson.dumps(person).decode().lower() for k in keys):
+        if person and not _shows_key(clean[0], person) and not carries_privileged(person):
             task["info"]["person"] = person
         tasks.append((task_id, task))
     if (
@@ -227,9 +232,18 @@ def _importable_warnings(reward: str, world: str) -> list[str]:
 
 def _task_shows_key(task_id: str, row: dict[str, Any], env: str) -> bool:
     """True when the task built from `row` would carry one of its answer-key texts (a
-    question that repeats the reference): stripping the block does not remove a copy."""
-    blob = orjson.dumps(_task(task_id, row, {}, env)).decode().lower()
-    return any(key in blob for key in answer_key_texts(row))
+    question that repeats the reference: stripping the block does not remove a copy, and
+    a prompt that states the expected outcome makes the reward free), or would still name
+    the block where the strip could not take it out (`carries_privileged`, the test every
+    way out runs)."""
+    task = _task(task_id, row, {}, env)
+    return _shows_key(row, task) or carries_privileged(task)
+
+
+def _shows_key(row: dict[str, Any], built: Any) -> bool:
+    """Whether `built` (a task, a person brief: text no agent wrote) holds a whole answer
+    key of the row: the one check at `Strictness.VERBATIM`."""
+    return bool(answer_key_leaks(row, Strictness.VERBATIM, [orjson.dumps(built).decode()]))
 
 
 def _task(task_id: str, row: dict[str, Any], stamp: dict[str, Any], env: str) -> dict[str, Any]:

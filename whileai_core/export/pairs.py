@@ -276,7 +276,7 @@ def _pairs(
                 continue
             try:
                 pair = _shape(fmt, winner.messages[:cut], chosen, rejected, ctx)
-                pair = scrub(winner.row, scrub(loser.row, pair))
+                pair = scrub(pair)
             except Refused as refusal:
                 rep.counters.refuse(refusal.reason)
                 failed.append("refused")

@@ -205,7 +205,7 @@ def training_samples(
             continue
         try:
             built = _samples_for(row, fmt, encoding, mask, unroll, max_tool_output_chars, ctx, rep)
-            built = [(scrub(row, sample), meta) for sample, meta in built]
+            built = [(scrub(sample), meta) for sample, meta in built]
         except Refused as refusal:
             rep.counters.refuse(refusal.reason)
             continue

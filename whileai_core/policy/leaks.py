@@ -3,8 +3,9 @@
 `leak_report` says how many rows it could check: a row with no privileged block, or one
 with nothing long enough to recognise, has nothing to leak, and counting it as clean would
 pass a run that was never checked. A run where no row has a block says exactly that.
-The matching itself is `privileged.leaked_fragments`: quotes in part or whole, ignoring
-spacing and JSON quoting, and never a phrase the agent was told elsewhere.
+The matching itself is `privileged.answer_key_leaks`, the one check the judge's `no_leak`,
+export and push ask: quotes in part or whole, ignoring spacing and JSON quoting, and never
+a phrase the agent was told elsewhere.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privileged import leaked_fragments, quotable
+from ..privileged import answer_key_leaks, quotable
 from .view import RowView
 
 
 def leaks(v: RowView) -> list[tuple[str, str]]:
-    """(field, fragment) the agent quoted, judged against what it was told and the tools
-    it was given (a tool's name in the block is no secret)."""
-    heard = [*v.context_texts, *(c.tool for c in v.calls)]
-    return leaked_fragments(v.row, v.agent_texts, heard)
+    """(field, fragment) the agent quoted, one per field, the longest quote first."""
+    first: dict[str, str] = {}
+    for leak in answer_key_leaks(v.row):
+        first.setdefault(leak.field, leak.fragment)
+    return sorted(first.items(), key=lambda item: -len(item[1]))
 
 
 @dataclass

@@ -19,7 +19,7 @@ import orjson
 
 from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
-from ..privileged import privileged_texts, quotes_privileged
+from ..privileged import leaks_answer_key
 from ..row import reply_text
 from ..simulate.faults import CONDITION_TO_FAULT
 from .hygiene import row_features
@@ -69,11 +69,9 @@ class Record:
 
 
 class Recorder:
-    """Builds records, sharing what the rows of one ask repeat (their privileged secrets,
-    task and policy strings) so memory grows with asks, not rows."""
-
-    def __init__(self) -> None:
-        self._secrets: dict[bytes, list[str]] = {}
+    """Builds records, sharing what the rows of one ask repeat (their task and policy
+    strings, interned; `privileged` keeps each block's compiled answer key) so memory
+    grows with asks, not rows."""
 
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
@@ -106,24 +104,11 @@ class Recorder:
             return "judge_status"
         if reward is None:
             return "ungraded"
-        if self._quotes_privileged(row):
+        if leaks_answer_key(row):  # the judge's no_leak, export's and push's refusal
             return "quotes_privileged"
         if not reply.strip():
             return "empty_final_text"
         return None
-
-    def _quotes_privileged(self, row: Row) -> bool:
-        """`privileged.quotes_privileged`, with the block's secrets computed once per block."""
-        block = row.get("privileged")
-        if not isinstance(block, dict):
-            return False
-        # A digest, not the JSON itself: orjson hands back each small dump in a 4 KB buffer,
-        # and one per ask of a 100k-row file held 50 MB.
-        key = hashlib.blake2b(orjson.dumps(block, option=orjson.OPT_SORT_KEYS), digest_size=16)
-        secrets = self._secrets.get(key.digest())
-        if secrets is None:
-            secrets = self._secrets[key.digest()] = [s.lower() for s in privileged_texts(row)]
-        return quotes_privileged(row, secrets)
 
 
 def policy_of(row: Row) -> str | None:

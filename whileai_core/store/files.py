@@ -2,6 +2,7 @@
 
     <id>.part      the last complete upload, waiting for finalize
     <id>.checking  the part while finalize validates it
+    <id>.fixing    the checked part written again with finalize's fixes (privileged removed)
     <id>.jsonl     a finalized dataset
 
 Each is a blob in the store's `BlobStore` (`blobs.py`: a directory, or an S3 bucket); an
@@ -21,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import IO
 
 from .base import STALE_UPLOAD_SECONDS, BadRequest, NotFound, StoreError, TooLarge
@@ -32,6 +34,27 @@ CHUNK = 1024 * 1024
 # concurrent finalizes cost what two do (parsing holds the GIL: more would not be faster).
 CHECKERS = 2
 Lock = Callable[[str, bool], AbstractContextManager[bool]]
+# One line in, (the line to keep or None to leave it out, why it changed or None).
+LineFix = Callable[[bytes], tuple[bytes | None, str | None]]
+# Line numbers kept per reason a `LineFix` gave, to name them in the answer.
+NAMED_LINES = 10
+
+
+@dataclass
+class Published:
+    """What a finalize published: rows kept, bytes, and per reason a fix gave, how many
+    lines it changed and the first few of their numbers."""
+
+    rows: int = 0
+    size: int = 0
+    fixes: dict[str, int] = field(default_factory=dict)
+    lines: dict[str, list[int]] = field(default_factory=dict)
+
+    def note(self, why: str, lineno: int) -> None:
+        self.fixes[why] = self.fixes.get(why, 0) + 1
+        named = self.lines.setdefault(why, [])
+        if len(named) < NAMED_LINES:
+            named.append(lineno)
 
 
 class DatasetFiles:
@@ -89,11 +112,11 @@ class DatasetFiles:
         else holds it."""
         return self._lock(f"finalize {dataset_id}", wait)
 
-    def _take_part(self, dataset_id: str) -> str:
+    def take_part(self, dataset_id: str) -> str:
         """Move the part aside for checking, so an upload retry that lands meanwhile is
         neither published unchecked nor lost. Called under the lock: a `.checking` blob
         found here was left by a finalize that died, and is checked again unless a newer
-        part replaced it."""
+        part replaced it. Returns the blob to check."""
         part, checking = self.name_of(dataset_id, "part"), self.name_of(dataset_id, "checking")
         try:
             self.blobs.move(part, checking)
@@ -105,35 +128,41 @@ class DatasetFiles:
     def check_and_publish(
         self,
         dataset_id: str,
+        checking: str,
         problem_of: Callable[[bytes], str | None],
         row_cap: tuple[int, Callable[[int], StoreError]] | None = None,
-    ) -> tuple[int, int]:
-        """Validate every line of the part, then publish it as the dataset's body; returns
-        (rows, bytes). A bad line leaves the part in place (a newer upload wins). `row_cap`
-        is (most rows allowed, the refusal once a row past it is read)."""
-        checking = self._take_part(dataset_id)
-        part = self.name_of(dataset_id, "part")
+        fix: LineFix | None = None,
+    ) -> Published:
+        """Validate every line of the `checking` blob (`take_part`), then publish it as the
+        dataset's body. `fix` may change or leave out lines (the store's own rules about
+        what it keeps); when it changes any, the body is written again with the fixes, so
+        an upload that needs none is published as sent. A bad line refuses the whole body
+        and deletes it. `row_cap` is (most rows allowed, the refusal once a row past it is
+        kept)."""
+        published = Published()
         try:
-            with self._checkers, self.blobs.open(checking) as fh:
-                rows = self._check_lines(dataset_id, fh, problem_of, row_cap)
+            with self._checkers:
+                with self.blobs.open(checking) as fh:
+                    self._check_lines(dataset_id, fh, problem_of, row_cap, fix, published)
+                if published.fixes:
+                    self._rewrite(dataset_id, checking, fix)
         except StoreError:
-            if not self.blobs.exists(part):
-                self.blobs.move(checking, part)
             self.blobs.delete(checking)
             raise
-        size = self.blobs.size(checking)
+        published.size = self.blobs.size(checking)
         self.blobs.move(checking, self.name_of(dataset_id))
-        return rows, size
+        return published
 
     def _check_lines(
         self,
         dataset_id: str,
         fh: IO[bytes],
         problem_of: Callable[[bytes], str | None],
-        row_cap: tuple[int, Callable[[int], StoreError]] | None = None,
-    ) -> int:
+        row_cap: tuple[int, Callable[[int], StoreError]] | None,
+        fix: LineFix | None,
+        published: Published,
+    ) -> None:
         cap = self.limits.max_line_bytes
-        rows = 0
         lineno = 0
         while raw := fh.readline(cap + 1):
             lineno += 1
@@ -147,14 +176,36 @@ class DatasetFiles:
                 raise TooLarge(f"dataset {dataset_id}: line {lineno}: {deep}", deep.limit)
             try:
                 problem = problem_of(raw)
+                kept, why = fix(raw) if fix is not None else (raw, None)
             except RecursionError:
-                problem = "nested too deeply to check"
+                problem, kept, why = "nested too deeply to check", None, None
             if problem is not None:
                 raise BadRequest(f"dataset {dataset_id}: line {lineno}: {problem}")
-            rows += 1
-            if row_cap is not None and rows > row_cap[0]:
-                raise row_cap[1](rows)
-        return rows
+            if why is not None:
+                published.note(why, lineno)
+            if kept is None:
+                continue
+            published.rows += 1
+            if row_cap is not None and published.rows > row_cap[0]:
+                raise row_cap[1](published.rows)
+
+    def _rewrite(self, dataset_id: str, checking: str, fix: LineFix | None) -> None:
+        """Write the checked body again with `fix` applied, in place of `checking`."""
+        assert fix is not None
+        fixed = self.name_of(dataset_id, "fixing")
+        writer = self.blobs.writer(fixed)
+        try:
+            with self.blobs.open(checking) as fh:
+                while raw := fh.readline(self.limits.max_line_bytes + 1):
+                    if not raw.strip():
+                        continue
+                    kept, _ = fix(raw)
+                    if kept is not None:
+                        writer.write(kept if kept.endswith(b"\n") else kept + b"\n")
+            writer.commit()
+        finally:
+            writer.abort()
+        self.blobs.move(fixed, checking)
 
     # --- reading and housekeeping ----------------------------------------------------
 

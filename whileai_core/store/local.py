@@ -34,7 +34,8 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ..privileged import has_privileged
+from ..jsonl import dumps
+from ..privileged import might_carry, prepare_to_ship
 from ..validate import row_problem
 from . import quotas
 from .agents import AgentTable, ensure_agent, iso
@@ -50,7 +51,7 @@ from .base import (
 )
 from .blobs import BlobStore, LocalBlobs
 from .catalog import Catalog
-from .files import DatasetFiles
+from .files import DatasetFiles, Published
 from .limits import Limits
 from .migrations import migrate
 from .profile import profile_rows
@@ -63,14 +64,48 @@ LOCAL_ACCOUNT = "local"
 MAX_PREVIEW = 100
 
 
-def _shipped_answer_key(raw: bytes) -> str | None:
-    """A stored set never holds the answer key, whoever uploaded it: `push` strips it, so a
-    line that still carries `privileged` (or `vector`) came around the client."""
-    if not any(t in raw for t in (b"privileged", b"vector", b"\\u")):
-        return None
-    if has_privileged(orjson.loads(raw)):
-        return "carries privileged data (the answer key never ships; push strips it)"
-    return None
+def _ship_line(raw: bytes) -> tuple[bytes | None, str | None]:
+    """A stored set never holds the answer key, whoever uploaded it (`push` strips it; the
+    original SDK's `push_rows` sends rows as they are): the line as stored and why it
+    changed, by the one decision every way out makes (`privileged.prepare_to_ship`)."""
+    if not might_carry(raw):
+        return raw, None
+    shipped = prepare_to_ship(orjson.loads(raw))
+    if shipped.row is None:
+        return None, shipped.refused
+    if shipped.stripped:
+        return dumps(shipped.row), "privileged_removed"
+    return raw, None
+
+
+def _fixes_said(published: Published) -> dict[str, Any]:
+    """What finalize changed of the upload, for its answer: counts, the first lines, and a
+    sentence each (the original SDK shows a client the response as it came)."""
+    if not published.fixes:
+        return {}
+    said: dict[str, Any] = {}
+    warnings = []
+    removed = published.fixes.get("privileged_removed", 0)
+    if removed:
+        said["privilegedRemoved"] = removed
+        warnings.append(
+            f"removed the privileged block from {removed} rows: the answer key is never stored"
+        )
+    left = {k: v for k, v in published.fixes.items() if k != "privileged_removed"}
+    if left:
+        said["leftOut"] = left
+        said["leftOutLines"] = {k: published.lines[k] for k in left}
+        for why, count in left.items():
+            lines = ", ".join(map(str, published.lines[why]))
+            warnings.append(f"left out {count} rows that {_LEFT_OUT[why]} (lines {lines})")
+    said["warnings"] = warnings
+    return said
+
+
+_LEFT_OUT = {
+    "quotes_privileged": "repeat their own answer key",
+    "privileged_residue": "still name the privileged block where it cannot be removed",
+}
 
 
 def new_id(prefix: str) -> str:
@@ -284,7 +319,7 @@ class Storage:
             raise
 
     def _drop(self, account: str, dataset_id: str) -> None:
-        """Remove a pending dataset a quota refused: nothing of the push stays."""
+        """Remove a pending dataset whose upload was refused: nothing of the push stays."""
         with self.tx() as db:
             db.execute(
                 "DELETE FROM datasets WHERE id = ? AND account = ? AND status = 'pending'",
@@ -304,12 +339,18 @@ class Storage:
             row_cap = None
             if limits.max_push_rows is not None:
                 row_cap = (limits.max_push_rows, self._rows_refusal(dataset_id, limits))
+            # Nothing uploaded yet is no refusal: the dataset stays pending for its upload.
+            checking = self.datasets.take_part(dataset_id)
             try:
-                rows, size = self.datasets.check_and_publish(
-                    dataset_id,
-                    lambda raw: row_problem(raw) or _shipped_answer_key(raw),
-                    row_cap,
+                published = self.datasets.check_and_publish(
+                    dataset_id, checking, row_problem, row_cap, fix=_ship_line
                 )
+                if published.rows == 0 and published.fixes.keys() - {"privileged_removed"}:
+                    raise BadRequest(
+                        f"dataset {dataset_id} refused: every row was left out "
+                        f"({'; '.join(_fixes_said(published)['warnings'])})"
+                    )
+                rows, size = published.rows, published.size
                 with self.tx() as db:
                     db.serialize(datasets_of(account))
                     self._check_push(db, account, dataset_id, limits, rows, size)
@@ -319,10 +360,12 @@ class Storage:
                         (rows, size, time.time(), dataset_id, account),
                     )
                     quotas.add_usage(db, account, rows_pushed=rows, bytes_pushed=size)
-            except StoreError as exc:
-                if getattr(exc, "limit", "") in quotas.NAMES:
-                    self._drop(account, dataset_id)
+            except StoreError:
+                # A refused upload leaves nothing behind: no pending dataset, no body.
+                self._drop(account, dataset_id)
                 raise
+        return {**self._record(self._row(account, dataset_id)), **_fixes_said(published)}
+
         return self._record(self._row(account, dataset_id))
 
     @staticmethod

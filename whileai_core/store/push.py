@@ -26,7 +26,7 @@ from ..errors import BadRowError, ConfigError, WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, dumps, iter_lines, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
-from ..privileged import answer_key_texts, strip_privileged
+from ..privileged import prepare_to_ship
 from .base import NewDataset, Store, StoreError, check_purpose
 from .limits import Limits, env_name, format_size
 
@@ -150,7 +150,10 @@ def push_rows(
     sets); `strict_hacks` refuses a set the scan calls `reward_hack`, storing nothing.
 
     Returns `{"train": record, "holdout": record | None, "gate": report | None,
-    "stripped": rows that carried privileged data, "skipped_lines": bad lines left out
+    "stripped": rows that carried privileged data, "left_out_leaks": rows left out for
+    repeating their own answer key, "left_out_privileged": rows left out because part of
+    the block could not be removed, "first_left_out_privileged": the first of those as file:line,
+    "skipped_lines": bad lines left out
     (`on_error="skip"`; "fail" refuses the whole push at the first, naming file:line)}`;
     `existing` on a record says a retry found it already stored.
     """
@@ -168,16 +171,25 @@ def push_rows(
     with tempfile.TemporaryDirectory(prefix="whileai-push-") as tmp:
         staged = Path(tmp) / "staged.jsonl"
         main_path, hold_path = Path(tmp) / "main.jsonl", Path(tmp) / "holdout.jsonl"
-        stripped = leaked = 0
+        stripped = leaked = residue = 0
+        first_residue: str | None = None
         tasks = _Tasks()
         pending: list[_Pending] = []
         with staged.open("wb") as sfh:
             for source, lineno, row in iter_lines(inputs, on_error=on_error, stats=read):
-                if _repeats_answer_key(row):
-                    leaked += 1
+                # The one decision every way out makes (`privileged.prepare_to_ship`): a row
+                # that leaks its answer key, or names the block where it cannot be removed,
+                # stays home; the rest go without it.
+                shipped = prepare_to_ship(row)
+                if shipped.row is None:
+                    if shipped.refused == "quotes_privileged":
+                        leaked += 1
+                    else:
+                        residue += 1
+                        first_residue = first_residue or f"{source}:{lineno}"
                     continue
-                clean = strip_privileged(row)
-                if clean != row:
+                clean = shipped.row
+                if shipped.stripped:
                     stripped += 1
                 task = tasks.add(clean)
                 graded = reward_of(clean) is not None
@@ -201,7 +213,10 @@ def push_rows(
                 target = side if holdout_side(entry.task, holdout) else main
                 target.write(line)
         if main.rows + side.rows == 0:
-            why = f" but {leaked} that repeat their answer key" if leaked else ""
+            left = [f"{leaked} that repeat their answer key"] if leaked else []
+            if residue:
+                left.append(f"{residue} that still name the privileged block")
+            why = f" but {' and '.join(left)}" if left else ""
             if read.skipped:
                 why += f" ({read.skipped} bad lines skipped; first: {read.first_error})"
             raise ConfigError(f"nothing to push: the input has no rows{why}")
@@ -250,6 +265,8 @@ def push_rows(
         "gate": gate_report,
         "stripped": stripped,
         "left_out_leaks": leaked,
+        "left_out_privileged": residue,
+        "first_left_out_privileged": first_residue,
         "skipped_lines": read.skipped,
         "first_error": read.first_error,
     }
@@ -283,16 +300,6 @@ def _too_long(size: int, cap: int) -> str:
         f"row is {size:,} bytes as pushed (calibration stamp included), over the "
         f"{format_size(cap)} a store line may take ({env_name('max_line_bytes')})"
     )
-
-
-def _repeats_answer_key(row: dict[str, Any]) -> bool:
-    """A row whose text repeats its own answer key stays home: once the block is stripped,
-    no later export can tell the copy is one, and it would train a model on the key."""
-    keys = answer_key_texts(row)
-    if not keys:
-        return False
-    text = orjson.dumps(strip_privileged(row)).decode().lower()
-    return any(key in text for key in keys)
 
 
 def pull_rows(store: Store, dataset_id: str, output: str | None) -> int:
