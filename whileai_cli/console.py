@@ -106,15 +106,10 @@ def emit_report(data: Any, *, json: bool, report_file: str | None, data_on_stdou
     stays clean). True when JSON was printed: the caller then skips its human lines."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
     if report_file:
-        from whileai_core.errors import ConfigError
+        from whileai_core.jsonl import write_output
 
-        try:
-            with open(report_file, "wb") as fh:
-                fh.write(orjson.dumps(data, option=options))
-        except OSError as exc:
-            raise ConfigError(
-                f"{report_file}: cannot write report ({exc.strerror or exc})"
-            ) from None
+        # The one writer: atomic for a file, in place for /dev/stderr, a FIFO or a device.
+        write_output(report_file, orjson.dumps(data, option=options))
     if not json:
         return False
     if data_on_stdout:

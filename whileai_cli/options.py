@@ -25,7 +25,12 @@ Inputs = Annotated[
 ]
 Output = Annotated[
     str | None,
-    typer.Option("--output", "-o", help="Write rows here instead of stdout (atomic replace)."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write rows here instead of stdout: a file is replaced atomically; a FIFO, "
+        "device, socket or /dev/fd/N is written in place; '-' is stdout.",
+    ),
 ]
 OnErrorOpt = Annotated[
     Literal["fail", "skip"],
