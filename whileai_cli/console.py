@@ -152,8 +152,11 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
 
 def exit_if_nothing(count: int, what: str) -> None:
     """A stage that wrote nothing exits 1, so `a && b` in a cron job stops before the next
-    stage trains or pushes an empty file; the report above says why."""
-    if count == 0:
+    stage trains or pushes an empty file; the report above says why. When its input held
+    no rows at all the stage returns, and `app.main` exits 3 ("no rows") instead."""
+    from whileai_core.jsonl import inputs_held_no_rows
+
+    if count == 0 and not inputs_held_no_rows():
         err().print(f"[red]whileai: no {what} written[/red] (exit 1)")
         import typer
 

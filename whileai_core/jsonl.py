@@ -175,7 +175,7 @@ def iter_located(
         source, handle = _open_input(name)
         if labels is not None:
             source = labels[index]
-        pos = lineno = 0
+        pos = lineno = held = 0  # held: lines that are not blank, good or bad
         readline = handle.readline
         try:
             while raw := readline(_CHUNK):
@@ -188,6 +188,8 @@ def iter_located(
                     pos += size
                     if whole is None:
                         row, problem = None, _too_long(size)
+                    elif whole.isspace():
+                        continue
                     else:
                         row, problem = line_problem(whole, depth, check=check)
                 else:
@@ -195,6 +197,7 @@ def iter_located(
                     if raw.isspace():  # a blank line is no row (stops at the first character)
                         continue
                     row, problem = line_problem(raw, depth, check=check)
+                held += 1
                 if problem is not None:
                     error = BadRowError(source, lineno, problem)
                     if on_error == "fail":
@@ -203,9 +206,75 @@ def iter_located(
                     continue
                 stats.rows += 1
                 yield Located(index, source, lineno, start, pos, row)
+            if _tally is not None:
+                _tally.note(source, held)
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
+
+
+@dataclass
+class InputTally:
+    """What a command's row inputs held, read to their end: the CLI's one rule for empty
+    input (exit 3, "no rows") is decided from here, the same for every command, instead
+    of by each command's own count.
+
+    Only `watch`ed inputs count: a labels file or an eval set a command also reads is not
+    the rows it was given. Each `watch` is one set of rows; a command given two sets to
+    weigh against each other (`agreement a b`) has nothing to do when either is empty."""
+
+    sets: list[set[str]] = field(default_factory=list)
+    lines: dict[int, int] = field(default_factory=dict)  # set index -> lines read to the end
+    finished: dict[int, list[str]] = field(default_factory=dict)
+
+    def watch(self, names: Iterable[str]) -> None:
+        self.sets.append({"<stdin>" if name == "-" else name for name in names})
+
+    def note(self, source: str, lines: int) -> None:
+        for index, names in enumerate(self.sets):
+            if source in names:
+                self.lines[index] = self.lines.get(index, 0) + lines
+                self.finished.setdefault(index, []).append(source)
+
+    def _empty(self) -> list[int]:
+        return [index for index in self.finished if self.lines[index] == 0]
+
+    @property
+    def held_no_rows(self) -> bool:
+        """True when a watched set of inputs was read to its end and held not one line
+        that is not blank (empty files, only blank lines, an empty pipe)."""
+        return bool(self._empty())
+
+    def names(self) -> str:
+        """The inputs of the empty set(s), for the message."""
+        empty = [name for index in self._empty() for name in self.finished[index]]
+        return ", ".join(dict.fromkeys(empty))
+
+
+_tally: InputTally | None = None
+
+
+@contextlib.contextmanager
+def tally_inputs() -> Iterator[InputTally]:
+    """Count what watched inputs hold while the block runs (the CLI wraps one command)."""
+    global _tally
+    outer, _tally = _tally, InputTally()
+    try:
+        yield _tally
+    finally:
+        _tally = outer
+
+
+def watch_inputs(names: Sequence[str]) -> Sequence[str]:
+    """Mark `names` as a command's row inputs for the running tally (if any); returns them."""
+    if _tally is not None:
+        _tally.watch(names)
+    return names
+
+
+def inputs_held_no_rows() -> bool:
+    """Whether the row inputs read so far held no rows at all (see `InputTally`)."""
+    return _tally is not None and _tally.held_no_rows
 
 
 def _read_long(handle: IO[bytes], first: bytes) -> tuple[bytes | None, int]:
