@@ -42,6 +42,7 @@ MAX_LINE_BYTES = 256 * 1024 * 1024
 DEFAULT_ROW_DEPTH = 64
 ROW_DEPTH_CEILING = 200
 _CHUNK = 1024 * 1024
+_FILE_BUFFER = 1024 * 1024
 
 
 def row_depth(env: dict[str, str] | None = None) -> int:
@@ -502,7 +503,8 @@ class OutputFile:
             fd, tmp = tempfile.mkstemp(prefix=_partial_prefix(target.path), dir=target.path.parent)
             self._tmp = Path(tmp)
             os.chmod(fd, file_mode if file_mode is not None else _replacement_mode(target.path))
-            return os.fdopen(fd, "wb")
+            # Nobody reads a temporary file before the rename: write it in large blocks.
+            return os.fdopen(fd, "wb", buffering=_FILE_BUFFER)
         except OSError as exc:
             raise ConfigError(f"{self.name}: cannot write ({exc.strerror or exc})") from None
 

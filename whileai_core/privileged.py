@@ -88,26 +88,27 @@ def privileged_texts(row: dict[str, Any], min_chars: int = 12) -> list[str]:
     if not isinstance(block, dict):
         return []
     found: list[str] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, str):
-            if len(v.strip()) >= min_chars:
-                found.append(v.strip())
-        elif isinstance(v, dict):
-            for item in v.values():
-                walk(item)
-        elif isinstance(v, list):
-            for item in v:
-                walk(item)
-
     for name in PRIVILEGED_FIELDS:
         value = block.get(name)
+        _long_strings(value, min_chars, found)
         if isinstance(value, (dict, list)):
-            walk(value)
-            walk(orjson.dumps(value).decode())
-        else:
-            walk(value)
+            _long_strings(orjson.dumps(value).decode(), min_chars, found)
     return found
+
+
+def _long_strings(value: Any, min_chars: int, found: list[str]) -> None:
+    """Append every string in `value` at least `min_chars` long (stripped), in order. A
+    module function, not a closure over `found`: a recursive closure is a reference cycle,
+    and one per block left 75,000 objects for the cycle collector in a 100k-row optimize."""
+    if isinstance(value, str):
+        if len(value.strip()) >= min_chars:
+            found.append(value.strip())
+    elif isinstance(value, dict):
+        for item in value.values():
+            _long_strings(item, min_chars, found)
+    elif isinstance(value, list):
+        for item in value:
+            _long_strings(item, min_chars, found)
 
 
 def answer_key_texts(row: dict[str, Any], min_chars: int = 24) -> list[str]:
