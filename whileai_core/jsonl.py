@@ -478,6 +478,11 @@ class OutputFile:
     def in_place(self) -> bool:
         return self.target.in_place
 
+    @property
+    def handle(self) -> IO[bytes]:
+        """The open byte stream (a row writer writes to it directly: once per row)."""
+        return self._fh
+
     def _open(self, mode: str, file_mode: int | None) -> IO[bytes]:
         target = self.target
         try:
@@ -622,17 +627,19 @@ class RowWriter:
         self.mode = mode
         self.count = 0
         self._flush_each = self._out.in_place or mode == "append"
+        self._put = self._out.handle.write
+        self._flush = self._out.handle.flush
 
     def write(self, row: Any) -> None:
-        self._out.write(dumps(row))
+        self._put(dumps(row))
         if self._flush_each:  # a pipe or an appended file: every row out as it is made
-            self._out.flush()
+            self._flush()
         self.count += 1
 
     def write_raw(self, chunk: bytes) -> None:
         """Bytes that are already JSONL (a download), under the same atomic guarantee."""
-        self._out.write(chunk)
-        self._out.flush()
+        self._put(chunk)
+        self._flush()
 
     def write_many(self, rows: Iterable[Any]) -> int:
         for row in rows:

@@ -54,6 +54,7 @@ def _commands(empty: str, full: str, labels: str, out: str) -> dict[str, list[st
         "merge": ["merge", empty, empty],
         "simulate-traces": ["simulate", str(ORDERS_SPEC), "--traces", empty, "--budget", "2"],
         "simulate-tasks": ["simulate", str(ORDERS_SPEC), "--tasks", empty],
+        "traces-report": ["traces", "report", empty],
     }
 
 
