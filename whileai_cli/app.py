@@ -7,7 +7,9 @@ imported until that command runs (or its own `--help` is asked for), so `whileai
 and a cron job's first command pay for what they use, not for thirty commands' imports.
 `tests/test_cli_basics.py` checks each summary against its command's docstring.
 
-Exit codes: 0 ok, 1 bad input or a failed run, 2 usage.
+Exit codes (docs/exit-codes.md): 0 ok, 1 bad input or a failed run, 2 usage, 3 no rows
+(the rows given held none: every row-reading command, decided here from `jsonl`'s tally of
+its inputs, or a stage that raised `NoRows`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -248,9 +250,27 @@ def _usage_error(exc: Exception) -> None:
     sys.exit(code)
 
 
+NO_ROWS = 3
+
+
 def main() -> None:
     """Console entry point: run the app, map errors to one line and an exit code."""
-    from whileai_core.errors import WhileaiError
+    from whileai_core.jsonl import tally_inputs
+
+    with tally_inputs() as tally:
+        code = _run()
+    # One rule for empty input, whatever the command made of it: a command that ran to
+    # its end over row inputs that held no rows exits 3 (its empty output is written).
+    if tally.held_no_rows and code in (0, 1):
+        sys.stderr.write(f"whileai: no rows in {tally.names()}: nothing to do (exit 3)\n")
+        code = NO_ROWS
+    sys.exit(code)
+
+
+def _run() -> int:
+    """Run the app; the exit code of a normal end or of `typer.Exit`. Every other ending
+    (an error, an interrupt, usage) exits here with its own code and one line."""
+    from whileai_core.errors import NoRows, WhileaiError
     from whileai_core.settings import debug_enabled
 
     try:
@@ -275,6 +295,9 @@ def main() -> None:
             _usage_error(exc)
         if debug_enabled():
             raise
+        if isinstance(exc, NoRows):
+            sys.stderr.write(f"whileai: {exc} (exit 3)\n")
+            sys.exit(NO_ROWS)
         if isinstance(exc, WhileaiError):
             sys.stderr.write(f"whileai: error: {exc}\n")
         else:
@@ -283,4 +306,4 @@ def main() -> None:
             )
         sys.exit(1)
     # Without standalone mode click hands back typer.Exit's code instead of exiting.
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0

@@ -106,15 +106,10 @@ def emit_report(data: Any, *, json: bool, report_file: str | None, data_on_stdou
     stays clean). True when JSON was printed: the caller then skips its human lines."""
     options = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
     if report_file:
-        from whileai_core.errors import ConfigError
+        from whileai_core.jsonl import write_output
 
-        try:
-            with open(report_file, "wb") as fh:
-                fh.write(orjson.dumps(data, option=options))
-        except OSError as exc:
-            raise ConfigError(
-                f"{report_file}: cannot write report ({exc.strerror or exc})"
-            ) from None
+        # The one writer: atomic for a file, in place for /dev/stderr, a FIFO or a device.
+        write_output(report_file, orjson.dumps(data, option=options))
     if not json:
         return False
     if data_on_stdout:
@@ -157,8 +152,11 @@ def progress_bar(label: str, total: int | None = None) -> Iterator[Callable[[int
 
 def exit_if_nothing(count: int, what: str) -> None:
     """A stage that wrote nothing exits 1, so `a && b` in a cron job stops before the next
-    stage trains or pushes an empty file; the report above says why."""
-    if count == 0:
+    stage trains or pushes an empty file; the report above says why. When its input held
+    no rows at all the stage returns, and `app.main` exits 3 ("no rows") instead."""
+    from whileai_core.jsonl import inputs_held_no_rows
+
+    if count == 0 and not inputs_held_no_rows():
         err().print(f"[red]whileai: no {what} written[/red] (exit 1)")
         import typer
 

@@ -25,7 +25,12 @@ Inputs = Annotated[
 ]
 Output = Annotated[
     str | None,
-    typer.Option("--output", "-o", help="Write rows here instead of stdout (atomic replace)."),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write rows here instead of stdout: a file is replaced atomically; a FIFO, "
+        "device, socket or /dev/fd/N is written in place; '-' is stdout.",
+    ),
 ]
 OnErrorOpt = Annotated[
     Literal["fail", "skip"],
@@ -224,12 +229,15 @@ def parse_band(text: str) -> tuple[float, float]:
 
 
 def resolve_inputs(inputs: list[str] | None) -> list[str]:
-    """Files as given; with none, stdin when it is piped, else a usage error."""
+    """Files as given; with none, stdin when it is piped, else a usage error. These are
+    the command's rows: when they hold none the command exits 3 (see `app.main`)."""
+    from whileai_core.jsonl import watch_inputs
+
     if inputs:
-        return inputs
+        return list(watch_inputs(inputs))
     if sys.stdin.isatty():
         raise ConfigError("no input: give JSONL files or pipe rows on stdin ('-')")
-    return ["-"]
+    return list(watch_inputs(["-"]))
 
 
 def load_spec_flag(spec: str | None) -> Spec | None:

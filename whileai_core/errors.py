@@ -10,6 +10,7 @@ swallow anything else.
     WhileaiError                  the root
     ├── BadRowError               a line that is not a usable row (.source, .line, .problem)
     ├── SpecError                 a spec that cannot drive a run (.source, .problem)
+    ├── NoRows                    the rows given held none: nothing to do (the CLI exits 3)
     ├── ConfigError               a flag, variable or plug-in reference that does not resolve
     │   └── UnreadableCache       the model-call cache file is not a database
     ├── PublishGateError          rl rows a grouped update cannot learn from (.report)
@@ -67,6 +68,13 @@ class SpecError(WhileaiError):
         self.source = source
         self.problem = problem
         super().__init__(f"{source}: {problem}")
+
+
+class NoRows(WhileaiError):
+    """An input a stage needs rows from held none (an empty file, only blank lines, an
+    empty pipe), so there is nothing to do. Not bad input: the CLI exits 3, not 1, so a
+    cron chain stops before the next stage and can tell an empty day from a failure.
+    Lines refused as bad are not this: those are `BadRowError`."""
 
 
 class ConfigError(WhileaiError):

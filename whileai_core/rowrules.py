@@ -305,12 +305,13 @@ def row_problem(row: Any) -> str | None:
             problem = checks[key](value)
             if problem is not None:
                 return _say(key, problem)
-    if all(row.get(key) is None for key in _CONTENT):
-        return (
-            "row has none of 'prompt', 'messages', 'steps', 'final_text' or 'scenario_id' "
-            "(nothing says what it is)"
-        )
-    return None
+    for key in _CONTENT:  # a loop, not all(genexpr): no generator made for every row read
+        if row.get(key) is not None:
+            return None
+    return (
+        "row has none of 'prompt', 'messages', 'steps', 'final_text' or 'scenario_id' "
+        "(nothing says what it is)"
+    )
 
 
 # A row needs one of these: an ask, a conversation, what the agent did or said (a verifier

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from whileai_core.errors import BadRowError, ConfigError
+from whileai_core.errors import BadRowError, ConfigError, NoRows
 from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
 from whileai_core.store.bound import BoundStore, LocalStore
 from whileai_core.store.local import Storage
@@ -130,10 +130,11 @@ def test_fifty_first_openers_of_a_new_store_all_get_in(tmp_path: Path) -> None:
             assert list(pool.map(open_and_list, [root] * 50)) == [[]] * 50
 
 
-def test_push_of_nothing_is_an_error(tmp_path: Path) -> None:
+def test_push_of_nothing_stores_nothing(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    with pytest.raises(ConfigError, match="no rows"):
+    # NoRows (the CLI's exit 3: nothing to do), not a ConfigError (bad input, exit 1).
+    with pytest.raises(NoRows, match="no rows"):
         push_rows(LocalStore(tmp_path / "h"), [str(empty)], name="x", gate=False)
 
 

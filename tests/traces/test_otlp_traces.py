@@ -83,4 +83,5 @@ def test_simulate_aims_at_traces_ingested_into_a_server(server: LiveServer, tmp_
                  and r["scenario_dimensions"]["tool_condition"] == "timeout"]  # fmt: skip
         assert len(rows) == 200 and len(aimed) > 60
     none = run_cli("simulate", "specs/orders", "--traces", "agent:nobody", env=env)
-    assert none.returncode == 1 and b"no usable trace (it is empty)" in none.stderr
+    # No traces is nothing to do, not a failure: exit 3 (docs/exit-codes.md).
+    assert none.returncode == 3 and b"--traces agent:nobody: no traces" in none.stderr

@@ -121,11 +121,14 @@ def report(
 
     check_report_path(report_file)
     result = report_traces(source, spec, since=since)
-    if emit_report(result.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
-        return
-    console = out()
-    for line in result.lines():
-        console.print(line, markup=False, highlight=False)
+    if not emit_report(result.as_dict(), json=json, report_file=report_file, data_on_stdout=False):
+        console = out()
+        for line in result.lines():
+            console.print(line, markup=False, highlight=False)
+    if result.read == 0:  # not one trace there: nothing to do (docs/exit-codes.md)
+        from whileai_core.errors import NoRows
+
+        raise NoRows(f"{source}: no traces")
 
 
 @traces_app.command("delete")

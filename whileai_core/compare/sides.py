@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError, WhileaiError
+from ..errors import ConfigError, NoRows, WhileaiError
 from ..jsonl import OnError, ReadStats, read_rows
 from ..metrics.passat import pass_numbers
 from ..metrics.taskvalues import PASS_AT_1, TaskValues
@@ -75,7 +75,9 @@ def collect(
                     acc = groups[group] = TaskValues(only=group_metric)
                 acc.add(row)
     if not values.rows:
-        raise WhileaiError(f"{label}: no rows")
+        if read is not None and read.skipped:
+            raise WhileaiError(f"{label}: no usable rows ({read.skipped_warning()})")
+        raise NoRows(f"{label}: no rows")
     return Side(label=label, values=values, read=read or ReadStats(), groups=groups)
 
 

@@ -9,14 +9,13 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
+from ..jsonl import write_output
 
 
 def write_file(path: Path, data: bytes) -> None:
-    """Write through a temporary sibling so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    """Write through a temporary sibling so a reader never sees half a file (the one
+    output writer, `jsonl.write_output`)."""
+    write_output(str(path), data)
 
 
 def whileai_version() -> str:

@@ -41,15 +41,18 @@ class LengthReport:
 
     def add(self, row: dict[str, Any], chars: int | None = None) -> None:
         n = len(reply_text(row)) if chars is None else chars
+        self.add_value(task_key(row), reward_of(row), n)
+
+    def add_value(self, task: str, reward: float | None, n: int) -> None:
+        """One reply of `n` characters of ask `task` with its reward (None: ungraded)."""
         self.lengths.append(n)
-        reward = reward_of(row)
         if reward is None:
             return
         if passed(reward):
             self.pass_sum, self.pass_n = self.pass_sum + n, self.pass_n + 1
         else:
             self.fail_sum, self.fail_n = self.fail_sum + n, self.fail_n + 1
-        self._within.add(task_key(row), reward, [float(n)])
+        self._within.add(task, reward, [float(n)])
 
     def as_dict(self) -> dict[str, Any]:
         values = sorted(self.lengths)

@@ -7,12 +7,11 @@ rather than re-measured on a remainder.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from ..metrics.stats import wilson
 from ..metrics.tally import passed, reward_of
-from .records import policy_of
+from .records import most_common, policy_of
 
 
 def calibration_stamp(task_id: str, group: list[dict[str, Any]]) -> dict[str, Any]:
@@ -27,11 +26,10 @@ def stamp_from(
     k = len(graded)
     wins = sum(1 for r in graded if passed(r))
     lo, hi = wilson(wins, k)
-    common = Counter(policies).most_common(1)
     return {
         "task_id": task_id,
         "k": k,
         "pass_rate": round(wins / k, 4) if k else None,
         "ci95": [round(lo, 4), round(hi, 4)],
-        "policy": common[0][0] if common else None,
+        "policy": most_common(policies),
     }

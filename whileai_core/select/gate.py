@@ -25,12 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
-from ..metrics.tally import TaskTally, task_key
-from ..row import ask_text
+from ..metrics.tally import TaskTally, reward_of, task_key
+from ..row import ask_text, reply_text
+
+if TYPE_CHECKING:
+    from ..policy.duplicates import NearDuplicatePrompts
 
 
 @dataclass
@@ -91,49 +94,84 @@ def publish_gate(
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
     from ..policy.duplicates import NearDuplicatePrompts
-    from ..policy.lengths import LengthReport
 
-    tally = TaskTally()
-    report = GateReport(band=band)
-    near, lengths = NearDuplicatePrompts(), LengthReport()
+    counts = _Counts(band)
+    near = NearDuplicatePrompts()
     for row in rows:
-        report.rows += 1
-        count = tally.add_row(row)
-        if isinstance(row.get("calibration"), dict):
-            report.calibrated_rows += 1
-        if count.rows == 1:
-            near.add(task_key(row), ask_text(row))
         chars = row.get("reply_chars")
+        length: int | None = None
         if isinstance(chars, (int, float)) and not isinstance(chars, bool):
-            lengths.add(row, int(chars))
+            length = int(chars)
         elif any(k in row for k in ("final_text", "messages")):
-            lengths.add(row)
-    report.tasks = len(tally)
-    report.rl_shaped = any(c.rows > 1 for _, c in tally)
-    for _, count in tally:
-        report.graded_rows += count.graded
-        if count.graded == 0:
-            continue
-        if count.passes == count.graded:
-            report.unanimous_pass += 1
-        elif count.passes == 0:
-            report.unanimous_fail += 1
-        else:
-            report.graded_mixed += 1
-            side = band_side(count.passes / count.graded, band)
-            if side != "in_band":
-                setattr(report, side, getattr(report, side) + 1)
-    report.ungraded_rows = report.rows - report.graded_rows
-    if near.asks:
-        found = near.as_dict()
-        report.near_duplicate_asks = found["asks_involved"]
-        report.near_duplicate_examples = found["examples"][:5]
-    if len(lengths.lengths):
-        report.length = {k: v for k, v in lengths.as_dict().items() if k != "reward_corr"}
-    _judge(report)
-    if strict and report.refused is not None:
-        raise PublishGateError(report)
-    return report
+            length = len(reply_text(row))
+        task = task_key(row)
+        if counts.add(task, reward_of(row), isinstance(row.get("calibration"), dict), length):
+            near.add(task, ask_text(row))
+    return counts.finish(near, strict=strict)
+
+
+def gate_selected(
+    kept: Iterable[tuple[str, float, int]], *, band: Band = DEFAULT_BAND
+) -> GateReport:
+    """`publish_gate(strict=False)` over what optimize keeps, given as (task, reward, reply
+    characters) per row, every one calibrated: the same report without a dict per row
+    (the rows carry no prompt to compare, so no near-duplicate check)."""
+    from ..policy.duplicates import NearDuplicatePrompts
+
+    counts = _Counts(band)
+    for task, reward, chars in kept:
+        counts.add(task, reward, True, chars)
+    return counts.finish(NearDuplicatePrompts(), strict=False)
+
+
+class _Counts:
+    """What the gate keeps per ask while rows stream by."""
+
+    def __init__(self, band: Band) -> None:
+        from ..policy.lengths import LengthReport
+
+        self.tally = TaskTally()
+        self.report = GateReport(band=band)
+        self.lengths = LengthReport()
+
+    def add(self, task: str, reward: float | None, calibrated: bool, length: int | None) -> bool:
+        """Count one row; True when it is the first of its ask."""
+        self.report.rows += 1
+        count = self.tally.add(task, reward)
+        self.report.calibrated_rows += calibrated
+        if length is not None:
+            self.lengths.add_value(task, reward, length)
+        return count.rows == 1
+
+    def finish(self, near: NearDuplicatePrompts, *, strict: bool) -> GateReport:
+        report, tally = self.report, self.tally
+        report.tasks = len(tally)
+        report.rl_shaped = any(c.rows > 1 for _, c in tally)
+        for _, count in tally:
+            report.graded_rows += count.graded
+            if count.graded == 0:
+                continue
+            if count.passes == count.graded:
+                report.unanimous_pass += 1
+            elif count.passes == 0:
+                report.unanimous_fail += 1
+            else:
+                report.graded_mixed += 1
+                side = band_side(count.passes / count.graded, band=report.band)
+                if side != "in_band":
+                    setattr(report, side, getattr(report, side) + 1)
+        report.ungraded_rows = report.rows - report.graded_rows
+        if near.asks:
+            found = near.as_dict()
+            report.near_duplicate_asks = found["asks_involved"]
+            report.near_duplicate_examples = found["examples"][:5]
+        if len(self.lengths.lengths):
+            length = self.lengths.as_dict()
+            report.length = {k: v for k, v in length.items() if k != "reward_corr"}
+        _judge(report)
+        if strict and report.refused is not None:
+            raise PublishGateError(report)
+        return report
 
 
 def _judge(report: GateReport) -> None:

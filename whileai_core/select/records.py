@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -26,6 +26,7 @@ from .hygiene import row_features
 
 Row = dict[str, Any]
 Span = tuple[int, ...]
+T = TypeVar("T", bound=Hashable)
 
 # Keys selection writes onto a kept row (besides `calibration`).
 ADDED_KEYS = frozenset(
@@ -143,10 +144,10 @@ def trajectory_key(row: Row, reply: str | None = None) -> bytes:
 def fault_kinds(row: Row) -> tuple[str, ...]:
     """The faults that fired in this rollout, else its planned tool condition."""
     fired = row.get("faults_fired")
-    fired = fired if isinstance(fired, list) else []
-    modes = tuple(str(f["mode"]) for f in fired if isinstance(f, dict) and f.get("mode"))
-    if modes:
-        return modes
+    if isinstance(fired, list) and fired:
+        modes = tuple(str(f["mode"]) for f in fired if isinstance(f, dict) and f.get("mode"))
+        if modes:
+            return modes
     dims = row.get("scenario_dimensions")
     condition = dims.get("tool_condition") if isinstance(dims, dict) else None
     if condition in (None, "success"):
@@ -157,7 +158,20 @@ def fault_kinds(row: Row) -> tuple[str, ...]:
 
 def kind_of(kinds: list[tuple[str, ...]]) -> str:
     """A group's fault kind: the one its rollouts hit most."""
-    counts: Counter[str] = Counter()
-    for row_kinds in kinds:
-        counts.update(row_kinds)
-    return counts.most_common(1)[0][0] if counts else "none"
+    found = most_common(kind for row_kinds in kinds for kind in row_kinds)
+    return found if found is not None else "none"
+
+
+def most_common(values: Iterable[T]) -> T | None:
+    """The value seen most often, the first seen among equals (what
+    `Counter(values).most_common(1)` answers, without its heap, once per group)."""
+    counts: dict[T, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    if not counts:
+        return None
+    return max(counts.items(), key=_count)[0]
+
+
+def _count(item: tuple[Any, int]) -> int:
+    return item[1]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoRows
 from ..jsonl import OnError, ReadStats, RowWriter, iter_lines, read_rows
 from .shards import parse_shard, shard_of, task_key
 
@@ -62,6 +62,8 @@ def _file_shards(path: str, on_error: OnError, stats: ReadStats) -> dict[int, in
             )
         rows[shard.index] = rows.get(shard.index, 0) + 1
     if count is None:
+        if not stats.skipped:
+            raise NoRows(f"{path}: no rows")
         raise ConfigError(f"{path}: no rows: a shard's output always holds some")
     rows[0] = count  # the file's N rides along under the key no shard uses
     return rows
@@ -80,8 +82,13 @@ def merge_shards(
     seen: dict[int, str] = {}
     count: int | None = None
     counts: dict[int, int] = {}
+    empty: NoRows | None = None
     for path in files:
-        found = _file_shards(path, on_error, stats)
+        try:
+            found = _file_shards(path, on_error, stats)
+        except NoRows as exc:
+            empty = empty or exc
+            continue
         n = found.pop(0)
         if count is None:
             count = n
@@ -96,7 +103,11 @@ def merge_shards(
                 )
             seen[index] = path
             counts[index] = rows
-    assert count is not None
+    if count is None:  # every file held no rows: nothing to merge
+        assert empty is not None
+        raise empty
+    if empty is not None:  # one shard's output empty beside others: a shard that failed
+        raise ConfigError(f"{empty}: a shard's output always holds some")
     missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
     if missing:
         raise ConfigError(f"missing shards: {', '.join(missing)} (give every shard's file)")

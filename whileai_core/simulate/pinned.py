@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoRows
 from ..metrics.tally import task_key
 from ..spec import Spec
 from .grid import (
@@ -77,7 +77,9 @@ def load_pinned(
     """The task set of `rows` (an iterable of BASE's rows) on `spec`."""
     firsts: dict[str, dict[str, Any]] = {}
     counts: Counter[str] = Counter()
+    seen = 0
     for row in rows:
+        seen += 1
         sid = row.get("scenario_id") if isinstance(row.get("scenario_id"), str) else None
         key = sid or task_key(row)
         if not key:
@@ -85,6 +87,8 @@ def load_pinned(
         counts[key] += 1
         if key not in firsts:
             firsts[key] = row
+    if not seen:  # an empty task set: nothing to simulate, not a bad one
+        raise NoRows(f"--tasks {label}: no rows")
     if not firsts:
         raise ConfigError(f"--tasks {label}: no task in it (rows need a prompt or a scenario_id)")
     stats: Counter[str] = Counter()

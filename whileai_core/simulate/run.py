@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agents.registry import load_world, resolve_agent, resolve_writer
 from ..errors import ConfigError
-from ..jsonl import RowWriter
+from ..jsonl import RowWriter, output_target
 from ..models.options import ModelOptions
 from ..registry import is_model_ref
 from ..spec import Spec
@@ -75,10 +74,17 @@ def run_simulation(
     world = load_world(options.execute) if options.execute else None
     parts = plan_parts(spec, config, plan, shard=shard, blocks=blocks)
     done = dict(done or {})
-    if output and output != "-":
+    target = output_target(output)
+    if resume and target.kind != "file":
+        raise ConfigError(
+            f"{output}: --resume reads the finished rows back from -o, so it needs a file, "
+            "not a stream (a FIFO, a device, a pipe)"
+        )
+    if target.kind == "file":
+        assert target.path is not None
         if resume:
-            done = load_done(output)
-        elif Path(output).is_file() and Path(output).stat().st_size:
+            done = load_done(str(target.path))
+        elif target.path.is_file() and target.path.stat().st_size:
             # Rows a run paid for are never thrown away by a forgotten flag.
             raise ConfigError(
                 f"{output} already holds rows: --resume to finish that run, or remove the "

@@ -11,7 +11,6 @@ is never shown whole: `mask` keeps just enough to tell two keys apart.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,17 +41,11 @@ def pending_login_path() -> Path:
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
     """Write JSON readable by the owner only (0600), atomically."""
+    from ..jsonl import write_output
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    # The temporary sibling is created 0600 (mkstemp) and renamed over the file.
+    write_output(str(path), orjson.dumps(data, option=orjson.OPT_INDENT_2), file_mode=0o600)
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import BadRowError, ConfigError, WhileaiError
+from ..errors import BadRowError, ConfigError, NoRows, WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, dumps, iter_lines, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
@@ -219,6 +219,8 @@ def push_rows(
             why = f" but {' and '.join(left)}" if left else ""
             if read.skipped:
                 why += f" ({read.skipped} bad lines skipped; first: {read.first_error})"
+            if not why:  # the input held nothing at all: not bad input, nothing to do
+                raise NoRows("nothing to push: the input has no rows")
             raise ConfigError(f"nothing to push: the input has no rows{why}")
         gate_report: dict[str, Any] | None = None
         if gate:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoRows
 from ..simulate.config import SimulateConfig
 from ..simulate.grid import (
     MULTI_TOOL,
@@ -103,7 +103,9 @@ def plan_from_traces(
     loaded = load_traces(source, since=since)
     label = loaded.source
     if not loaded.traces:
-        why = ", ".join(f"{k} {v}" for k, v in loaded.dropped.items()) or "it is empty"
+        if not loaded.dropped:  # nothing there at all: no traces today is nothing to do
+            raise NoRows(f"--traces {label}: no traces")
+        why = ", ".join(f"{k} {v}" for k, v in loaded.dropped.items())
         raise ConfigError(f"--traces {label}: no usable trace ({why})")
     if isinstance(spec_ref, Spec):
         spec = spec_ref
