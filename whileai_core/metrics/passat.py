@@ -21,6 +21,7 @@ the same bootstrap at a cost that does not grow with the number of tasks.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.spec import bare_model, self_judged_warning
 from ..row import JUDGE_STATUSES
 from .stats import pass_at_k, pass_pow_k, wilson
 from .tally import TaskTally, reward_of, task_key
@@ -43,6 +45,11 @@ HISTOGRAM_BINS: tuple[tuple[str, float, float], ...] = (
     ("(.75, 1)", 0.75, 1.0),
     ("1", 1.0, 1.0),
 )
+
+
+@functools.lru_cache(maxsize=256)
+def _bare(model: str) -> str:
+    return bare_model(model)
 
 
 def _binomial(rng: random.Random, n: int, p: float) -> int:
@@ -135,6 +142,11 @@ class PassReport:
     statuses: Counter[str] = field(default_factory=Counter)
     judges: Counter[str] = field(default_factory=Counter)
     first_reasons: dict[str, str] = field(default_factory=dict)
+    # Rows whose judge names a model (judge_meta.model), and those of them that model
+    # wrote (its model_version): a judge grading its own writing tends to prefer it.
+    model_judged: int = 0
+    self_judged: int = 0
+    self_judged_pair: tuple[str, str] | None = None
     _tasks: TaskTally = field(default_factory=TaskTally)
     _markers: dict[str, _MarkerStats] = field(default_factory=dict)
 
@@ -149,6 +161,7 @@ class PassReport:
         name = row.get("judge_name")
         if isinstance(name, str):
             self.judges[name] += 1
+        self._check_self_judged(row)
         markers = row.get("markers")
         if isinstance(markers, dict):
             for key, value in markers.items():
@@ -162,6 +175,18 @@ class PassReport:
             return
         self.judged += 1
         self._tasks.add(task_key(row), reward)
+
+    def _check_self_judged(self, row: dict[str, Any]) -> None:
+        meta = row.get("judge_meta")
+        model = meta.get("model") if isinstance(meta, dict) else None
+        if not isinstance(model, str):
+            return
+        self.model_judged += 1
+        version = row.get("model_version")
+        if isinstance(version, str) and _bare(version) == _bare(model):
+            self.self_judged += 1
+            if self.self_judged_pair is None:
+                self.self_judged_pair = (model, version)
 
     def add_all(self, rows: Iterable[dict[str, Any]]) -> PassReport:
         for row in rows:
@@ -183,6 +208,16 @@ class PassReport:
         report["markers"] = {k: self._markers[k].summary() for k in sorted(self._markers)}
         if not self.judged:
             report["note"] = "no judged rows: grade them first (whileai grade)"
+        if self.model_judged:
+            report["self_judged"] = bool(self.self_judged)
+        if self.self_judged_pair is not None:
+            model, version = self.self_judged_pair
+            which = (
+                "these rows"
+                if self.self_judged == self.model_judged
+                else f"{self.self_judged} of these {self.model_judged} rows"
+            )
+            report["warnings"] = [self_judged_warning(model, version, which)]
         return report
 
 
