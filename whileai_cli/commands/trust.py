@@ -145,7 +145,8 @@ def label(
             "--annotator",
             "-a",
             envvar="WHILEAI_ANNOTATOR",
-            help="Who labelled (a line's own annotator field wins).",
+            help="Who labelled, for lines that do not name their own annotator "
+            "(needed only when some line does not).",
         ),
     ] = "",
     output: Output = None,
@@ -155,8 +156,10 @@ def label(
 ) -> None:
     """Attach human labels (gold_reward 0/1, who said what) to rows; report unmatched labels.
 
-    Rows go to stdout (or -o) with gold_reward, gold_labels and label_source; a label that
-    matches no row is listed with its file:line. Exits 1 when no label matched a row."""
+    Rows go to stdout (or -o) with gold_reward, gold_labels, gold_kind and label_source. A
+    label with scenario_id and prompt matches on both; a label that matches no row, could
+    name several, or names a row another line already labelled for the same annotator is
+    listed with its file:line. Exits 1 when no label matched a row."""
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
     from whileai_core.trust.labels import LabelReport, label_stream, read_labels
 
@@ -165,8 +168,6 @@ def label(
 
     if not labels:
         bad_flag("--labels", "the labels file is required")
-    if not annotator:
-        bad_flag("--annotator", "say who labelled (a name)")
     check_report_path(report_file)
     parsed = read_labels(labels, annotator)
     report = LabelReport()

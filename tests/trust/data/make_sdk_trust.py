@@ -44,6 +44,14 @@ def rows_of(name: str, tp: int, fp: int, fn: int, tn: int) -> list[dict]:
     ]
 
 
+# How `whileai label --annotator ana` marks a labelled row, before issue 23 and now; the
+# SDK's judge_trust is run on the "good" table with each, to see whether it counts them.
+PROVENANCE = {
+    "label_source_only": {"label_source": "human:ana"},
+    "with_gold_kind": {"label_source": "human:ana", "gold_kind": "human"},
+}
+
+
 def main() -> None:
     import whileai.simulations as sdk
 
@@ -61,6 +69,20 @@ def main() -> None:
             "pass_when_gold_fail": agreement["pass_when_gold_fail"],
             "warnings": report["warnings"],
         }
+    provenance = {}
+    for how, keys in PROVENANCE.items():
+        rows = []
+        for row in rows_of("good", *SETS["good"]):
+            row.pop("gold_kind")
+            rows.append({**row, **keys})
+        report = sdk.judge_trust(rows)
+        provenance[how] = {
+            "keys": keys,
+            "ok": report["ok"],
+            "gold_kind": report["gold_kind"],
+            "printed": str(report).splitlines()[0],
+        }
+    figures["provenance"] = provenance
     (HERE / "sdk_trust.json").write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
 
 
