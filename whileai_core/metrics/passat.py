@@ -8,6 +8,14 @@ per-group estimators comb(c,k)/comb(n,k) and 1 - comb(n-c,k)/comb(n,k), averaged
 groups, with the same bootstrap. headroom = pass@k - pass@1 is what a grouped RL update
 has to learn from.
 
+A reward between 0 and 1 (a rubric's share of items met) counts as a pass at 0.5 and over
+(`tally.PASS_THRESHOLD`), so a judge that scores 0.7 everywhere reads pass@1 1.00. That is
+the row contract, and the report does not hide it: `partial_rewards` counts such rewards,
+`mean_reward` is the same task-weighted mean on the rewards as judged, and the summary
+line says both whenever there is one. (The original SDK instead leaves partial rewards out
+of pass@1, and prints n/a when every reward is partial; a 0.7 is a verdict the judge
+reached, and dropping it drops the rows a rubric judge scores most carefully.)
+
 k defaults to the smallest group, and the report says so when groups are uneven. Below
 k = 4 the k-way numbers are `None` with the reason, not a noisy figure. Fewer than three
 groups: no intervals.
@@ -32,7 +40,7 @@ from typing import Any
 from ..models.spec import bare_model, self_judged_warning
 from ..row import JUDGE_STATUSES
 from .stats import pass_at_k, pass_pow_k, wilson
-from .tally import TaskTally, reward_of, task_key
+from .tally import PASS_THRESHOLD, TaskTally, reward_of, task_key
 
 MIN_K = 4
 MIN_GROUPS_FOR_CI = 3
@@ -144,6 +152,8 @@ class PassReport:
     first_reasons: dict[str, str] = field(default_factory=dict)
     # Rows whose judge names a model (judge_meta.model), and those of them that model
     # wrote (its model_version): a judge grading its own writing tends to prefer it.
+    # Rewards strictly between 0 and 1: pass@1 splits them at PASS_THRESHOLD.
+    partial: int = 0
     model_judged: int = 0
     self_judged: int = 0
     self_judged_pair: tuple[str, str] | None = None
@@ -174,6 +184,7 @@ class PassReport:
         if reward is None:
             return
         self.judged += 1
+        self.partial += 0.0 < reward < 1.0
         self._tasks.add(task_key(row), reward)
 
     def _check_self_judged(self, row: dict[str, Any]) -> None:
@@ -198,6 +209,8 @@ class PassReport:
         report: dict[str, Any] = {"rows": self.rows, "judged": self.judged}
         report.update(pass_numbers(groups, k=self.k, seed=self.seed))
         report["seed"] = self.seed
+        report["mean_reward"] = self._tasks.mean_reward()
+        report["partial_rewards"] = self.partial
         report["histogram"] = _histogram([c / n for n, c in groups])
         report["judge_status"] = {s: self.statuses.get(s, 0) for s in JUDGE_STATUSES}
         for status, count in self.statuses.items():
@@ -338,6 +351,12 @@ def summary_line(report: dict[str, Any]) -> str:
         f"headroom {_fmt(report['headroom'])}",
     ]
     tail = f"{report['tasks']} groups" + (f", k={k}" if k else "")
+    partial = report.get("partial_rewards") or 0
+    if partial:
+        tail += (
+            f"; {partial} of {report['judged']} rewards partial: pass@1 counts >= "
+            f"{PASS_THRESHOLD:g} as a pass, mean reward {_fmt(report.get('mean_reward'))}"
+        )
     bad = report["rows"] - report["judged"]
     tail += f"; {report['judged']}/{report['rows']} rows judged"
     if bad:
