@@ -32,7 +32,7 @@ from ..errors import ConfigError
 from ..judges.trajectory import REFUSES
 from .actions import call_failed
 from .lexicons import FAMILY_PHRASES
-from .view import RowView
+from .view import RowView, view
 
 FAMILIES = ("boilerplate", "hedging", "apology", "sycophancy", "refusal")
 STYLE_MARKERS = ("no_boilerplate", "no_hedging", "no_apology", "no_sycophancy", "answered")
@@ -218,3 +218,19 @@ def style_markers(v: RowView, phrases: Phrases) -> dict[str, float]:
 
 def describe(phrases: Phrases) -> dict[str, Any]:
     return {"source": phrases.source, "counts": {k: len(v) for k, v in phrases.families.items()}}
+
+
+TIC_MARKERS = ("no_hedging", "no_sycophancy", "no_apology", "no_boilerplate")
+
+
+def row_tics(row: dict[str, Any], phrases: Phrases) -> tuple[str, ...]:
+    """The tic families a row carries (hedging, sycophancy, apology, boilerplate), for a
+    selection that keeps them out of training. A row `whileai mark` already stamped is
+    read from its markers (so a `--phrases` file given there holds); any other row is read
+    off its text."""
+    markers = row.get("markers")
+    stamped = markers if isinstance(markers, dict) else {}
+    if all(isinstance(stamped.get(m), (int, float)) for m in TIC_MARKERS):
+        return tuple(MARKER_FAMILY[m] for m in TIC_MARKERS if stamped[m] < 1.0)
+    text = view(row).agent_text
+    return tuple(MARKER_FAMILY[m] for m in TIC_MARKERS if phrases.find(MARKER_FAMILY[m], text))

@@ -126,7 +126,7 @@ def select(
     rows: Iterable[Row], options: OptimizeOptions | None = None, *, compact: bool = False
 ) -> Selection:
     """The selection with its report; `compact=True` keeps each row as JSON bytes meanwhile."""
-    recorder = Recorder()
+    recorder = Recorder(tics=_reads_tics(options))
     if not compact:
         return _select((recorder.record(row) for row in rows), options, None)
     buffer = RowBuffer()
@@ -143,7 +143,7 @@ def optimize_files(
 ) -> OptimizeReport:
     """`whileai optimize`: select from JSONL files (or '-') and write the kept rows."""
     stats = ReadStats()
-    recorder = Recorder()
+    recorder = Recorder(tics=_reads_tics(options))
     with spooled(inputs) as (paths, labels):
         files = FileRows(paths)
         # Rows are acyclic; pausing the cycle collector while records pile up saves it
@@ -178,6 +178,11 @@ def optimize_files(
             files.close()
     report.skipped_lines = stats.skipped
     return report
+
+
+def _reads_tics(options: OptimizeOptions | None) -> bool:
+    """Style tics are read only where they are kept out: SFT, unless told to keep them."""
+    return options is not None and options.mode == "sft" and not options.keep_tics
 
 
 def _read_spans(files: FileRows, spans: array[int]) -> Iterator[Row]:
