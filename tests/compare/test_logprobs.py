@@ -101,6 +101,13 @@ def test_reference_scores_and_mean_kl_match_a_hand_computation(
     assert data["mean_kl"] == pytest.approx(hand, abs=1e-9)
     assert data["rows_used"] == 4 and data["n_tokens"] == 32
     assert all(v == pytest.approx(hand, abs=1e-9) for v in data["per_task"].values())
+    # The original SDK's mean_kl reads the row totals only: the reference's logprob of the
+    # tool-call turn (which the policy's server reported no tokens for) counts against
+    # none of the policy's, and the figure reads high. Both are reported, and why.
+    totals = sum(r["logprob"] - r["ref_logprob"] for r in rows) / sum(r["n_tokens"] for r in rows)
+    assert data["mean_kl_row_totals"] == pytest.approx(totals, abs=1e-9)
+    assert totals > 2 * hand and data["unpaired_turns"] == 4
+    assert any("the original SDK's mean_kl" in w for w in data["warnings"])
 
 
 def test_kl_writes_calibration_mean_kl(simulated: Path, tmp_path: Path) -> None:

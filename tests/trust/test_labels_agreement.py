@@ -10,7 +10,9 @@ import pytest
 
 from whileai_core.trust import attach_labels, judge_agreement
 
-from ..helpers import run_cli
+from ..helpers import SDK_ROWS, run_cli
+
+SDK_TRUST = json.loads((Path(__file__).parent / "data" / "sdk_trust.json").read_text())
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -93,7 +95,8 @@ def test_a_bad_label_names_its_file_and_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert b"labels.jsonl:2: gold_reward must be 0 or 1, got 0.5" in done.stderr
     missing = run_cli("label", str(tmp_path / "r.jsonl"), "--labels", str(labels))
-    assert missing.returncode == 2 and b"--annotator" in missing.stderr
+    assert missing.returncode == 1
+    assert b"labels.jsonl:1: no annotator: give --annotator NAME" in missing.stderr
 
 
 def test_no_label_matching_any_row_exits_1(tmp_path: Path) -> None:
@@ -157,3 +160,108 @@ def test_agreement_of_one_file_reads_its_gold_reward() -> None:
     ]
     report = judge_agreement(rows).as_dict()
     assert report["gold"] == "gold_reward" and report["agreement"] == pytest.approx(2 / 3)
+
+
+def test_without_annotator_every_line_names_its_own(tmp_path: Path) -> None:
+    labels = _write(
+        tmp_path / "l.jsonl",
+        [
+            {"scenario_id": "a", "rollout_index": 0, "gold_reward": 1, "annotator": "ana"},
+            {"scenario_id": "a", "rollout_index": 1, "gold_reward": 0, "annotator": "bo"},
+        ],
+    )
+    done = run_cli("label", str(_write(tmp_path / "r.jsonl", ROWS)), "--labels", str(labels))
+    assert done.returncode == 0, done.stderr.decode()
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert out[0]["gold_labels"] == {"ana": {"gold_reward": 1}}
+    assert out[1]["label_source"] == "human:bo"
+
+
+def _sdk_rows() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in SDK_ROWS.read_text().splitlines() if line.strip()]
+
+
+def test_sdk_rows_sharing_a_key_are_told_apart_by_the_prompt(tmp_path: Path) -> None:
+    """The SDK's rows repeat (scenario_id, rollout_index) across phrasings of one task."""
+    rows = _sdk_rows()
+    twins = [r for r in rows if r["scenario_id"] == "sc-7f3f7ffb92"]
+    assert len(twins) == 3 and len({r["prompt"] for r in twins}) == 3
+    labels = [
+        {
+            "scenario_id": r["scenario_id"],
+            "rollout_index": 0,
+            "prompt": r["prompt"],
+            "gold_reward": g,
+        }
+        for r, g in zip(twins, (1, 0, 1), strict=True)
+    ]
+    out, report = attach_labels(rows, labels, annotator="ana")
+    got = [r["gold_reward"] for r in out if r["scenario_id"] == "sc-7f3f7ffb92"]
+    assert got == [1, 0, 1]
+    assert report.matched == 3 and not report.ambiguous and not report.duplicates
+    assert report.labelled_rows == 3
+
+
+def test_two_lines_naming_one_shared_key_are_reported_not_silently_merged(tmp_path: Path) -> None:
+    rows = _write(tmp_path / "sdk.jsonl", _sdk_rows())
+    labels = _write(
+        tmp_path / "l.jsonl",
+        [
+            {"scenario_id": "sc-7a1b66e65e", "rollout_index": 0, "gold_reward": 1},
+            {"scenario_id": "sc-7a1b66e65e", "rollout_index": 0, "gold_reward": 0},
+        ],
+    )
+    done = run_cli("label", str(rows), "--labels", str(labels), "--annotator", "ana", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    report = json.loads(done.stderr)
+    dup = report["duplicate_labels"]
+    assert [d["where"].rsplit(":", 1)[1] for d in dup] == ["2"]
+    assert dup[0]["why"].endswith("l.jsonl:1 for annotator ana: it replaced that label")
+    ambiguous = report["ambiguous_labels"]
+    assert len(ambiguous) == 2 and all("give the row's prompt" in a["why"] for a in ambiguous)
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    labelled = [r for r in out if "gold_reward" in r and r["scenario_id"] == "sc-7a1b66e65e"]
+    assert len(labelled) == 1 and labelled[0]["gold_reward"] == 0
+    text = run_cli("label", str(rows), "--labels", str(labels), "--annotator", "ana").stderr
+    assert b"duplicate: " in text and b"ambiguous: " in text
+
+
+def test_labels_carry_the_provenance_the_sdk_counts_as_a_persons(tmp_path: Path) -> None:
+    """whileai 0.131's judge_trust reads `gold_kind`: with label_source alone it printed
+    NOT MEASURED on our labelled rows; with gold_kind "human" it measures them
+    (tests/trust/data/sdk_trust.json, `provenance`)."""
+    before, now = (SDK_TRUST["provenance"][k] for k in ("label_source_only", "with_gold_kind"))
+    assert before["printed"] == "NOT MEASURED" and now["ok"] is True
+    out, _ = attach_labels(
+        ROWS[:1], [{"scenario_id": "a", "rollout_index": 0, "gold_reward": 1}], annotator="ana"
+    )
+    assert {k: out[0].get(k) for k in now["keys"]} == now["keys"]
+    # the SDK's rule for several kinds: a model's beside a person's is model gold, two
+    # trusted kinds side by side are "mixed"
+    mixed, _ = attach_labels(
+        out,
+        [{"scenario_id": "a", "rollout_index": 0, "gold_reward": 1, "kind": "verifier"}],
+        annotator="tests",
+    )
+    assert mixed[0]["gold_kind"] == "mixed"
+    assert mixed[0]["label_source"] == "human:ana,program:tests"
+    model, _ = attach_labels(
+        out,
+        [{"scenario_id": "a", "rollout_index": 0, "gold_reward": 1, "kind": "model"}],
+        annotator="gpt",
+    )
+    assert model[0]["gold_kind"] == "model"
+
+
+def test_the_sdks_list_of_labels_is_read_as_earlier_votes() -> None:
+    row = {
+        **ROWS[0],
+        "gold_labels": [{"label": 0, "annotator": "sdk-ana", "kind": "human", "ts": 1.0}],
+        "gold_reward": 0,
+        "gold_kind": "human",
+    }
+    out, report = attach_labels(
+        [row], [{"scenario_id": "a", "rollout_index": 0, "gold_reward": 0}], annotator="bo"
+    )
+    assert out[0]["gold_labels"] == {"sdk-ana": {"gold_reward": 0}, "bo": {"gold_reward": 0}}
+    assert out[0]["gold_reward"] == 0 and report.replaced == 0

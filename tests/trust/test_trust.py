@@ -135,10 +135,15 @@ def test_gates_exit_1_only_when_measured_and_below(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     graded = [{**r, "reward": r["judged"]} for r in _fixed_rows()]
     rows.write_text("\n".join(json.dumps(r) for r in graded) + "\n")
-    code, report = _report(str(rows), "--min-agreement", "0.9", "--min-kappa", "0.2")
-    assert code == 1 and report["verdict"] == "BELOW THE BAR"
+    # 6 of each class, kappa 0.5, 2 of 6 gold failures passed: relax all three, then ask
+    # for more agreement than 9 of 12
+    relaxed = ("--min-kappa", "0.2", "--min-per-class", "6", "--max-pass-when-gold-fail", "0.4")
+    code, report = _report(str(rows), *relaxed, "--min-agreement", "0.9")
+    assert code == 1 and report["verdict"] == "NOT TRUSTED"
     assert report["failed"] == [f"agreement {9 / 12:.3f} is below 0.9"]
-    assert _report(str(rows), "--min-agreement", "0.7")[0] == 0
+    assert _report(str(rows), *relaxed, "--min-agreement", "0.7")[0] == 0
+    code, report = _report(str(rows))
+    assert code == 1 and len(report["failed"]) == 3  # per class, kappa, pass_when_gold_fail
 
 
 def _labelled(n: int, long_pass: bool = True) -> list[dict[str, Any]]:

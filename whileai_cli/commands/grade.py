@@ -246,6 +246,8 @@ def report(
     )
     if stats.skipped:
         warn(stats.skipped_warning())
+    for message in result.get("warnings", []):
+        warn(message)
     if not emit_report(result, json=json, report_file=report_file, data_on_stdout=False):
         _print_report(result)
     if result["rows"] and not result["judged"]:

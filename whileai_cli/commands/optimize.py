@@ -80,6 +80,15 @@ def optimize(
             "in total (*_overall, required).",
         ),
     ] = None,
+    keep_tics: Annotated[
+        bool,
+        typer.Option(
+            "--keep-tics",
+            envvar="WHILEAI_KEEP_TICS",
+            help="SFT: keep replies that hedge, flatter, apologise or pad (by default they "
+            "are kept out of the training set, and counted).",
+        ),
+    ] = False,
     seed: Annotated[
         int,
         typer.Option(
@@ -96,8 +105,10 @@ def optimize(
 ) -> None:
     """Select training rows: RL groups in the difficulty band, or SFT rejection sampling.
 
-    With --endorsed the hack scan runs over the kept rows (its own pass over the input)
-    and rides in the report as hack_scan, its warnings among the hygiene warnings."""
+    SFT keeps replies with a style tic (hedging, sycophancy, apology, boilerplate) out of
+    the training set and reports how many (--keep-tics keeps them). With --endorsed the
+    hack scan runs over the kept rows (its own pass over the input) and rides in the
+    report as hack_scan, its warnings among the hygiene warnings."""
     warn_renamed_env("optimize")
     from whileai_core.select.optimize import OptimizeOptions, optimize_files
 
@@ -118,6 +129,7 @@ def optimize(
         min_reward=min_reward,
         k=k,
         seed=seed,
+        keep_tics=keep_tics,
         endorsed=split_endorsed(endorsed),
     )
     options.check()

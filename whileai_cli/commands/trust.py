@@ -161,7 +161,8 @@ def label(
             "--annotator",
             "-a",
             envvar="WHILEAI_ANNOTATOR",
-            help="Who labelled (a line's own annotator field wins).",
+            help="Who labelled, for lines that do not name their own annotator "
+            "(needed only when some line does not).",
         ),
     ] = "",
     output: Output = None,
@@ -171,8 +172,10 @@ def label(
 ) -> None:
     """Attach human labels (gold_reward 0/1, who said what) to rows; report unmatched labels.
 
-    Rows go to stdout (or -o) with gold_reward, gold_labels and label_source; a label that
-    matches no row is listed with its file:line. Exits 1 when no label matched a row."""
+    Rows go to stdout (or -o) with gold_reward, gold_labels, gold_kind and label_source. A
+    label with scenario_id and prompt matches on both; a label that matches no row, could
+    name several, or names a row another line already labelled for the same annotator is
+    listed with its file:line. Exits 1 when no label matched a row."""
     from whileai_core.jsonl import ReadStats, RowWriter, read_rows
     from whileai_core.trust.labels import LabelReport, label_stream, read_labels
 
@@ -181,8 +184,6 @@ def label(
 
     if not labels:
         bad_flag("--labels", "the labels file is required")
-    if not annotator:
-        bad_flag("--annotator", "say who labelled (a name)")
     check_report_path(report_file)
     parsed = read_labels(labels, annotator)
     report = LabelReport()
@@ -210,19 +211,39 @@ def trust(
             min=0,
             max=1,
             envvar="WHILEAI_TRUST_MIN_AGREEMENT",
-            help="Exit 1 when measured agreement is below this.",
+            help="Also hold agreement to this (no default: kappa and the majority-class "
+            "baseline already say whether agreement means anything).",
         ),
     ] = None,
     min_kappa: Annotated[
-        float | None,
+        float,
         typer.Option(
             "--min-kappa",
             min=-1,
             max=1,
             envvar="WHILEAI_TRUST_MIN_KAPPA",
-            help="Exit 1 when measured kappa is below this.",
+            help="Lowest Cohen's kappa a trusted judge may have.",
         ),
-    ] = None,
+    ] = 0.6,
+    max_pass_when_gold_fail: Annotated[
+        float,
+        typer.Option(
+            "--max-pass-when-gold-fail",
+            min=0,
+            max=1,
+            envvar="WHILEAI_TRUST_MAX_PASS_WHEN_GOLD_FAIL",
+            help="Highest share of gold failures a trusted judge may pass.",
+        ),
+    ] = 0.1,
+    min_per_class: Annotated[
+        int,
+        typer.Option(
+            "--min-per-class",
+            min=1,
+            envvar="WHILEAI_TRUST_MIN_PER_CLASS",
+            help="Gold passes and gold failures each needed before a judge can be trusted.",
+        ),
+    ] = 10,
     sample: Annotated[
         int,
         typer.Option(
@@ -251,8 +272,11 @@ def trust(
 
     Reads gold_reward (see `whileai label`). Without --judge the rows' own rewards are
     measured; with one, the labelled rows are judged afresh. No labels: NOT MEASURED.
-    Exits 1 when measured and below --min-agreement or --min-kappa."""
+    TRUSTED needs --min-per-class labels of each class, kappa >= --min-kappa,
+    pass_when_gold_fail <= --max-pass-when-gold-fail and agreement above the majority-class
+    baseline; otherwise NOT TRUSTED names what failed, and the command exits 1."""
     warn_renamed_env("trust")
+    from whileai_core.trust.bar import TrustBar
     from whileai_core.trust.trust import judge_trust
 
     from ..console import check_report_path
@@ -268,8 +292,12 @@ def trust(
     report = judge_trust(
         rows,
         chosen,
-        min_agreement=min_agreement,
-        min_kappa=min_kappa,
+        bar=TrustBar(
+            min_kappa=min_kappa,
+            max_pass_when_gold_fail=max_pass_when_gold_fail,
+            min_per_class=min_per_class,
+            min_agreement=min_agreement,
+        ),
         sample=sample,
         seed=seed,
         probes=probes,

@@ -12,7 +12,15 @@ log-probability of the tokens the policy generated (`logprob`) and how many ther
   ref_logprob), over the sum of the policy's `n_tokens`. Overall and per task, pooled
   over the task's rollouts. Turns are read per step when the steps carry both numbers,
   else from the row's totals. `calibrated_rows` writes each task's value into
-  `calibration.mean_kl`.
+  `calibration.mean_kl`. Beside it, `mean_kl_row_totals` is the original SDK's
+  `mean_kl`: the rows' totals only, Σ(logprob − ref_logprob) / Σ n_tokens. The two agree
+  when every turn the reference scored is a turn the policy counted tokens for. They part
+  when it is not (a tool-call turn whose server reported no tokens: `whileai logprobs ref`
+  still scores it, so the row's `ref_logprob` holds it and its `logprob` does not): the
+  row totals then charge the reference's logprob of tokens the policy never reported
+  against none of the policy's, and read high (0.93 against 0.19 in
+  `tests/compare/test_logprobs.py`). `mean_kl` pairs turn by turn and leaves such turns
+  out (counted in `unpaired_turns`); the report warns whenever the two differ.
 (`staleness.py` reads the same turns to say which rows are off-policy.)
 """
 
@@ -185,9 +193,27 @@ class KLReport:
     no_reference: int = 0
     tasks: dict[str, list[float]] = field(default_factory=dict)  # task -> [diff, tokens]
     skipped_lines: int = 0
+    # The original SDK's reading: row totals only.
+    totals_rows: int = 0
+    totals_diff: float = 0.0
+    totals_tokens: int = 0
+    unpaired_turns: int = 0
+
+    def _add_totals(self, row: dict[str, Any]) -> None:
+        lp, n, ref = _num(row.get("logprob")), _count(row.get("n_tokens")), _num(row.get(self.ref))
+        if lp is not None and n and ref is not None:
+            self.totals_rows += 1
+            self.totals_diff += lp - ref
+            self.totals_tokens += n
+        for step in row.get("steps") or []:
+            if not isinstance(step, dict) or _num(step.get(self.ref)) is None:
+                continue
+            if _num(step.get("logprob")) is None or not _count(step.get("n_tokens")):
+                self.unpaired_turns += 1
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows += 1
+        self._add_totals(row)
         turns = turns_of(row, self.ref)
         if not turns:
             self.no_policy += 1
@@ -214,6 +240,10 @@ class KLReport:
     def mean_kl(self) -> float | None:
         return self.diff / self.n_tokens if self.n_tokens else None
 
+    @property
+    def mean_kl_row_totals(self) -> float | None:
+        return self.totals_diff / self.totals_tokens if self.totals_tokens else None
+
     def per_task(self) -> dict[str, float]:
         return {t: d / n for t, (d, n) in self.tasks.items() if n}
 
@@ -221,6 +251,9 @@ class KLReport:
         return {
             "ref": self.ref,
             "mean_kl": self.mean_kl,
+            "mean_kl_row_totals": self.mean_kl_row_totals,
+            "rows_with_totals": self.totals_rows,
+            "unpaired_turns": self.unpaired_turns,
             "per_task": self.per_task(),
             "rows": self.rows,
             "rows_used": self.used,
@@ -247,6 +280,18 @@ class KLReport:
                 f"mean_kl {kl:.4f} is negative: the reference likes these tokens more than "
                 "the policy that sampled them, which a sampled estimate does on few tokens, "
                 "or when the two scored different text (check token_count_gap)"
+            )
+        totals = self.mean_kl_row_totals
+        if kl is not None and totals is not None and not math.isclose(kl, totals, abs_tol=1e-9):
+            why = (
+                f"{self.unpaired_turns} turn(s) carry a reference logprob but no policy "
+                "tokens, which the totals charge against none of the policy's"
+                if self.unpaired_turns
+                else "the rows' totals are not the sums of their steps"
+            )
+            out.append(
+                f"over the rows' totals (the original SDK's mean_kl) it is {totals:.6f}, "
+                f"not {kl:.6f}: {why}; mean_kl pairs each turn's two logprobs"
             )
         return out
 

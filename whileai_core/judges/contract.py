@@ -1,10 +1,11 @@
 """The judge contract, and the streaming runner every judge goes through.
 
 A judge is any callable `row -> verdict`. A verdict is a bare number, or a dict with
-`reward` (a number) and optional `reason`, `markers`, `failure_class`; any other key is
-kept in `judge_meta`. Anything else does not score the row 0: it sets `judge_status`
-(missing_reward / invalid_result / error / timeout) and `reward` to None, so a broken judge
-shows up as unjudged rows instead of a policy that looks bad.
+`reward` (a number; `score` is read the same when `reward` is absent, as the original SDK
+and most judge prompts spell it) and optional `reason`, `markers`, `failure_class`; any
+other key is kept in `judge_meta`. Anything else does not score the row 0: it sets
+`judge_status` (missing_reward / invalid_result / error / timeout) and `reward` to None, so
+a broken judge shows up as unjudged rows instead of a policy that looks bad.
 
 A reward is a number in [0, 1]. A judge that rates on another scale declares it
 (`Judge.scale`, `grade --scale 1,5`): the rating is kept in `judge_meta.rating` and the
@@ -154,17 +155,18 @@ def verdict_fields(verdict: Any, scale: tuple[float, float] | None = None) -> di
         )
     if carried := _verdict_problem(verdict):
         return failure_fields("invalid_result", carried)
-    if "reward" not in verdict:
+    key = "reward" if "reward" in verdict else "score" if "score" in verdict else None
+    if key is None:
         return {
             "reward": None,
             "judge_status": "missing_reward",
-            "reason": "judge returned a dict without 'reward'",
+            "reason": "judge returned a dict without 'reward' (or 'score')",
             "extra": {k: v for k, v in verdict.items() if k not in _ROW_KEYS},
         }
-    raw = _number(verdict["reward"])
+    raw = _number(verdict[key])
     scaled: dict[str, Any] = {}
     if raw is None:
-        fields = failure_fields("invalid_result", _out_of_range(verdict["reward"]))
+        fields = failure_fields("invalid_result", _out_of_range(verdict[key]))
     else:
         reward, scaled, problem = _on_scale(raw, scale)
         if problem:
@@ -178,7 +180,7 @@ def verdict_fields(verdict: Any, scale: tuple[float, float] | None = None) -> di
         fields["markers"] = markers
     if verdict.get("failure_class") is not None:
         fields["failure_class"] = verdict["failure_class"]
-    extra = {k: v for k, v in verdict.items() if k not in _ROW_KEYS}
+    extra = {k: v for k, v in verdict.items() if k not in _ROW_KEYS and k != key}
     extra.update(scaled)
     if extra:
         fields["extra"] = extra

@@ -50,7 +50,7 @@ _MAX_RESULT_CHARS = 2000
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
-_BINARY = '<1 if the rollout meets the rubric, 0 if not; a fraction for partial credit>'
+_BINARY = "<1 if the rollout meets the rubric, 0 if not; a fraction for partial credit>"
 
 
 def instructions(scale: tuple[float, float] | None = None) -> str:
@@ -110,18 +110,18 @@ def json_object(text: str) -> dict[str, Any] | None:
 def parse_verdict(text: str, scale: tuple[float, float] | None = None) -> dict[str, Any]:
     """The judge model's reply as a verdict; InvalidVerdict when it is not one. With a
     rating scale the number is passed through for the contract to map."""
-    value = json_object(text)
-    if value is not None and "reward" in value:
-        reward = value["reward"]
+    value = json_object(text) or {}
+    # `score` is how the original SDK's prompts, and many judge prompts, name the number.
+    key = "reward" if "reward" in value else "score" if "score" in value else None
+    if key is not None:
+        reward = value[key]
         lo, hi = scale if scale is not None else (0.0, 1.0)
         if (
             isinstance(reward, bool)
             or not isinstance(reward, (int, float))
             or not (lo <= reward <= hi)
         ):
-            raise InvalidVerdict(
-                f"judge model's reward is not in [{lo:g}, {hi:g}]: {reward!r:.40}"
-            )
+            raise InvalidVerdict(f"judge model's reward is not in [{lo:g}, {hi:g}]: {reward!r:.40}")
         verdict: dict[str, Any] = {"reward": reward}
         if isinstance(value.get("reason"), str):
             verdict["reason"] = value["reason"]

@@ -88,9 +88,9 @@ def grade_files(
 
 
 class GradeTally:
-    """What a grade run counts of the rows it wrote: the pass report, the policies seen
-    (for the self-judged warning) and the callbacks; shared by `grade_files` and the Ray
-    driver, which tallies rows as each shard's come back."""
+    """What a grade run counts of the rows it wrote: the pass report (which also says when
+    the judge's model wrote the rows it graded) and the callbacks; shared by `grade_files`
+    and the Ray driver, which tallies rows as each shard's come back."""
 
     def __init__(
         self,
@@ -102,7 +102,6 @@ class GradeTally:
         self.report = report
         self.on_graded = on_graded
         self.on_row = on_row
-        self.policies: set[str] = set()
         self.count = 0
 
     def add(self, graded: dict[str, Any]) -> None:
@@ -110,9 +109,6 @@ class GradeTally:
         self.report.add(graded)
         if self.on_graded is not None:
             self.on_graded(graded)
-        version = graded.get("model_version")
-        if isinstance(version, str) and len(self.policies) < 256:
-            self.policies.add(version)
         if self.on_row is not None:
             self.on_row(self.count)
 
@@ -120,26 +116,4 @@ class GradeTally:
         if notes is None:
             notes = judge.notes() if judge.notes is not None else []
         result = self.report.result()
-        _self_judged(result, judge, self.policies)
         return GradeResult(report=result, read=stats, judge=judge.name, notes=notes)
-
-
-def _bare(model: str) -> str:
-    """A model's name without its provider prefix: `vllm:Qwen/Qwen3-4B` -> `qwen/qwen3-4b`."""
-    head, sep, rest = model.partition(":")
-    return (rest if sep and head in ("openai", "vllm", "ollama") else model).strip().casefold()
-
-
-def _self_judged(report: dict[str, Any], judge: Judge, policies: set[str]) -> None:
-    """A judge grading its own model's writing prefers it: say so when the judge's model is
-    the rows' model_version."""
-    model = judge.meta.get("model")
-    if not isinstance(model, str):
-        return
-    same = sorted(p for p in policies if _bare(p) == _bare(model))
-    report["self_judged"] = bool(same)
-    if same:
-        report.setdefault("warnings", []).append(
-            f"self_judged: the judge model {model} also wrote these rows (model_version "
-            f"{same[0]}); a judge grading its own model's writing tends to prefer it"
-        )

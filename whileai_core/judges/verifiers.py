@@ -161,17 +161,24 @@ def regex(
     return _make("regex", judge)
 
 
+# Row text is capped before any pattern sees it; the answer is at the end of a reply.
+MAX_ANSWER_CHARS = 20_000
+
 _CHOICE_PATTERNS = (
     re.compile(r"answer\s*(?:is|:)?\s*[:\-]?\s*\(?([A-Z])\)?(?![A-Za-z])", re.IGNORECASE),
-    re.compile(r"^\(?([A-Z])\)?(?:[.):\s]|$)"),
+    # "B) ...", "B. ...", "(B) ...", a lone "B": not "I pick ..." (a letter then a space is
+    # a word more often than an option)
+    re.compile(r"^\(?([A-Z])(?:\)|[.:]|$)"),
     re.compile(r"\(([A-Z])\)"),
-    re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])"),
+    # a standalone capital; "I" only where it is not the pronoun ("I think", "I'd")
+    re.compile(r"(?<![A-Za-z'])(?!I(?:\s+[a-z]|'))([A-Z])(?![A-Za-z'])"),
 )
 
 
 def chosen_letter(text: str) -> str | None:
-    """The option a reply picked: 'ANSWER: C', 'The answer is (c)', 'B) ...', or a lone 'D'."""
-    stripped = text.strip()
+    """The option a reply picked: 'ANSWER: C', 'The answer is (c)', 'B) ...', 'I pick (B).',
+    or a lone 'D'. The pronoun I is not option I."""
+    stripped = text[-MAX_ANSWER_CHARS:].strip()
     for pat in _CHOICE_PATTERNS:
         hits = pat.findall(stripped)
         if hits:
@@ -194,39 +201,82 @@ def multiple_choice(*, field: str | None = None) -> Judge:
     return _make("multiple-choice", judge)
 
 
-_NUMBER = re.compile(r"[-+−]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?")
+# A number as written: thousands commas, a leading $, a trailing %; or a fraction, as
+# LaTeX (\frac{1}{2}, \dfrac, \tfrac) or a/b (not a date: no third part).
+_NUMBER = re.compile(
+    r"\\[dt]?frac\{\s*([-+−]?\d+(?:\.\d+)?)\s*\}\{\s*([-+−]?\d+(?:\.\d+)?)\s*\}"
+    r"|(?<![\d/.])([-+−]?\d+)\s*/\s*(\d+)(?![\d/.])"
+    r"|[-+−]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?"
+)
+
+
+def _float(token: str) -> float | None:
+    token = token.replace("−", "-").replace("$", "").replace(",", "").rstrip("%")
+    if not any(ch.isdigit() for ch in token):
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None
 
 
 def numbers_in(text: str) -> list[float]:
-    """Every number in the text: thousands commas, a leading $, a trailing % kept as written.
+    """Every number in the text: thousands commas, a leading $, a trailing % kept as written;
+    a fraction (\\frac{1}{2}, 1/2) as its value.
 
     "60%" reads as 60, not 0.6: a percentage is compared in the units the gold uses.
     """
     found: list[float] = []
-    for match in _NUMBER.finditer(text):
-        token = match.group().replace("−", "-").replace("$", "").replace(",", "").rstrip("%")
-        if not any(ch.isdigit() for ch in token):
+    for match in _NUMBER.finditer(text[-MAX_ANSWER_CHARS:]):
+        top, bottom = match.group(1) or match.group(3), match.group(2) or match.group(4)
+        if top is not None and bottom is not None:
+            num, den = _float(top), _float(bottom)
+            if num is not None and den:
+                found.append(num / den)
             continue
-        try:
-            found.append(float(token))
-        except ValueError:
-            continue
+        value = _float(match.group())
+        if value is not None:
+            found.append(value)
     return found
+
+
+def boxed(text: str) -> str | None:
+    """The body of the last \\boxed{...}, braces balanced; None when there is none."""
+    start = text.rfind("\\boxed{")
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start + len("\\boxed"), len(text)):
+        depth += (text[i] == "{") - (text[i] == "}")
+        if depth == 0:
+            return text[start + len("\\boxed{") : i]
+    return None
+
+
+def final_number(text: str) -> float | None:
+    """The answer a reply gives as a number: what its last \\boxed{} holds when it has
+    one, else its last number."""
+    text = text[-MAX_ANSWER_CHARS:]
+    inside = boxed(text)
+    nums = numbers_in(inside) if inside is not None else []
+    if not nums:
+        nums = numbers_in(text)
+    return nums[-1] if nums else None
 
 
 @JUDGES.register("numeric", options=("field", "tolerance"))
 def numeric(*, tolerance: float = 1e-6, relative: float = 0.0, field: str | None = None) -> Judge:
-    """The last number in the reply is within `tolerance` (absolute) or `relative` of the gold."""
+    """The reply's answer (its last \\boxed{} number, else its last number; fractions read
+    as their value) is within `tolerance` (absolute) or `relative` of the gold."""
 
     def judge(row: dict[str, Any]) -> Verdict:
-        nums = numbers_in(reply_text(row))
-        if not nums:
+        got = final_number(reply_text(row))
+        if got is None:
             return _verdict(False, "no number in the reply")
-        got = nums[-1]
         for gold_text in _golds(row, field):
-            golds = numbers_in(gold_text)
-            if golds and math.isclose(got, golds[-1], abs_tol=tolerance, rel_tol=relative):
-                return _verdict(True, f"{got:g} matches {golds[-1]:g}")
+            gold = final_number(gold_text)
+            if gold is not None and math.isclose(got, gold, abs_tol=tolerance, rel_tol=relative):
+                return _verdict(True, f"{got:g} matches {gold:g}")
         return _verdict(False, f"{got:g} is not the gold {_short(_golds(row, field)[0], 30)}")
 
     return _make("numeric", judge, tolerance=tolerance)

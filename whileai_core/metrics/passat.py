@@ -8,6 +8,14 @@ per-group estimators comb(c,k)/comb(n,k) and 1 - comb(n-c,k)/comb(n,k), averaged
 groups, with the same bootstrap. headroom = pass@k - pass@1 is what a grouped RL update
 has to learn from.
 
+A reward between 0 and 1 (a rubric's share of items met) counts as a pass at 0.5 and over
+(`tally.PASS_THRESHOLD`), so a judge that scores 0.7 everywhere reads pass@1 1.00. That is
+the row contract, and the report does not hide it: `partial_rewards` counts such rewards,
+`mean_reward` is the same task-weighted mean on the rewards as judged, and the summary
+line says both whenever there is one. (The original SDK instead leaves partial rewards out
+of pass@1, and prints n/a when every reward is partial; a 0.7 is a verdict the judge
+reached, and dropping it drops the rows a rubric judge scores most carefully.)
+
 k defaults to the smallest group, and the report says so when groups are uneven. Below
 k = 4 the k-way numbers are `None` with the reason, not a noisy figure. Fewer than three
 groups: no intervals.
@@ -21,6 +29,7 @@ the same bootstrap at a cost that does not grow with the number of tasks.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -28,9 +37,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.spec import bare_model, self_judged_warning
 from ..row import JUDGE_STATUSES
 from .stats import pass_at_k, pass_pow_k, wilson
-from .tally import TaskTally, reward_of, task_key
+from .tally import PASS_THRESHOLD, TaskTally, reward_of, task_key
 
 MIN_K = 4
 MIN_GROUPS_FOR_CI = 3
@@ -43,6 +53,11 @@ HISTOGRAM_BINS: tuple[tuple[str, float, float], ...] = (
     ("(.75, 1)", 0.75, 1.0),
     ("1", 1.0, 1.0),
 )
+
+
+@functools.lru_cache(maxsize=256)
+def _bare(model: str) -> str:
+    return bare_model(model)
 
 
 def _binomial(rng: random.Random, n: int, p: float) -> int:
@@ -135,6 +150,13 @@ class PassReport:
     statuses: Counter[str] = field(default_factory=Counter)
     judges: Counter[str] = field(default_factory=Counter)
     first_reasons: dict[str, str] = field(default_factory=dict)
+    # Rows whose judge names a model (judge_meta.model), and those of them that model
+    # wrote (its model_version): a judge grading its own writing tends to prefer it.
+    # Rewards strictly between 0 and 1: pass@1 splits them at PASS_THRESHOLD.
+    partial: int = 0
+    model_judged: int = 0
+    self_judged: int = 0
+    self_judged_pair: tuple[str, str] | None = None
     _tasks: TaskTally = field(default_factory=TaskTally)
     _markers: dict[str, _MarkerStats] = field(default_factory=dict)
 
@@ -149,6 +171,7 @@ class PassReport:
         name = row.get("judge_name")
         if isinstance(name, str):
             self.judges[name] += 1
+        self._check_self_judged(row)
         markers = row.get("markers")
         if isinstance(markers, dict):
             for key, value in markers.items():
@@ -161,7 +184,20 @@ class PassReport:
         if reward is None:
             return
         self.judged += 1
+        self.partial += 0.0 < reward < 1.0
         self._tasks.add(task_key(row), reward)
+
+    def _check_self_judged(self, row: dict[str, Any]) -> None:
+        meta = row.get("judge_meta")
+        model = meta.get("model") if isinstance(meta, dict) else None
+        if not isinstance(model, str):
+            return
+        self.model_judged += 1
+        version = row.get("model_version")
+        if isinstance(version, str) and _bare(version) == _bare(model):
+            self.self_judged += 1
+            if self.self_judged_pair is None:
+                self.self_judged_pair = (model, version)
 
     def add_all(self, rows: Iterable[dict[str, Any]]) -> PassReport:
         for row in rows:
@@ -173,6 +209,8 @@ class PassReport:
         report: dict[str, Any] = {"rows": self.rows, "judged": self.judged}
         report.update(pass_numbers(groups, k=self.k, seed=self.seed))
         report["seed"] = self.seed
+        report["mean_reward"] = self._tasks.mean_reward()
+        report["partial_rewards"] = self.partial
         report["histogram"] = _histogram([c / n for n, c in groups])
         report["judge_status"] = {s: self.statuses.get(s, 0) for s in JUDGE_STATUSES}
         for status, count in self.statuses.items():
@@ -183,6 +221,16 @@ class PassReport:
         report["markers"] = {k: self._markers[k].summary() for k in sorted(self._markers)}
         if not self.judged:
             report["note"] = "no judged rows: grade them first (whileai grade)"
+        if self.model_judged:
+            report["self_judged"] = bool(self.self_judged)
+        if self.self_judged_pair is not None:
+            model, version = self.self_judged_pair
+            which = (
+                "these rows"
+                if self.self_judged == self.model_judged
+                else f"{self.self_judged} of these {self.model_judged} rows"
+            )
+            report["warnings"] = [self_judged_warning(model, version, which)]
         return report
 
 
@@ -303,6 +351,12 @@ def summary_line(report: dict[str, Any]) -> str:
         f"headroom {_fmt(report['headroom'])}",
     ]
     tail = f"{report['tasks']} groups" + (f", k={k}" if k else "")
+    partial = report.get("partial_rewards") or 0
+    if partial:
+        tail += (
+            f"; {partial} of {report['judged']} rewards partial: pass@1 counts >= "
+            f"{PASS_THRESHOLD:g} as a pass, mean reward {_fmt(report.get('mean_reward'))}"
+        )
     bad = report["rows"] - report["judged"]
     tail += f"; {report['judged']}/{report['rows']} rows judged"
     if bad:

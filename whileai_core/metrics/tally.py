@@ -58,6 +58,9 @@ class TaskCount:
     rows: int = 0
     graded: int = 0
     passes: int = 0
+    # The rewards themselves, summed: a judge that scores 0.7 everywhere passes every
+    # rollout at the 0.5 split, and the mean reward is what says it was 0.7.
+    reward_sum: float = 0.0
 
     @property
     def rate(self) -> float | None:
@@ -83,10 +86,17 @@ class TaskTally:
         if reward is not None:
             count.graded += 1
             count.passes += passed(reward)
+            count.reward_sum += reward
         return count
 
     def add_row(self, row: dict[str, Any]) -> TaskCount:
         return self.add(task_key(row), reward_of(row))
+
+    def mean_reward(self) -> float | None:
+        """The mean over tasks of each task's mean reward: pass@1's weighting, on the
+        rewards as judged rather than split at PASS_THRESHOLD."""
+        means = [c.reward_sum / c.graded for c in self.tasks.values() if c.graded]
+        return sum(means) / len(means) if means else None
 
     def graded_counts(self) -> list[tuple[int, int]]:
         """(graded rollouts, passes) of every task with at least one graded rollout."""

@@ -17,6 +17,7 @@ starts, not on row 1.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ConfigError
@@ -119,4 +120,28 @@ def parse_model_spec(ref: str, model: str | None = None) -> ModelSpec:
     raise ConfigError(
         f"model {ref!r}: expected openai:MODEL, vllm:MODEL@URL, ollama:MODEL "
         "or an http(s)://.../v1 URL"
+    )
+
+
+def bare_model(name: str) -> str:
+    """A model's name as two stamps can be compared: no provider prefix, no endpoint, case
+    folded (`vllm:Qwen/Qwen3-4B@http://h:8000/v1` and `Qwen/Qwen3-4B` are one model)."""
+    head, sep, rest = name.partition(":")
+    if sep and head.lower() in ("openai", "vllm", "ollama"):
+        name = rest
+    return name.split("@http", 1)[0].strip().casefold()
+
+
+def self_judged_versions(judge_model: str, versions: Iterable[str]) -> list[str]:
+    """The row `model_version`s that name the judge's own model, sorted."""
+    mine = bare_model(judge_model)
+    return sorted({v for v in versions if bare_model(v) == mine})
+
+
+def self_judged_warning(judge_model: str, version: str, rows: str = "these rows") -> str:
+    """What grade, report and trust say when a judge grades its own model's writing (it
+    tends to prefer it), worded once so the three say the same thing."""
+    return (
+        f"self_judged: the judge model {judge_model} also wrote {rows} (model_version "
+        f"{version}); a judge grading its own model's writing tends to prefer it"
     )

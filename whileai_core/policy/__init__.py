@@ -3,7 +3,7 @@
 Every marker here is 1.0 for the good outcome. The modules, by what they hold:
 
 - view: one row read once (the agent's texts, its calls, what it was told)
-- style: style markers and the over-refusal test
+- style, lexicons: style markers (on published lexicons) and the over-refusal test
 - actions, flags: what each call did; trajectory flags and their seven markers
 - grounding, leaks: invented arguments; quoted privileged context
 - stages, modelspec: stage lineage; constitutions and trait scoring

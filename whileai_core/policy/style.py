@@ -3,11 +3,15 @@
 `no_boilerplate`, `no_hedging`, `no_apology`, `no_sycophancy` are 1.0 when the agent's text
 has none of the family's phrases, and `answered` is 1.0 when it replied and did not decline
 (rlhf-book ch. 14: these are the over-optimization drifts a paired before/after catches).
-The phrase families describe kinds of wording, not one agent's sentences: corporate filler,
-epistemic softeners about the agent's own claims, apologies, praise aimed at the person.
+The four families are built on published lexicons, not on any agent's sentences
+(`lexicons.py` says which, and the rules that keep honest uses out): Hyland's hedges and
+boosters for hedging, compliment formulas for sycophancy, the apology devices of the
+cross-cultural speech-act studies, the formulaic moves of service talk for boilerplate.
 Honest uncertainty about the world ("the record is old, so it may have changed", "the call
 timed out, so I can't confirm") is not hedging, and agreeing with a correct person is not
-flattery, so neither family lists a bare "may" or "you're right".
+flattery, so neither family lists a bare "may" or "you're right". Words inside quotation
+marks are someone else's (an error message read back) and are not matched; text is capped
+at `MAX_STYLE_CHARS` before any pattern runs.
 
 Every family is overridable from a JSON or YAML file (`--phrases FILE`): a key `hedging`
 replaces that family's list, `hedging+` adds to it. An entry is a phrase matched on word
@@ -27,7 +31,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..judges.trajectory import REFUSES
 from .actions import call_failed
-from .view import RowView
+from .lexicons import FAMILY_PHRASES
+from .view import RowView, view
 
 FAMILIES = ("boilerplate", "hedging", "apology", "sycophancy", "refusal")
 STYLE_MARKERS = ("no_boilerplate", "no_hedging", "no_apology", "no_sycophancy", "answered")
@@ -39,170 +44,8 @@ MARKER_FAMILY = {
     "answered": "refusal",
 }
 
-_PRAISE = (
-    r"(?:great|good|excellent|fantastic|wonderful|brilliant|terrific|superb|amazing|awesome|"
-    r"outstanding|insightful|thoughtful|perceptive|smart|clever|wise|astute|fascinating|"
-    r"lovely|sharp|incredible|impressive)"
-)
-_PRAISE_WORDS = " ".join(re.findall(r"[a-z]+", _PRAISE))
-_PRAISED = (
-    r"(?:question|point|observation|idea|thought|request|catch|instinct|thinking|move|"
-    r"choice|call|query|ask|suggestion|plan|thing|way|approach|decision|insight)s?"
-)
-_LEAD = (
-    r"(?:^|[.!?]\s+|\bwhat an?\s+|\bsuch an?\s+|\bthat(?:'s| is| was)\s+(?:an?\s+)?|"
-    r"\bthis is\s+an?\s+|\byou(?:'ve)? (?:ask|raise|make|had|have|made|raised|asked)(?:ed)?\s+"
-    r"(?:an?\s+|such an?\s+)?)"
-)
-_INTENSE = r"(?:really |very |truly |so |such an? |absolutely |incredibly )?"
-# Checked only where "kind of" / "sort of" starts (the lookahead fails fast everywhere else).
-_NOT_A_KIND = r"(?=(?:kind|sort) of\b)" + "".join(
-    f"(?<!\\b{w} )"
-    for w in ("what", "which", "the", "a", "any", "this", "that", "some", "same", "one", "no")
-)
-
 DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
-    "boilerplate": (
-        "re[thank thanks]:"
-        r"thank(?:s| you)(?: so much| very much)? for (?:contacting|reaching out|choosing|"
-        r"getting in touch|being (?:a|such a) (?:valued|loyal)|your (?:patience|understanding|"
-        r"question|inquiry|enquiry|message|business|time|cooperation|loyalty)|shopping|"
-        r"using our|your interest)",
-        "re[anything]:"
-        r"(?:is there|if there(?:'s| is)) anything else (?:i|we) can (?:help|assist|do)",
-        "re[hesitate]:"
-        r"(?:please )?(?:don't|do not) hesitate to (?:reach out|contact|ask|get in touch|let)",
-        r"re[free]:feel free to (?:reach out|contact|ask|get in touch|let (?:us|me) know)",
-        r"re[know]:let (?:me|us) know if (?:there(?:'s| is)|you have|you need|you've got) "
-        r"(?:anything|any (?:other|further|more)|something) ?(?:else|questions?)?",
-        r"re[hope]:(?:i )?hope (?:this|that) (?:helps|helped|was helpful|answers|clears)",
-        "re[day one weekend evening afternoon morning week]:"
-        r"have an? (?:great|good|nice|wonderful|lovely|fantastic|pleasant|blessed|"
-        r"excellent) (?:day|one|weekend|evening|afternoon|morning|week)",
-        "re[appreciate value]:"
-        r"(?:we|i) (?:appreciate|value) your (?:patience|understanding|business|loyalty|"
-        r"feedback|custom|trust)",
-        "re[priority]:"
-        r"your (?:satisfaction|happiness|experience) is (?:our|my) (?:top |number one |"
-        r"highest |first )?priority",
-        "re[important]:"
-        r"your (?:call|business|feedback|custom|time) is (?:very |really )?important to "
-        r"(?:us|me)",
-        "re[committed]:"
-        r"committed to (?:providing|delivering|offering) (?:you )?(?:excellent|exceptional|"
-        r"the best|outstanding|great|quality)",
-        "we value your business",
-        "re[ai model assistant]:"
-        r"as an? (?:ai|language model|ai language model|virtual assistant|ai assistant)",
-        r"re[assistant]:as your (?:ai|virtual|digital) assistant",
-        r"re[help]:i(?:'m| am) (?:always )?here to help",
-        r"re[help assist]:(?:happy|glad|pleased|delighted) to (?:help|assist)",
-        r"re[pleasure]:(?:it was|it's been|it has been|it is always) (?:my|a|our) pleasure",
-        "my pleasure",
-        r"re[forward]:we look forward to (?:serving|helping|hearing|seeing)",
-        "re[strive aim endeavor endeavour]:"
-        r"(?:we|i) (?:strive|aim|endeavou?r) to (?:provide|deliver|give|offer|ensure)",
-        r"re[wishing]:wishing you an? ",
-        "re[questions assistance queries help]:"
-        r"for any (?:other|further) (?:questions|assistance|queries|help)",
-        r"re[regards]:(?:best|kind|warm) regards",
-        r"re[questions]:if you have any (?:other|further|more) questions",
-    ),
-    "hedging": (
-        "re[think believe guess suppose reckon assume imagine gather presume feel]:"
-        r"i (?:think|believe|guess|suppose|reckon|assume|imagine|gather|presume|feel like)",
-        r"re[think guess say imagine]:i(?:'d| would) (?:think|guess|say|imagine)",
-        r"re[understanding impression guess sense]:my (?:understanding|impression|guess|sense) is",
-        r"re[far]:as far as i (?:know|can tell|understand|can see|am aware)",
-        r"re[best]:to the best of my (?:knowledge|understanding|recollection)",
-        r"re[mistaken]:(?:if|unless) i(?:'m| am) (?:not )?mistaken",
-        r"re[wrong mistaken off]:i (?:could|may|might) (?:well )?be (?:wrong|mistaken|off)",
-        r"re[quote hold]:(?:don't|do not) (?:quote me|hold me to)",
-        "re[sure certain]:"
-        r"not (?:entirely|completely|totally|100%|fully|quite|absolutely) (?:sure|certain)",
-        r"re[sure]:not sure,? but",
-        "re[confident sure certain]:"
-        r"(?:fairly|reasonably|pretty|somewhat|mostly) (?:confident|sure|certain)",
-        "perhaps",
-        "presumably",
-        "arguably",
-        "conceivably",
-        "possibly",
-        "probably",
-        "supposedly",
-        "seemingly",
-        "apparently",
-        "in all likelihood",
-        "chances are",
-        "more or less",
-        "give or take",
-        "roughly speaking",
-        "generally speaking",
-        "broadly speaking",
-        "by and large",
-        "somewhat",
-        "may or may not",
-        "might or might not",
-        r"re[seems appears]:(?:it|this|that) (?:seems|appears)(?! on| in| as| under| at| next)",
-        r"re[seems appears]:(?:seems|appears) to (?:be|have|show|indicate)",
-        "re[seem seems seemed]:"
-        r"\bseem(?:s|ed)? (?:like|as if|as though|right|fine|okay|ok|correct)",
-        r"re[looks]:(?:it|that|this) looks like",
-        r"re[looks]:looks like (?:it|the|you|your|this|that)",
-        "re[well perhaps possibly conceivably]:"
-        r"(?:could|might|may) (?:well|perhaps|possibly|conceivably) be",
-        r"re[could might may]:it (?:could|might|may) be (?:that|the case)",
-        r"re[possible conceivable likely]:it(?:'s| is) (?:possible|conceivable|likely) that",
-        r"re[likely unlikely]:(?:likely|unlikely) (?:to|that)",
-        r"re[likely]:\blikely\b(?! to| that)",
-        r"re[kind sort]:" + _NOT_A_KIND + r"(?:kind|sort) of\b(?! (?:a|an|the|thing|things)\b)",
-    ),
-    "apology": (
-        "sorry",
-        "re[apology apologies apologise apologize apologised apologized apologising apologizing]:"
-        r"apolog(?:y|ies|ise|ize|ised|ized|ising|izing)",
-        "my bad",
-        "my mistake",
-        "mea culpa",
-        r"re[forgive]:forgive (?:me|the|my|us)",
-        r"re[pardon]:pardon (?:the|my|me)",
-        r"re[excuse]:excuse (?:the|my|me|us)",
-        r"re[regret]:(?:i|we) (?:sincerely |deeply |truly )?regret",
-        "regrettably",
-        r"re[apology]:(?:i|we) owe you an apology",
-    ),
-    "sycophancy": (
-        "re[" + _PRAISE_WORDS + "]:" + _LEAD + _INTENSE + r"\b" + _PRAISE + r" " + _PRAISED,
-        "re[" + _PRAISE_WORDS + r"]:\b" + _PRAISE + r" " + _PRAISED + r"\s*[!,]",
-        "re[right correct spot]:"
-        r"you(?:'re| are| were) (?:absolutely|completely|totally|so|100%|entirely|quite|"
-        r"exactly|perfectly|spot on|clearly) (?:right|correct|spot on)",
-        r"re[agree]:(?:i )?(?:completely|totally|absolutely|wholeheartedly|fully|entirely) agree",
-        r"re[agree]:(?:i )?(?:couldn't|could not) agree more",
-        r"re[love adore admire like]:i (?:love|adore|admire|really like) (?:how|that|your|the way)",
-        r"re[admire]:i admire",
-        "re[clearly really obviously certainly truly]:"
-        r"you (?:clearly|really|obviously|certainly|truly) (?:know|understand|thought|have "
-        r"a|get)",
-        r"re[taste]:(?:impeccable|excellent|great|exquisite|wonderful|fantastic) taste",
-        "re[perceptive insightful thoughtful astute smart clever wise sharp]:"
-        r"(?:really|very|so|truly|incredibly) (?:perceptive|insightful|thoughtful|astute|"
-        r"smart|clever|wise|sharp)",
-        "re[instinct instincts intuition attention insight thinking judgment judgement eye]:"
-        r"your (?:instincts?|intuition|attention to detail|insight|thinking|judge?ment|"
-        r"eye) (?:is|are|was|were) (?:excellent|great|spot on|impressive|admirable|brilliant|"
-        r"amazing|fantastic|superb|impeccable|right)",
-        r"re[must]:i must say",
-        "spot on",
-        "good on you",
-        "kudos",
-        "bravo",
-        "hats off",
-        r"re[star genius legend pro]:you(?:'re| are) (?:a |such a )?(?:star|genius|legend|pro)\b",
-        "re[great excellent wonderful fantastic brilliant smart thoughtful insightful clever "
-        "lovely]:what an? (?:great|excellent|wonderful|fantastic|brilliant|smart|thoughtful|"
-        "insightful|clever|lovely)",
-    ),
+    **FAMILY_PHRASES,
     "refusal": (
         "re[can cannot won will able unable allowed against decline]:" + REFUSES.pattern,
         "re[outside beyond within part]:"
@@ -218,6 +61,21 @@ DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
         r"discuss)",
     ),
 }
+
+
+# Longer agent text is read up to here: tics show early, and no pattern sees more.
+MAX_STYLE_CHARS = 20_000
+# Quoted spans: straight or curly double quotes, and single quotes that open after a
+# non-letter and close before one (so "don't ... it's" is not a quote).
+_QUOTED = re.compile(
+    r"\"[^\"\n]{1,400}\"|\u201c[^\u201d\n]{1,400}\u201d|(?<![A-Za-z])'[^'\n]{1,400}'(?![A-Za-z])"
+)
+
+
+def unquoted(text: str) -> str:
+    """`text` (capped) with quoted spans blanked, so a tic someone else wrote is not the
+    agent's."""
+    return _QUOTED.sub(" ", text[:MAX_STYLE_CHARS])
 
 
 _ENTRY = re.compile(r"re(?:\[([^\]]*)\])?:")
@@ -273,6 +131,7 @@ class Phrases:
         entries = self._compiled.get(family)
         if not entries or not text:
             return None
+        text = unquoted(text)
         low = text.lower()
         present = set(_TOKEN.findall(low))
         best: re.Match[str] | None = None
@@ -359,3 +218,19 @@ def style_markers(v: RowView, phrases: Phrases) -> dict[str, float]:
 
 def describe(phrases: Phrases) -> dict[str, Any]:
     return {"source": phrases.source, "counts": {k: len(v) for k, v in phrases.families.items()}}
+
+
+TIC_MARKERS = ("no_hedging", "no_sycophancy", "no_apology", "no_boilerplate")
+
+
+def row_tics(row: dict[str, Any], phrases: Phrases) -> tuple[str, ...]:
+    """The tic families a row carries (hedging, sycophancy, apology, boilerplate), for a
+    selection that keeps them out of training. A row `whileai mark` already stamped is
+    read from its markers (so a `--phrases` file given there holds); any other row is read
+    off its text."""
+    markers = row.get("markers")
+    stamped = markers if isinstance(markers, dict) else {}
+    if all(isinstance(stamped.get(m), (int, float)) for m in TIC_MARKERS):
+        return tuple(MARKER_FAMILY[m] for m in TIC_MARKERS if stamped[m] < 1.0)
+    text = view(row).agent_text
+    return tuple(MARKER_FAMILY[m] for m in TIC_MARKERS if phrases.find(MARKER_FAMILY[m], text))

@@ -134,7 +134,7 @@ def select(
     rows: Iterable[Row], options: OptimizeOptions | None = None, *, compact: bool = False
 ) -> Selection:
     """The selection with its report; `compact=True` keeps each row as JSON bytes meanwhile."""
-    recorder = Recorder()
+    recorder = Recorder(tics=_reads_tics(options))
     if not compact:
         return _select((recorder.record(row) for row in rows), options, None)
     buffer = RowBuffer()
@@ -191,7 +191,7 @@ def _select_files(
     """Read, select and write; the report, and the kept rows' spans when the hack scan
     will read them again. Spans go into one flat array: a list of the records' own span
     tuples would pin the heap they were allocated in."""
-    recorder = Recorder()
+    recorder = Recorder(tics=_reads_tics(options))
     located = iter_located(paths, on_error=on_error, stats=stats, labels=labels)
     records = (
         recorder.record(line.row, (line.index, line.start, line.end), keep=False)
@@ -205,6 +205,11 @@ def _select_files(
         for rec, _, _ in selection._kept:
             spans.extend(rec.span)
     return selection.report, spans
+
+
+def _reads_tics(options: OptimizeOptions | None) -> bool:
+    """Style tics are read only where they are kept out: SFT, unless told to keep them."""
+    return options is not None and options.mode == "sft" and not options.keep_tics
 
 
 def _read_spans(files: FileRows, spans: array[int]) -> Iterator[Row]:

@@ -28,6 +28,10 @@ class OptimizeOptions:
     min_reward: float = 1.0
     k: int | None = None
     seed: int = 0
+    # SFT: rows whose reply carries a style tic (hedging, sycophancy, apology, boilerplate)
+    # are kept out of the training set unless this is set: rejection sampling trains on
+    # every kept reply at full weight, tic included.
+    keep_tics: bool = False
     # What the reward should track (hack-scan feature substrings); when set, the hack
     # scan runs over the kept rows and rides in the report.
     endorsed: tuple[str, ...] = ()
@@ -68,6 +72,8 @@ class OptimizeReport:
     truncated_seen: int = 0
     fault_kinds: dict[str, int] = field(default_factory=dict)
     select: str | None = None
+    # SFT: rows kept out for their style tics, by family (a row may count in several).
+    style_tics: dict[str, int] = field(default_factory=dict)
     calibration_carried: int = 0
     eval_sourced: int = 0
     correlations: dict[str, float | None] = field(default_factory=dict)
@@ -108,6 +114,12 @@ class OptimizeReport:
             if self.fault_kinds:
                 kinds = ", ".join(f"{kind} {n}" for kind, n in self.fault_kinds.items())
                 out.append(f"  groups by fault kind: {kinds}")
+        if self.mode == "sft" and self.dropped.get("style_tic"):
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.style_tics.items()))
+            out.append(
+                f"  kept out for style tics: {self.dropped['style_tic']} rows ({kinds}); "
+                "--keep-tics keeps them"
+            )
         if self.hack_scan is not None:
             scan = self.hack_scan
             top = f", top feature {scan['top_feature']}" if scan.get("top_feature") else ""

@@ -61,6 +61,7 @@ class Record:
     clash: bool = False  # the row already has a key selection adds: rebuild, never splice
     traj: bytes = b""
     change: str = ""  # "overlong" | "penalized" once the truncation policy applied
+    tics: tuple[str, ...] = ()  # style tic families, read only when SFT keeps them out
 
     @property
     def effective(self) -> float:
@@ -72,7 +73,15 @@ class Record:
 class Recorder:
     """Builds records, sharing what the rows of one ask repeat (their task and policy
     strings, interned; `privileged` keeps each block's compiled answer key) so memory
-    grows with asks, not rows."""
+    grows with asks, not rows. With `tics`, each usable row's style tics are read too
+    (SFT keeps them out of training)."""
+
+    def __init__(self, *, tics: bool = False) -> None:
+        self._phrases: Any = None
+        if tics:
+            from ..policy.style import Phrases
+
+            self._phrases = Phrases()
 
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
@@ -97,6 +106,10 @@ class Recorder:
         )
         if junk is None:
             rec.traj = trajectory_key(row, reply)
+            if self._phrases is not None:
+                from ..policy.style import row_tics
+
+                rec.tics = row_tics(row, self._phrases)
         return rec
 
     def _junk_reason(self, row: Row, reward: float | None, reply: str) -> str | None:

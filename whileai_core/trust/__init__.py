@@ -3,6 +3,7 @@
     labels.py     attach_labels: human gold_reward (0/1) onto rows, who said what
     measure.py    agreement, kappa, halves, length bias, review queue over (judge, gold)
     trust.py      judge_trust: a judge against the labels, re-judged as-is and padded
+    bar.py        TrustBar: what TRUSTED needs (labels of both classes, kappa, leak, baseline)
     probes.py     judge_probes: the reward hacks a policy finds first, tried on purpose
     agreement.py  judge_agreement: one judge or run against another as gold
     pairs.py      judge_pairs: an LLM judge on A vs B both ways round, position flips
@@ -24,6 +25,7 @@ _NAMES = {
     "LabelReport": ".labels",
     "judge_trust": ".trust",
     "TrustReport": ".trust",
+    "TrustBar": ".bar",
     "judge_probes": ".probes",
     "ProbeReport": ".probes",
     "PROBES": ".probes",
@@ -42,6 +44,7 @@ __all__ = [
     "PairsReport",
     "ProbeReport",
     "RubricReport",
+    "TrustBar",
     "TrustReport",
     "attach_labels",
     "judge_agreement",
@@ -56,6 +59,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .agreement import AgreementReport, judge_agreement
+    from .bar import TrustBar
     from .labels import LabelReport, attach_labels, read_labels
     from .pairs import PairsReport, judge_pairs
     from .probes import PROBES, ProbeReport, judge_probes

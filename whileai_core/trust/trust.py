@@ -9,9 +9,13 @@ judge it also re-judges a sample as it is (a judge that flips on the same row is
 and with neutral filler appended (a flip means the judge reads length), and `probes`
 tries the reward hacks on it (`probes.py`).
 
-No labels: NOT MEASURED, which is not the same as untrustworthy. One gold class only: the
-report says so and skips kappa and the length flags. Below 50 labels: it computes, and
-says the floor. `ok` means measured and clean: no gate failed, no flag raised.
+No labels: NOT MEASURED, which is not the same as untrustworthy. Measured, the verdict is
+TRUSTED only when the judge clears the bar (`bar.py`: enough labels of both classes, kappa
+and pass_when_gold_fail within their thresholds, agreement above the majority-class
+baseline), each threshold printed beside the value it was held to; otherwise NOT TRUSTED,
+naming each part that failed. A judge that clears the bar but raised a flag (length bias,
+flips, probe holes, fewer than 50 labels, a judge grading its own model's rows) is
+MEASURED, WITH WARNINGS. `ok` means TRUSTED.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import Any
 
 from ..judges.contract import Judge
 from ..metrics.tally import reward_of
+from ..models.spec import bare_model, self_judged_versions, self_judged_warning
 from ..spec import Spec
+from .bar import Check, TrustBar, checks
 from .labels import gold_value
 from .measure import block_lines, measured, pairs_of, report_fields
 from .probes import THRESHOLD, parse_probes, plan, score
@@ -45,11 +51,17 @@ class TrustReport:
     rows: int
     block: dict[str, Any]
     skipped: dict[str, int]
-    gates: dict[str, float | None]
+    bar: TrustBar
+    checks: list[Check] = field(default_factory=list)
     rejudge: dict[str, Any] = field(default_factory=dict)
     probes: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
+    self_judged: bool | None = None
+
+    @property
+    def failed(self) -> list[str]:
+        """Why the judge is not trusted, one sentence per part of the bar it missed."""
+        return [c.why for c in self.checks if not c.ok]
 
     @property
     def measured(self) -> bool:
@@ -64,7 +76,7 @@ class TrustReport:
         if not self.measured:
             return "NOT MEASURED"
         if self.failed:
-            return "BELOW THE BAR"
+            return "NOT TRUSTED"
         return "TRUSTED" if not self.warnings else "MEASURED, WITH WARNINGS"
 
     def as_dict(self) -> dict[str, Any]:
@@ -80,16 +92,22 @@ class TrustReport:
             "rejudge": self.rejudge,
             "probes": self.probes,
             "exploitable_by": (self.probes or {}).get("exploitable_by", []),
-            "gates": self.gates,
+            "bar": self.bar.as_dict(),
+            "checks": [c.as_dict() for c in self.checks],
             "failed": self.failed,
+            "self_judged": self.self_judged,
             "warnings": self.warnings,
         }
 
     def lines(self) -> list[str]:
-        out = [
-            f"judge trust: {self.verdict} ({self.judge}, {self.block['stats']['n']} "
-            f"labelled of {self.rows} rows)"
-        ]
+        missed = [c.name for c in self.checks if not c.ok]
+        head = f"judge trust: {self.verdict}" + (f" on {', '.join(missed)}" if missed else "")
+        out = [f"{head} ({self.judge}, {self.block['stats']['n']} labelled of {self.rows} rows)"]
+        if self.checks:
+            out.append(
+                "bar: "
+                + "; ".join(f"{c.short()} {'ok' if c.ok else 'FAILED'}" for c in self.checks)
+            )
         if not self.measured:
             out.append(
                 "no row carries a 0/1 gold_reward: label some with `whileai label` "
@@ -128,8 +146,7 @@ def judge_trust(
     rows: Sequence[dict[str, Any]],
     judge: Judge | None = None,
     *,
-    min_agreement: float | None = None,
-    min_kappa: float | None = None,
+    bar: TrustBar | None = None,
     sample: int = 20,
     seed: int = 0,
     probes: str | Sequence[str] | None = None,
@@ -138,7 +155,9 @@ def judge_trust(
     concurrency: int = 8,
     timeout: float | None = 60.0,
 ) -> TrustReport:
-    """Measure `judge` (or, without one, the rewards the rows carry) against gold labels."""
+    """Measure `judge` (or, without one, the rewards the rows carry) against gold labels,
+    and hold it to `bar` (`TrustBar()`'s defaults when None)."""
+    bar = bar or TrustBar()
     rows = list(rows)
     labelled = [r for r in rows if gold_of(r) is not None]
     chosen = parse_probes(probes) if judge is not None else []
@@ -168,12 +187,42 @@ def judge_trust(
         rows=len(rows),
         block=block,
         skipped=skipped,
-        gates={"min_agreement": min_agreement, "min_kappa": min_kappa},
+        bar=bar,
         rejudge=rejudge,
         probes=probe_part,
     )
-    _judge_the_judge(report, min_agreement, min_kappa)
+    _self_judged(report, judge, labelled)
+    _judge_the_judge(report)
     return report
+
+
+def _self_judged(report: TrustReport, judge: Judge | None, rows: list[dict[str, Any]]) -> None:
+    """As grade does: warn when the judge's model wrote the rows it is measured on (the
+    judge given, else the one each row's judge_meta names)."""
+    versions = [v for r in rows if isinstance(v := r.get("model_version"), str)]
+    if judge is not None:
+        model = judge.meta.get("model")
+        if not isinstance(model, str):
+            return
+        same = self_judged_versions(model, versions)
+        report.self_judged = bool(same)
+        if same:
+            report.warnings.append(self_judged_warning(model, same[0], "the labelled rows"))
+        return
+    seen = False
+    for row in rows:
+        meta = row.get("judge_meta")
+        model = meta.get("model") if isinstance(meta, dict) else None
+        if not isinstance(model, str):
+            continue
+        seen = True
+        version = row.get("model_version")
+        if isinstance(version, str) and bare_model(version) == bare_model(model):
+            report.self_judged = True
+            report.warnings.append(self_judged_warning(model, version, "the labelled rows"))
+            return
+    if seen:
+        report.self_judged = False
 
 
 def _graded_by(rows: list[dict[str, Any]]) -> str:
@@ -211,22 +260,12 @@ def _flips(
     return out
 
 
-def _judge_the_judge(
-    report: TrustReport, min_agreement: float | None, min_kappa: float | None
-) -> None:
-    """Gates (exit 1) and warnings (ok=False), only once there is something measured."""
+def _judge_the_judge(report: TrustReport) -> None:
+    """The bar (a miss is NOT TRUSTED, exit 1) and the warnings (ok=False), only once there
+    is something measured."""
     if not report.measured:
         return
-    stats = report.block["stats"]
-    if min_agreement is not None and stats["agreement"] < min_agreement:
-        report.failed.append(f"agreement {stats['agreement']:.3f} is below {min_agreement:g}")
-    if min_kappa is not None:
-        if stats["kappa"] is None:
-            report.failed.append(
-                f"kappa cannot be read (one gold class) and {min_kappa:g} was asked for"
-            )
-        elif stats["kappa"] < min_kappa:
-            report.failed.append(f"kappa {stats['kappa']:.3f} is below {min_kappa:g}")
+    report.checks = checks(report.block["stats"], report.bar)
     report.warnings += list(report.block.get("notes", []))
     for label, bias in (report.block.get("length_bias") or {}).items():
         if bias.get("flagged"):
