@@ -14,23 +14,27 @@ API (used by `whileai optimize` and by `whileai push`)::
     report = publish_gate(rows, strict=False)  # never raises; report.refused says why
     report.as_dict()                       # JSON-ready, for `--report` and the store
 
-`rows` may be any iterable of row dicts; it is read once and only per-ask counts are kept,
-so a large file can be gated as a stream. The gate also reports near-duplicate asks
-(two tasks whose prompts are near copies: they inflate the task count and can straddle a
-holdout split) and the spread of reply lengths; a row may carry `reply_chars` instead of
-its text (what optimize's compact records hand the gate).
+`rows` may be any iterable of row dicts; it is read once and per-ask counts are kept (and,
+for the hack signal, an ask id, a reward and three numbers a row), so a large file can be
+gated as a stream. The gate also reports near-duplicate asks (two tasks whose prompts are
+near copies: they inflate the task count and can straddle a holdout split), the spread of
+reply lengths, and whether the reward tracks a surface feature (reply length, tool calls,
+turns) within ask, asked of the hack scan's cheap mode (`policy.quickscan`). A row may
+carry `reply_chars` instead of its text, and `features` may read the surface features
+from something other than the row (what optimize's compact records hand the gate).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
-from ..metrics.tally import TaskTally, task_key
+from ..metrics.tally import TaskTally, reward_of, task_key
 from ..row import ask_text
+from .hygiene import FEATURE_NAMES, row_features
 
 
 @dataclass
@@ -52,6 +56,7 @@ class GateReport:
     near_duplicate_asks: int | None = None
     near_duplicate_examples: list[dict[str, Any]] = field(default_factory=list)
     length: dict[str, Any] | None = None
+    hack_signal: dict[str, Any] | None = None
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -82,6 +87,7 @@ def publish_gate(
     *,
     band: Band = DEFAULT_BAND,
     strict: bool = True,
+    features: Callable[[dict[str, Any]], tuple[float, float, float]] = row_features,
 ) -> GateReport:
     """Gate `rows` for publishing as training data.
 
@@ -92,13 +98,16 @@ def publish_gate(
     """
     from ..policy.duplicates import NearDuplicatePrompts
     from ..policy.lengths import LengthReport
+    from ..policy.quickscan import QuickScan
 
     tally = TaskTally()
     report = GateReport(band=band)
-    near, lengths = NearDuplicatePrompts(), LengthReport()
+    near, lengths = NearDuplicatePrompts(), LengthReport(with_reward=False)
+    signal = QuickScan(FEATURE_NAMES)
     for row in rows:
         report.rows += 1
         count = tally.add_row(row)
+        signal.add(task_key(row), reward_of(row), features(row))
         if isinstance(row.get("calibration"), dict):
             report.calibrated_rows += 1
         if count.rows == 1:
@@ -129,7 +138,9 @@ def publish_gate(
         report.near_duplicate_asks = found["asks_involved"]
         report.near_duplicate_examples = found["examples"][:5]
     if len(lengths.lengths):
-        report.length = {k: v for k, v in lengths.as_dict().items() if k != "reward_corr"}
+        report.length = lengths.as_dict()
+    if signal.judged:
+        report.hack_signal = signal.result()
     _judge(report)
     if strict and report.refused is not None:
         raise PublishGateError(report)
@@ -137,6 +148,8 @@ def publish_gate(
 
 
 def _judge(report: GateReport) -> None:
+    from ..policy.quickscan import tracking_warning
+
     if report.rows == 0:
         report.warnings.append("no rows")
         return
@@ -173,10 +186,10 @@ def _judge(report: GateReport) -> None:
         )
     spread = (report.length or {}).get("spread_p90_p10")
     if spread is not None and spread >= LENGTH_SPREAD_WARN:
-        report.warnings.append(
-            f"reply length spreads {spread:.0f}x from p10 to p90: check that the reward does "
-            "not track it (whileai audit lengths)"
-        )
+        report.warnings.append(f"reply length spreads {spread:.0f}x from p10 to p90")
+    for name, entry in ((report.hack_signal or {}).get("features") or {}).items():
+        if entry["above_floor"]:
+            report.warnings.append(tracking_warning(name, entry))
     out_of_band = report.too_easy + report.too_hard
     if report.rl_shaped and out_of_band:
         lo, hi = report.band
