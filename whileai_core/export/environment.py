@@ -36,7 +36,6 @@ from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, in_band
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
-from ..policy.decontaminate import copies_an_eval
 from ..privileged import answer_key_texts, quotes_privileged, strip_privileged
 from ..select.calibration import calibration_stamp
 from ..select.gate import publish_gate
@@ -259,6 +258,8 @@ def _split(
 def _decontaminate(
     train: list[dict[str, Any]], held: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
+    from ..policy.decontaminate import copies_an_eval
+
     copied = copies_an_eval([t["question"] for t in train], [t["question"] for t in held])
     kept = [t for t, copy in zip(train, copied, strict=True) if not copy]
     return kept, len(train) - len(kept)
