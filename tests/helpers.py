@@ -52,6 +52,46 @@ def sdk_seeded_rows(path: Path, *, budget: int = 120, seed: int = 11, rate: floa
     return path
 
 
+def _sdk_python() -> Path:
+    """The original SDK's interpreter (whileai 0.131, `make sdk-venv`): WHILEAI_SDK_PYTHON,
+    else this checkout's .venv-sdk, else (in a git worktree) the main checkout's."""
+    named = os.environ.get("WHILEAI_SDK_PYTHON")
+    if named:
+        return Path(named)
+    here = REPO / ".venv-sdk" / "bin" / "python"
+    dot_git = REPO / ".git"
+    if not here.exists() and dot_git.is_file():
+        gitdir = Path(dot_git.read_text().partition("gitdir:")[2].strip())
+        main = gitdir.parent.parent.parent / ".venv-sdk" / "bin" / "python"
+        if main.exists():
+            return main
+    return here
+
+
+SDK_PYTHON = _sdk_python()
+
+
+def run_sdk(script: str, payload: Any, timeout: float = 120) -> Any:
+    """Run `script` under the original SDK with `payload` as JSON on stdin; its last stdout
+    line, parsed. Skips (saying why) when the SDK's venv could not be built here."""
+    import json
+
+    import pytest
+
+    if not SDK_PYTHON.exists():
+        pytest.skip(f"the original SDK's venv ({SDK_PYTHON}) is missing: `make sdk-venv`")
+    done = subprocess.run(
+        [str(SDK_PYTHON), "-c", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run_cli(
     *args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[bytes]:

@@ -62,7 +62,7 @@ COMMANDS: dict[str, Command] = {
     "curriculum": Command("curate", "curriculum", _LEARN,
         "Order graded tasks easy to hard in tiers; --retire-solved drops the solved ones."),
     "decontaminate": Command("curate", "decontaminate", _LEARN,
-        "Drop rows that copy an eval text (verbatim, or 8-gram coverage >= 80%); write the rest."),
+        "Drop rows that copy an eval set (same task, verbatim, or 8-gram coverage >= 80%)."),
     "evaluate": Command("evaluate", "evaluate", _MEASURE,
         'Grade held-out rollouts like grade, stamped lineage.source = "eval"; failures as traces.'),
     "compare": Command("compare", "compare", _MEASURE,

@@ -16,9 +16,10 @@ import pytest
 from whileai_core.errors import ConfigError
 from whileai_core.export import export_environment
 from whileai_core.export.env_defaults import default_judge, graded_reward, offline_person
-from whileai_core.export.environment import DEFAULT_REWARD, VERIFIERS_RANGE, ngrams
+from whileai_core.export.environment import DEFAULT_REWARD, VERIFIERS_RANGE
 from whileai_core.judges.registry import parse_judge
 from whileai_core.metrics.holdout import holdout_side
+from whileai_core.policy.decontaminate import EvalIndex
 from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import is_key_param, load_spec
 
@@ -57,8 +58,8 @@ def test_environment_package_is_gated_split_and_decontaminated(tmp_path: Path) -
     assert not train_ids & holdout_ids and "sc-twin" not in train_ids
     assert all(holdout_side(i, 0.3) for i in holdout_ids)
     assert "sc-easy" not in train_ids | holdout_ids
-    held_grams = set().union(*(ngrams(t["question"]) for t in holdout))
-    assert all(not (ngrams(t["question"]) & held_grams) for t in train)
+    held = EvalIndex.of({"prompt": t["question"]} for t in holdout)
+    assert all(held.texts.match(t["question"], 0.8) is None for t in train)
     assert all(t["info"]["calibration"]["k"] >= 4 for t in train)
     readme = (root / "README.md").read_text()
     assert "1 asks\n  dropped as too easy" in readme and "Decontamination" in readme

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from whileai_core.policy.curriculum import CurriculumOptions, curriculum, retire_solved
-from whileai_core.policy.decontaminate import EvalIndex, decontaminate
+from whileai_core.policy.decontaminate import DecontaminationReport, EvalIndex, decontaminate
 
 from ..helpers import run_cli
 
@@ -90,8 +90,10 @@ def decontam_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     evals = [
         {
             "prompt": p,
-            "final_text": f"eval answer number {i} explains the refund policy in "
+            "answer": f"eval answer number {i} explains the refund policy in "
             "full detail for the customer",
+            # an eval row's own reply is not its answer key: copying it is no contamination
+            "final_text": "Nothing was changed; please try again shortly, and thanks.",
         }
         for i, p in enumerate(EVAL_PROMPTS)
     ]
@@ -118,6 +120,11 @@ def decontam_set() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             "final_text": "Eval answer number 2 explains the refund policy in full detail "
             "for the customer.",
         },
+        # the reply repeats an eval row's reply, boilerplate and all: clean
+        {
+            "prompt": "Where is my parcel?",
+            "final_text": "Nothing was changed; please try again shortly, and thanks.",
+        },
     ]
     for i, row in enumerate(rows):
         row["scenario_id"] = f"r{i}"
@@ -129,15 +136,14 @@ def test_decontaminate_counts_verbatim_near_and_clean_exactly() -> None:
     index = EvalIndex(8)
     for i, row in enumerate(evals):
         index.add_row(row, f"evals.jsonl:{i + 1}")
-    from whileai_core.policy.decontaminate import DecontaminationReport
-
     report = DecontaminationReport(("prompt", "final_text"), 0.8, 8)
     clean = list(decontaminate(rows, index, fields=("prompt", "final_text"), report=report))
     data = report.as_dict()
     assert data["per_field"]["prompt"] == {"verbatim": 4, "near": 3}
     assert data["per_field"]["final_text"] == {"verbatim": 1, "near": 0}
-    assert (data["contaminated"], data["clean"]) == (8, 4)
-    assert [r["scenario_id"] for r in clean] == ["r7", "r8", "r9", "r10"]
+    assert (data["contaminated"], data["clean"], data["same_task"]) == (8, 5, 0)
+    assert [r["scenario_id"] for r in clean] == ["r7", "r8", "r9", "r10", "r12"]
+    assert "0 of 7 eval rows carry a scenario_id" in data["rules_skipped"]["same_task"]
     assert data["offenders"][0] == {
         "row": "r0",
         "field": "prompt",
@@ -146,7 +152,24 @@ def test_decontaminate_counts_verbatim_near_and_clean_exactly() -> None:
         "eval": "evals.jsonl:1",
     }
     prompt_only = list(decontaminate(rows, index))
-    assert len(prompt_only) == 5
+    assert len(prompt_only) == 6
+
+
+def test_a_row_of_an_eval_task_is_contaminated_whatever_its_words() -> None:
+    evals = [{"prompt": "Cancel order 9911.", "scenario_id": "sc-1"}, {"prompt": "Refund 12."}]
+    rows = [
+        {
+            "prompt": "I would like to call off the purchase I made, number 9911",
+            "scenario_id": "sc-1",
+        },
+        {"prompt": "Cancel order 9911.", "scenario_id": "sc-2"},
+        {"prompt": "Something else entirely", "scenario_id": "sc-3"},
+    ]
+    report = DecontaminationReport(("prompt",), 0.8, 8)
+    clean = list(decontaminate(rows, EvalIndex.of(evals), report=report))
+    assert [r["scenario_id"] for r in clean] == ["sc-3"]
+    assert (report.same_task, report.per_field["prompt"]["verbatim"]) == (1, 1)
+    assert report.offenders[0]["kind"] == "same_task" and not report.rules_skipped
 
 
 def test_decontaminate_cli_against_a_file_and_a_dataset_id(tmp_path: Path) -> None:
@@ -163,9 +186,9 @@ def test_decontaminate_cli_against_a_file_and_a_dataset_id(tmp_path: Path) -> No
         "--json",
     )
     assert done.returncode == 0, done.stderr.decode()
-    assert len(done.stdout.splitlines()) == 4
+    assert len(done.stdout.splitlines()) == 5
     report = orjson.loads(done.stderr)
-    assert (report["verbatim"], report["near"], report["clean"]) == (5, 3, 4)
+    assert (report["verbatim"], report["near"], report["clean"]) == (5, 3, 5)
     env = {"WHILEAI_HOME": str(tmp_path / "home")}
     pushed = run_cli("push", str(evals_path), "--name", "evals", "--purpose", "eval", env=env)
     assert pushed.returncode == 0, pushed.stderr.decode()

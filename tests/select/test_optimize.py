@@ -13,7 +13,7 @@ from whileai_core.errors import ConfigError, WhileaiError
 from whileai_core.metrics.passat import pass_numbers, pass_report
 from whileai_core.metrics.stats import wilson
 from whileai_core.metrics.tally import tally
-from whileai_core.select.hygiene import reward_correlations
+from whileai_core.policy.audit import audit_rows
 from whileai_core.select.optimize import OptimizeOptions, optimize, select
 
 from ..helpers import SDK_ROWS, run_cli
@@ -296,7 +296,9 @@ def test_reward_that_tracks_reply_length_is_flagged_not_pruned() -> None:
     assert (
         report.correlations["reply_chars"] is not None and report.correlations["reply_chars"] > 0.9
     )
-    assert any("reply_chars" in w for w in report.hygiene_warnings)
+    signal = report.gate["hack_signal"]
+    assert signal["features"]["reply_chars"]["above_floor"] and signal["tau"] < 0.9
+    assert any("reward tracks reply_chars" in w for w in report.warnings_all())
 
 
 def test_pass_at_k_that_does_not_survive_the_prune_is_reported() -> None:
@@ -324,10 +326,11 @@ def test_standalone_hygiene_helpers_read_plain_rows() -> None:
     assert figures["pass_at_k"] == 1.0 and figures["pass_pow_k"] == 0.0
     assert pass_numbers(tally(rows).graded_counts(), k=5)["pass_pow_k"] is None
     longer_wins = [
-        _row("d", i, 1.0 if i % 2 else 0.0, final_text="x" * (10 + 50 * (i % 2)) + str(i))
-        for i in range(6)
+        _row(f"d{i // 6}", i, 1.0 if i % 2 else 0.0, final_text="x" * (10 + 50 * (i % 2)) + str(i))
+        for i in range(36)
     ]
-    assert reward_correlations(longer_wins)["reply_chars"] == pytest.approx(1.0, abs=0.01)
+    tracked = audit_rows("correlations", longer_wins).as_dict()["features"]["reply_chars"]
+    assert tracked["r"] == pytest.approx(1.0, abs=0.01) and tracked["above_floor"]
 
 
 def test_cli_keeps_every_key_of_the_sdk_fixture_rows(tmp_path: Path) -> None:

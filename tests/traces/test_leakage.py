@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from whileai_core.simulate.novelty import HashingEmbedder, cosine
 from whileai_core.testing import OpenAIStub, hashed_embedding, http_error
+from whileai_core.text.similarity import PromptEmbedder, cosine
 from whileai_core.traces.leakage import best_matches, find_leaks
 
 from ..helpers import run_cli
@@ -58,7 +58,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[in
 
 
 def _brute_force(generated: Path, sources: Path, threshold: float) -> set[int]:
-    e = HashingEmbedder()
+    e = PromptEmbedder()
     src = [e.embed(r["prompt"]) for r in _rows(sources)]
     out = set()
     for i, row in enumerate(_rows(generated), start=1):

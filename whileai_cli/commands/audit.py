@@ -6,6 +6,8 @@ from typing import Annotated, Literal
 
 import typer
 
+from whileai_core.text.levels import NEAR_DUPLICATE_JACCARD
+
 from ..options import (
     AllowOpt,
     IgnoreKeysOpt,
@@ -47,7 +49,7 @@ def audit(
             max=1.0,
             help="near-duplicates: the word 3-gram Jaccard at which two prompts are one.",
         ),
-    ] = 0.8,
+    ] = NEAR_DUPLICATE_JACCARD,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     report_file: ReportFile = None,

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from whileai_core.text.levels import COVERAGE_NGRAM, COVERAGE_OVERLAP
+
 from ..options import BandOpt, Inputs, JsonOpt, OnErrorOpt, Output, ReportFile
 
 
@@ -88,8 +90,8 @@ def decontaminate(
         typer.Option(
             "--fields",
             envvar="WHILEAI_DECONTAMINATE_FIELDS",
-            help="Row fields to check, comma-separated: prompt (against eval prompts), "
-            "final_text (against eval answers and references).",
+            help="Row fields to check, comma-separated (prompt, final_text, or any key); "
+            "each against every eval prompt, answer and reference.",
         ),
     ] = "prompt",
     overlap: Annotated[
@@ -101,17 +103,20 @@ def decontaminate(
             envvar="WHILEAI_DECONTAMINATE_OVERLAP",
             help="Share of a row's words one eval text must cover to make it a near copy.",
         ),
-    ] = 0.8,
-    ngram: Annotated[int, typer.Option("--ngram", min=2, help="Words per shared n-gram.")] = 8,
+    ] = COVERAGE_OVERLAP,
+    ngram: Annotated[
+        int, typer.Option("--ngram", min=2, help="Words per shared n-gram.")
+    ] = COVERAGE_NGRAM,
     output: Output = None,
     on_error: OnErrorOpt = "fail",
     json: JsonOpt = False,
     report_file: ReportFile = None,
 ) -> None:
-    """Drop rows that copy an eval text (verbatim, or 8-gram coverage >= 80%); write the rest.
+    """Drop rows that copy an eval set (same task, verbatim, or 8-gram coverage >= 80%).
 
-    Short texts (under --ngram words) match verbatim only: templated situations share
-    whole sentences without sharing the question."""
+    A row whose scenario_id (or task_id) is an eval row's is the eval task, whatever its
+    words. Short texts (under --ngram words) match verbatim only: templated situations
+    share whole sentences without sharing the question."""
     from whileai_core.policy.decontaminate import decontaminate_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say

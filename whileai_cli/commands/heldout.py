@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from whileai_core.text.levels import NEAR_COPY_COSINE
+
 from ..options import Inputs, JsonOpt, Output, ReportFile
 
 
@@ -68,7 +70,7 @@ def leakage(
             envvar="WHILEAI_LEAKAGE_THRESHOLD",
             help="Cosine similarity of prompt embeddings at which a row is a near copy.",
         ),
-    ] = 0.9,
+    ] = NEAR_COPY_COSINE,
     embedder: Annotated[
         str,
         typer.Option(

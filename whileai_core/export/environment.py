@@ -19,8 +19,9 @@ they came from. `export_environment` writes an installable verifiers 0.4 package
 
 The gate: the set must pass `publish_gate`; asks whose calibrated pass rate lies outside
 the band are dropped (no advantage); the split is by task id through a hash, so a task
-always lands on the same side; and train asks that share a word 8-gram with a holdout ask
-are dropped from train (decontamination). The export itself needs no `verifiers`.
+always lands on the same side; and train asks that copy a holdout ask are dropped from
+train (decontamination: the rule and level `whileai decontaminate` applies, by the one
+coverage measure in `text.coverage`). The export itself needs no `verifiers`.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ from ..select.gate import publish_gate
 from ..simulate.situation import situation_of_row
 from ..simulate.writer import person_brief
 from ..spec import Spec, record_readers
+from ..text.levels import COVERAGE_NGRAM, COVERAGE_OVERLAP
 from .files import check_target, read_json, whileai_version, write_file
 from .vendor import RUNTIME_REQUIREMENTS, VENDORED, vendor_core
 
 _REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
-_WORD = re.compile(r"\w+")
 _INFO_KEYS = (
     "scenario_dimensions",
     "world_state",
@@ -65,7 +66,6 @@ _INFO_KEYS = (
     "tool_known",
     "intent_known",
 )
-NGRAM = 8
 # What `--env` names when no reward or world is given (see env_defaults).
 DEFAULT_REWARD = "whileai_core.export.env_defaults:graded_reward"
 DEFAULT_WORLD = "whileai_core.export.env_defaults:mock_world"
@@ -275,21 +275,13 @@ def _split(
     return train, held
 
 
-def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
-    """Word n-grams of a lower-cased text; a shorter text is one gram of all its words."""
-    words = tuple(_WORD.findall(text.lower()))
-    if len(words) < n:
-        return {words} if words else set()
-    return {words[i : i + n] for i in range(len(words) - n + 1)}
-
-
 def _decontaminate(
     train: list[dict[str, Any]], held: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
-    seen: set[tuple[str, ...]] = set()
-    for task in held:
-        seen |= ngrams(task["question"])
-    kept = [t for t in train if not (ngrams(t["question"]) & seen)]
+    from ..policy.decontaminate import copies_an_eval
+
+    copied = copies_an_eval([t["question"] for t in train], [t["question"] for t in held])
+    kept = [t for t, copy in zip(train, copied, strict=True) if not copy]
     return kept, len(train) - len(kept)
 
 
@@ -443,7 +435,8 @@ finished conversation.
 - {report.refused_privileged} rollouts that quoted their privileged block were left out.
 - Split by task id (a hash, so a task always lands on the same side):
   {report.holdout_fraction:g} of asks to holdout.
-- Decontamination: {report.decontaminated} train asks sharing a word {NGRAM}-gram with a
-  holdout ask were dropped from train.
+- Decontamination: {report.decontaminated} train asks that copy a holdout ask (verbatim,
+  or word {COVERAGE_NGRAM}-grams covering {COVERAGE_OVERLAP:.0%} of their words) were
+  dropped from train, as `whileai decontaminate` drops them.
 
 {("## Warnings" + chr(10) + chr(10) + warnings) if warnings else ""}"""

@@ -7,6 +7,8 @@
     paired.py      A against B by task: bootstrap of the difference, sign-flip p-value
     power.py       spreads, the smallest detectable delta, tasks a holdout needs
     distributions.py  normal and Student t quantiles, standard library only
+    grouped.py     the one correlation engine: reward vs features centred within ask, the
+                   shuffle null, pooled r
     agreement.py   one pass/fail signal against another as gold: confusion counts, Cohen's
                    kappa, agreement with its Wilson interval, pass_when_gold_fail
 """

@@ -1,10 +1,15 @@
-"""Centred-within-group statistics on arrays: what the hack scan measures with numpy.
+"""The one correlation engine: reward against features, centred within group, on arrays.
 
-Rows are sorted by group once (`Layout`), so every group is a contiguous slice and a
-group mean is one `reduceat`. Correlations are taken between columns and a reward after
-both are centred within group; the null distribution comes from shuffling the reward
-within each group, which keeps every group's mean and spread and breaks only the link
-to the features. numpy is imported by the modules that need it, never at start-up.
+A group-relative update (GRPO, RLOO) subtracts each ask's mean reward, so what it learns
+is whatever separates reward *within* an ask; a feature that only tracks which ask it is
+(a hard ask has long replies) is baselined away. So correlations are taken between
+columns and a reward after both are centred within group (the hack scan, in full and in
+its cheap mode, asks nothing else). Rows are sorted by group once (`Layout`), so every
+group is a contiguous slice and a group mean is one `reduceat`; the null distribution
+comes from shuffling the reward within each group, which keeps every group's mean and
+spread and breaks only the link to the features. The pooled (uncentred) correlation is
+the same computation over one group. numpy is imported by the modules that need it,
+never at start-up.
 """
 
 from __future__ import annotations
@@ -75,3 +80,14 @@ def column_correlations(
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(denom > 1e-12, cross / np.where(denom > 0, denom, 1.0), 0.0)
     return np.clip(r, -1.0, 1.0), sxx
+
+
+def pooled_correlations(columns: NDArray[np.floating], y: NDArray[np.floating]) -> Floats:
+    """Pearson r of each column with `y` over all rows as one group (NaN for a column, or a
+    `y`, with no variance, or fewer than three rows)."""
+    if len(y) < 3:
+        return np.full(columns.shape[1], np.nan)
+    one = Layout.of(np.zeros(len(y), dtype=np.int64))
+    r, sxx = column_correlations(one.centre(columns.astype(np.float64)), one.centre(y)[:, None])
+    syy = float(np.dot(y - y.mean(), y - y.mean()))
+    return np.where((sxx > 1e-12) & (syy > 1e-12), r[:, 0], np.nan)

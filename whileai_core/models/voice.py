@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..simulate.novelty import HashingEmbedder, cosine
+from ..text.similarity import WordNgramEmbedder, cosine
 
 STOP = "###STOP###"
 # Markers a writer may use to end the conversation: the one we ask for, tau2-bench's own
@@ -59,7 +59,7 @@ _CLOSING = frozenset(
         "very", "too", "are", "we",
     }
 )  # fmt: skip
-_EMBED = HashingEmbedder(ngrams=(1, 2))
+_EMBED = WordNgramEmbedder(ngrams=(1, 2))
 
 
 def split_stop(text: str) -> tuple[str, bool]:

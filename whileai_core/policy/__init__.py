@@ -9,5 +9,6 @@ Every marker here is 1.0 for the good outcome. The modules, by what they hold:
 - stages, modelspec: stage lineage; constitutions and trait scoring
 - mark, audit, presence, reports, lengths, duplicates: `whileai mark` and `whileai audit`
 - features, scancollect, scan, scanrun: the hack scan and `scan --diff`
+- quickscan: the hack scan's cheap mode, the one answer to "does the reward track X"
 - curriculum, decontaminate: tasks easy to hard; rows that copy an eval
 """

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from ..jsonl import OnError, ReadStats, read_rows
 from ..metrics.tally import task_key
 from ..row import ask_text
+from ..text.levels import NEAR_DUPLICATE_JACCARD
 from .duplicates import DuplicateGroups, NearDuplicatePrompts
 from .flags import TraceOptions
 from .grounding import GroundingOptions, GroundingReport, invented
@@ -50,7 +51,7 @@ class AuditOptions:
     phrases: Phrases = field(default_factory=Phrases)
     trace: TraceOptions = field(default_factory=TraceOptions)
     grounding: GroundingOptions = field(default_factory=GroundingOptions)
-    threshold: float = 0.8  # near-duplicate Jaccard
+    threshold: float = NEAR_DUPLICATE_JACCARD
 
 
 class _Viewed:

@@ -4,30 +4,23 @@
 digest selection drops them by, `select.records.trajectory_key`): a repeat adds nothing
 to a group-relative advantage and overweights that trajectory. `NearDuplicatePrompts`
 finds different asks whose prompts are near copies (Jaccard of word 3-gram shingles at
-`threshold`, found with MinHash and banded LSH, then confirmed on the shingles): they
-count as two tasks where there is one, and can straddle a train/holdout split.
+`threshold`, `text.levels.NEAR_DUPLICATE_JACCARD`, found with the one MinHash index at
+`NEAR_DUPLICATE_BANDS`, then confirmed on the shingles): they count as two tasks where
+there is one, and can straddle a train/holdout split.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.tally import task_key
 from ..select.records import trajectory_key
+from ..text.levels import NEAR_DUPLICATE_BANDS, NEAR_DUPLICATE_JACCARD, SHINGLE_WORDS
+from ..text.minhash import MinHashIndex
+from ..text.tokens import shingles
 
-_WORD = re.compile(r"\w+")
-SHINGLE = 3
-BANDS, ROWS = 8, 4  # 32 hashes: pairs at Jaccard 0.8 meet in some band ~99.9% of the time
-_MASKS = tuple(
-    int.from_bytes(hashlib.blake2b(bytes([i]), digest_size=8).digest(), "big")
-    for i in range(BANDS * ROWS)
-)
-_MIX = 0x9E3779B97F4A7C15
-_U64 = (1 << 64) - 1
+TEMPLATE_BAND = 500  # a band this many asks share is a template every ask has: not a pair
 
 
 @dataclass
@@ -72,32 +65,16 @@ class DuplicateGroups:
         return out
 
 
-def shingles(text: str) -> set[int]:
-    words = _WORD.findall(text.lower())
-    if len(words) < SHINGLE:
-        return {hash_text(" ".join(words))} if words else set()
-    return {hash_text(" ".join(words[i : i + SHINGLE])) for i in range(len(words) - SHINGLE + 1)}
-
-
-def hash_text(text: str) -> int:
-    """A stable 64-bit hash (Python's `hash` is salted per process)."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
-
-
-def signature(items: set[int]) -> tuple[int, ...]:
-    return tuple(min(((x ^ m) * _MIX) & _U64 for x in items) for m in _MASKS)
-
-
 @dataclass
 class NearDuplicatePrompts:
     """Asks whose prompts are near copies of another ask's (one prompt per ask)."""
 
-    threshold: float = 0.8
+    threshold: float = NEAR_DUPLICATE_JACCARD
     keep: int = 10
     asks: int = 0
     _shingles: dict[str, set[int]] = field(default_factory=dict)
-    _buckets: dict[tuple[int, tuple[int, ...]], list[str]] = field(
-        default_factory=lambda: defaultdict(list)
+    _index: MinHashIndex[str] = field(
+        default_factory=lambda: MinHashIndex(*NEAR_DUPLICATE_BANDS, members=True)
     )
     _prompts: dict[str, str] = field(default_factory=dict)
 
@@ -105,27 +82,18 @@ class NearDuplicatePrompts:
         if task in self._shingles or not isinstance(prompt, str) or not prompt.strip():
             return
         self.asks += 1
-        items = shingles(prompt)
+        items = shingles(prompt, SHINGLE_WORDS)
         self._shingles[task] = items
         self._prompts[task] = prompt[:80]
-        sig = signature(items)
-        for band in range(BANDS):
-            self._buckets[(band, sig[band * ROWS : (band + 1) * ROWS])].append(task)
+        self._index.add(self._index.keys(items), task)
 
     def pairs(self) -> list[tuple[str, str, float]]:
         found: dict[tuple[str, str], float] = {}
-        for tasks in self._buckets.values():
-            if len(tasks) < 2 or len(tasks) > 500:
-                continue  # a bucket that large is a template every ask shares: not a pair
-            for i, a in enumerate(tasks):
-                for b in tasks[i + 1 :]:
-                    key = (a, b) if a < b else (b, a)
-                    if key in found:
-                        continue
-                    sa, sb = self._shingles[a], self._shingles[b]
-                    jaccard = len(sa & sb) / len(sa | sb) if sa or sb else 1.0
-                    if jaccard >= self.threshold:
-                        found[key] = jaccard
+        for a, b in self._index.candidate_pairs(TEMPLATE_BAND):
+            sa, sb = self._shingles[a], self._shingles[b]
+            jaccard = len(sa & sb) / len(sa | sb) if sa or sb else 1.0
+            if jaccard >= self.threshold:
+                found[(a, b) if a < b else (b, a)] = jaccard
         return sorted(((a, b, j) for (a, b), j in found.items()), key=lambda p: (-p[2], p[0]))
 
     def as_dict(self) -> dict[str, Any]:

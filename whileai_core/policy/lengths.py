@@ -1,10 +1,11 @@
 """Reply length and the other surface numbers a reward should not track.
 
 `LengthReport` gives the spread of reply lengths (quantiles, p90/p10), the mean length of
-passing and failing rollouts, and the within-ask correlation of length with reward: a
-judge that pays for length is the commonest reward hack there is. `RewardCorrelations`
-is the same within-ask read for the three surface features selection already measures
-pooled (reply characters, tool calls, turns), with the pooled number beside it.
+passing and failing rollouts, and whether the reward tracks length within ask: a judge
+that pays for length is the commonest reward hack there is. `RewardCorrelations` asks the
+same of the three surface features (reply characters, tool calls, turns), with the pooled
+number beside each. Both ask the hack scan's cheap mode (`quickscan`), so they answer as
+optimize, the publish gate and `whileai scan` do: within ask, against the shuffle floor.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.tally import passed, reward_of, task_key
-from ..metrics.within import WithinGroup
 from ..row import reply_text
-from ..select.hygiene import FEATURE_NAMES, HACK_THRESHOLD, row_features
+from ..select.hygiene import FEATURE_NAMES, row_features
+from .quickscan import QuickScan, tracking_warning
 
 
 def quantile(sorted_values: list[int] | array[int], q: float) -> float:
@@ -35,30 +36,30 @@ class LengthReport:
     pass_n: int = 0
     fail_sum: float = 0.0
     fail_n: int = 0
+    with_reward: bool = True  # ask whether the reward tracks length (the gate does not)
 
     def __post_init__(self) -> None:
-        self._within = WithinGroup(["reply_chars"])
+        # The surface family, as `correlations` and the gate ask it: the same floor.
+        self._scan = QuickScan(FEATURE_NAMES)
 
     def add(self, row: dict[str, Any], chars: int | None = None) -> None:
         n = len(reply_text(row)) if chars is None else chars
-        self.add_value(task_key(row), reward_of(row), n)
-
-    def add_value(self, task: str, reward: float | None, n: int) -> None:
-        """One reply of `n` characters of ask `task` with its reward (None: ungraded)."""
         self.lengths.append(n)
+        reward = reward_of(row)
         if reward is None:
             return
         if passed(reward):
             self.pass_sum, self.pass_n = self.pass_sum + n, self.pass_n + 1
         else:
             self.fail_sum, self.fail_n = self.fail_sum + n, self.fail_n + 1
-        self._within.add(task, reward, [float(n)])
+        if self.with_reward:
+            _, calls, turns = row_features(row)
+            self._scan.add(task_key(row), reward, (float(n), calls, turns))
 
     def as_dict(self) -> dict[str, Any]:
         values = sorted(self.lengths)
         p10, p50, p90 = (quantile(values, q) for q in (0.1, 0.5, 0.9))
-        corr = self._within.result()["reply_chars"]
-        return {
+        out = {
             "rows": len(values),
             "min": values[0] if values else None,
             "p10": p10,
@@ -68,8 +69,10 @@ class LengthReport:
             "spread_p90_p10": round(p90 / p10, 3) if p10 else None,
             "mean_pass": self.pass_sum / self.pass_n if self.pass_n else None,
             "mean_fail": self.fail_sum / self.fail_n if self.fail_n else None,
-            "reward_corr": corr.as_dict(),
         }
+        if self.with_reward:
+            out["reward_corr"] = self._scan.result()["features"]["reply_chars"]
+        return out
 
     def lines(self) -> list[str]:
         d = self.as_dict()
@@ -84,15 +87,18 @@ class LengthReport:
             out.append(
                 f"  passing {d['mean_pass']:.0f} chars on average, failing {d['mean_fail']:.0f}"
             )
-        r = d["reward_corr"]["r"]
-        if r is not None:
-            out.append(f"  within-ask correlation of length with reward {r:+.2f}")
+        corr = d.get("reward_corr") or {}
+        if corr.get("r") is not None:
+            out.append(
+                f"  within-ask correlation of length with reward {corr['r']:+.2f} "
+                f"(noise floor {corr['floor']:.2f})"
+            )
         return out
 
     def warnings(self) -> list[str]:
-        r = self.as_dict()["reward_corr"]["r"]
-        if r is not None and abs(r) > HACK_THRESHOLD:
-            return [f"reward tracks reply length within ask (r={r:+.2f}): check the judge"]
+        corr = self.as_dict().get("reward_corr") or {}
+        if corr.get("above_floor"):
+            return [tracking_warning("reply_chars", corr, "reply length")]
         return []
 
 
@@ -101,43 +107,40 @@ class RewardCorrelations:
     rows: int = 0
 
     def __post_init__(self) -> None:
-        self._within = WithinGroup(FEATURE_NAMES)
+        self._scan = QuickScan(FEATURE_NAMES)
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows += 1
-        reward = reward_of(row)
-        if reward is not None:
-            self._within.add(task_key(row), reward, row_features(row))
+        self._scan.add(task_key(row), reward_of(row), row_features(row))
 
     def as_dict(self) -> dict[str, Any]:
-        result = self._within.result()
+        result = self._scan.result()
         return {
             "rows": self.rows,
-            "asks": self._within.groups,
-            "threshold": HACK_THRESHOLD,
-            "features": {name: c.as_dict() for name, c in result.items()},
+            "asks": self._scan.asks,
+            "mixed_asks": result["mixed_asks"],
+            "floor": result["tau"],
+            "shuffles": result["shuffles"],
+            "features": result["features"],
         }
 
     def lines(self) -> list[str]:
         d = self.as_dict()
+        floor = "n/a" if d["floor"] is None else f"{d['floor']:.3f}"
         out = [
-            f"reward correlations over {d['rows']} rows in {d['asks']} asks (within ask; pooled)"
+            f"reward correlations over {d['rows']} rows in {d['asks']} asks (within ask; "
+            f"pooled); noise floor {floor} over {d['mixed_asks']} asks with mixed rewards"
         ]
         for name, c in d["features"].items():
             within = "n/a" if c["r"] is None else f"{c['r']:+.3f}"
             pooled = "n/a" if c["pooled_r"] is None else f"{c['pooled_r']:+.3f}"
-            flag = (
-                "  <- above threshold"
-                if c["r"] is not None and abs(c["r"]) > HACK_THRESHOLD
-                else ""
-            )
+            flag = "  <- above the noise floor" if c["above_floor"] else ""
             out.append(f"  {name:12} {within}  (pooled {pooled}){flag}")
         return out
 
     def warnings(self) -> list[str]:
         return [
-            f"reward correlates with {name} within ask (r={c['r']:+.2f}): the policy may learn "
-            f"{name} instead of the task"
+            tracking_warning(name, c)
             for name, c in self.as_dict()["features"].items()
-            if c["r"] is not None and abs(c["r"]) > HACK_THRESHOLD
+            if c["above_floor"]
         ]

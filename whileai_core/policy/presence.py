@@ -1,10 +1,11 @@
 """How often a yes/no behaviour shows up, and whether the reward pays for it.
 
 The style and trajectory-flag reports ask the same three questions of each behaviour: its
-rate (with a Wilson interval), a few rows that show it, and its correlation with reward
-within ask (`metrics.within`). A behaviour the reward pays for is one the policy will
-learn; the report warns when that correlation is positive, at least `PAYS_MIN_R`, and
-unlikely to be noise (p < 0.05 on the residual degrees of freedom).
+rate (with a Wilson interval), a few rows that show it, and whether the reward tracks it,
+asked of the hack scan's cheap mode (`quickscan`): its correlation with reward within ask
+against the shuffle floor of the behaviours reported together. A behaviour the reward
+pays for is one the policy will learn; the report warns when that correlation is
+positive and above the floor, in at least `MIN_ROWS_WITH` rows.
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.stats import wilson
-from ..metrics.within import WithinGroup
+from .quickscan import QuickScan
 
-PAYS_MIN_R = 0.1
-PAYS_MAX_P = 0.05
 MIN_ROWS_WITH = 5
 EXAMPLES = 3
 
@@ -33,7 +32,7 @@ class PresenceTally:
     examples: dict[str, list[dict[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._within = WithinGroup(self.names)
+        self._scan = QuickScan(self.names)
         for name in self.names:
             self.counts.setdefault(name, 0)
             self.examples.setdefault(name, [])
@@ -53,10 +52,10 @@ class PresenceTally:
         if reward is not None:
             self.judged += 1
             values = [0.0 if present.get(n) is None else 1.0 for n in self.names]
-            self._within.add(task, reward, values)
+            self._scan.add(task, reward, values)
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        correlations = self._within.result()
+        correlations = self._scan.result()["features"]
         out: dict[str, dict[str, Any]] = {}
         for name in self.names:
             count = self.counts[name]
@@ -66,26 +65,20 @@ class PresenceTally:
                 "rows_with": count,
                 "rate": count / self.rows if self.rows else None,
                 "rate_ci95": [lo, hi] if self.rows else None,
-                "reward_corr": corr.as_dict(),
-                "reward_pays": self._pays(count, corr.r, corr.p),
+                "reward_corr": corr,
+                "reward_pays": self._pays(count, corr),
                 "examples": self.examples[name],
             }
         return out
 
-    def _pays(self, count: int, r: float | None, p: float | None) -> bool:
-        return (
-            count >= MIN_ROWS_WITH
-            and r is not None
-            and r >= PAYS_MIN_R
-            and p is not None
-            and p < PAYS_MAX_P
-        )
+    def _pays(self, count: int, corr: dict[str, Any]) -> bool:
+        return count >= MIN_ROWS_WITH and bool(corr["above_floor"]) and corr["r"] > 0
 
     def note(self) -> str | None:
         """Why no correlation could be measured, when none could."""
         if not self.judged:
             return "no row carries a clean reward: rates only (grade the rows to see what pays)"
-        if self._within.groups and self._within.groups == self.judged:
+        if self._scan.asks and self._scan.asks == self.judged:
             return "every ask has one judged row: no within-ask correlation (needs repeats)"
         return None
 
@@ -93,6 +86,7 @@ class PresenceTally:
 def pays_line(what: str, entry: dict[str, Any]) -> str:
     corr = entry["reward_corr"]
     return (
-        f"reward pays for {what} (corr {corr['r']:+.2f} within ask, p={corr['p']:.3g}, "
-        f"{entry['rows_with']} rows show it): a policy trained on this reward learns it"
+        f"reward pays for {what} (corr {corr['r']:+.2f} within ask, above its noise floor "
+        f"{corr['floor']:.2f}; {entry['rows_with']} rows show it): a policy trained on this "
+        "reward learns it"
     )

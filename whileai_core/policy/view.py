@@ -8,7 +8,6 @@ person say. `RowView` answers them from the one ordered event view the judges us
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -19,13 +18,6 @@ from ..judges.trajectory import Event, events_of, final_text
 from ..metrics.tally import task_key
 
 Row = dict[str, Any]
-_WORD = re.compile(r"\w+")
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens: what phrase and n-gram matching compare, so punctuation,
-    case and JSON spacing never decide a match."""
-    return _WORD.findall(text.lower())
 
 
 def _plain(text: str) -> str:

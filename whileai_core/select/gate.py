@@ -14,26 +14,27 @@ API (used by `whileai optimize` and by `whileai push`)::
     report = publish_gate(rows, strict=False)  # never raises; report.refused says why
     report.as_dict()                       # JSON-ready, for `--report` and the store
 
-`rows` may be any iterable of row dicts; it is read once and only per-ask counts are kept,
-so a large file can be gated as a stream. The gate also reports near-duplicate asks
-(two tasks whose prompts are near copies: they inflate the task count and can straddle a
-holdout split) and the spread of reply lengths; a row may carry `reply_chars` instead of
-its text (what optimize's compact records hand the gate).
+`rows` may be any iterable of row dicts; it is read once and per-ask counts are kept (and,
+for the hack signal, an ask id, a reward and three numbers a row), so a large file can be
+gated as a stream. The gate also reports near-duplicate asks (two tasks whose prompts are
+near copies: they inflate the task count and can straddle a holdout split), the spread of
+reply lengths, and whether the reward tracks a surface feature (reply length, tool calls,
+turns) within ask, asked of the hack scan's cheap mode (`policy.quickscan`). A row may
+carry `reply_chars` instead of its text, and `features` may read the surface features
+from something other than the row (what optimize's compact records hand the gate).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
 from ..metrics.tally import TaskTally, reward_of, task_key
-from ..row import ask_text, reply_text
-
-if TYPE_CHECKING:
-    from ..policy.duplicates import NearDuplicatePrompts
+from ..row import ask_text
+from .hygiene import FEATURE_NAMES, row_features
 
 
 @dataclass
@@ -55,6 +56,7 @@ class GateReport:
     near_duplicate_asks: int | None = None
     near_duplicate_examples: list[dict[str, Any]] = field(default_factory=list)
     length: dict[str, Any] | None = None
+    hack_signal: dict[str, Any] | None = None
     refused: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -85,6 +87,7 @@ def publish_gate(
     *,
     band: Band = DEFAULT_BAND,
     strict: bool = True,
+    features: Callable[[dict[str, Any]], tuple[float, float, float]] = row_features,
 ) -> GateReport:
     """Gate `rows` for publishing as training data.
 
@@ -94,87 +97,59 @@ def publish_gate(
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
     from ..policy.duplicates import NearDuplicatePrompts
+    from ..policy.lengths import LengthReport
+    from ..policy.quickscan import QuickScan
 
-    counts = _Counts(band)
-    near = NearDuplicatePrompts()
+    tally = TaskTally()
+    report = GateReport(band=band)
+    near, lengths = NearDuplicatePrompts(), LengthReport(with_reward=False)
+    signal = QuickScan(FEATURE_NAMES)
     for row in rows:
+        report.rows += 1
+        count = tally.add_row(row)
+        signal.add(task_key(row), reward_of(row), features(row))
+        if isinstance(row.get("calibration"), dict):
+            report.calibrated_rows += 1
+        if count.rows == 1:
+            near.add(task_key(row), ask_text(row))
         chars = row.get("reply_chars")
-        length: int | None = None
         if isinstance(chars, (int, float)) and not isinstance(chars, bool):
-            length = int(chars)
+            lengths.add(row, int(chars))
         elif any(k in row for k in ("final_text", "messages")):
-            length = len(reply_text(row))
-        task = task_key(row)
-        if counts.add(task, reward_of(row), isinstance(row.get("calibration"), dict), length):
-            near.add(task, ask_text(row))
-    return counts.finish(near, strict=strict)
-
-
-def gate_selected(
-    kept: Iterable[tuple[str, float, int]], *, band: Band = DEFAULT_BAND
-) -> GateReport:
-    """`publish_gate(strict=False)` over what optimize keeps, given as (task, reward, reply
-    characters) per row, every one calibrated: the same report without a dict per row
-    (the rows carry no prompt to compare, so no near-duplicate check)."""
-    from ..policy.duplicates import NearDuplicatePrompts
-
-    counts = _Counts(band)
-    for task, reward, chars in kept:
-        counts.add(task, reward, True, chars)
-    return counts.finish(NearDuplicatePrompts(), strict=False)
-
-
-class _Counts:
-    """What the gate keeps per ask while rows stream by."""
-
-    def __init__(self, band: Band) -> None:
-        from ..policy.lengths import LengthReport
-
-        self.tally = TaskTally()
-        self.report = GateReport(band=band)
-        self.lengths = LengthReport()
-
-    def add(self, task: str, reward: float | None, calibrated: bool, length: int | None) -> bool:
-        """Count one row; True when it is the first of its ask."""
-        self.report.rows += 1
-        count = self.tally.add(task, reward)
-        self.report.calibrated_rows += calibrated
-        if length is not None:
-            self.lengths.add_value(task, reward, length)
-        return count.rows == 1
-
-    def finish(self, near: NearDuplicatePrompts, *, strict: bool) -> GateReport:
-        report, tally = self.report, self.tally
-        report.tasks = len(tally)
-        report.rl_shaped = any(c.rows > 1 for _, c in tally)
-        for _, count in tally:
-            report.graded_rows += count.graded
-            if count.graded == 0:
-                continue
-            if count.passes == count.graded:
-                report.unanimous_pass += 1
-            elif count.passes == 0:
-                report.unanimous_fail += 1
-            else:
-                report.graded_mixed += 1
-                side = band_side(count.passes / count.graded, band=report.band)
-                if side != "in_band":
-                    setattr(report, side, getattr(report, side) + 1)
-        report.ungraded_rows = report.rows - report.graded_rows
-        if near.asks:
-            found = near.as_dict()
-            report.near_duplicate_asks = found["asks_involved"]
-            report.near_duplicate_examples = found["examples"][:5]
-        if len(self.lengths.lengths):
-            length = self.lengths.as_dict()
-            report.length = {k: v for k, v in length.items() if k != "reward_corr"}
-        _judge(report)
-        if strict and report.refused is not None:
-            raise PublishGateError(report)
-        return report
+            lengths.add(row)
+    report.tasks = len(tally)
+    report.rl_shaped = any(c.rows > 1 for _, c in tally)
+    for _, count in tally:
+        report.graded_rows += count.graded
+        if count.graded == 0:
+            continue
+        if count.passes == count.graded:
+            report.unanimous_pass += 1
+        elif count.passes == 0:
+            report.unanimous_fail += 1
+        else:
+            report.graded_mixed += 1
+            side = band_side(count.passes / count.graded, band)
+            if side != "in_band":
+                setattr(report, side, getattr(report, side) + 1)
+    report.ungraded_rows = report.rows - report.graded_rows
+    if near.asks:
+        found = near.as_dict()
+        report.near_duplicate_asks = found["asks_involved"]
+        report.near_duplicate_examples = found["examples"][:5]
+    if len(lengths.lengths):
+        report.length = lengths.as_dict()
+    if signal.judged:
+        report.hack_signal = signal.result()
+    _judge(report)
+    if strict and report.refused is not None:
+        raise PublishGateError(report)
+    return report
 
 
 def _judge(report: GateReport) -> None:
+    from ..policy.quickscan import tracking_warning
+
     if report.rows == 0:
         report.warnings.append("no rows")
         return
@@ -211,10 +186,10 @@ def _judge(report: GateReport) -> None:
         )
     spread = (report.length or {}).get("spread_p90_p10")
     if spread is not None and spread >= LENGTH_SPREAD_WARN:
-        report.warnings.append(
-            f"reply length spreads {spread:.0f}x from p10 to p90: check that the reward does "
-            "not track it (whileai audit lengths)"
-        )
+        report.warnings.append(f"reply length spreads {spread:.0f}x from p10 to p90")
+    for name, entry in ((report.hack_signal or {}).get("features") or {}).items():
+        if entry["above_floor"]:
+            report.warnings.append(tracking_warning(name, entry))
     out_of_band = report.too_easy + report.too_hard
     if report.rl_shaped and out_of_band:
         lo, hi = report.band

@@ -1,23 +1,19 @@
 """Signs that a reward, or a reported number, will mislead the trainer or the reader.
 
-Two checks ride along with every selection. A reward that tracks reply length, tool-call
-count or turn count across the selected rows is flagged (pooled Pearson above
-`HACK_THRESHOLD`): a judge problem, so it is flagged, never pruned. And pass^k / pass@k
-(computed by `metrics.passat`), which need k graded rollouts of every ask, do not survive
-a prune that shrinks groups or keeps only the asks in the difficulty band: the report
-says so instead of printing a number computed over a biased remainder.
+The surface features a reward should not track (reply length, tool calls, turns), read
+off a row in one pass: selection records them, the publish gate hands them to the hack
+scan's cheap mode (`policy.quickscan`), which says whether the reward tracks them within
+ask (a judge problem, so it is flagged, never pruned). And pass^k / pass@k (computed by
+`metrics.passat`), which need k graded rollouts of every ask, do not survive a prune that
+shrinks groups or keeps only the asks in the difficulty band: the report says so instead
+of printing a number computed over a biased remainder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..metrics.stats import pearson
-from ..metrics.tally import reward_of
 from ..row import reply_text
-
-HACK_THRESHOLD = 0.3
 
 
 def tool_call_count(row: dict[str, Any]) -> int:
@@ -68,37 +64,6 @@ def row_features(row: dict[str, Any]) -> tuple[float, float, float]:
     return (float(len(reply)), float(calls), float(turns))
 
 
-def correlate(
-    features: Sequence[Sequence[float]], rewards: Sequence[float]
-) -> dict[str, float | None]:
-    """Pooled Pearson correlation of reward with each feature column (None when constant)."""
-    return {
-        name: _rounded(pearson([f[i] for f in features], rewards))
-        for i, name in enumerate(FEATURE_NAMES)
-    }
-
-
-def reward_correlations(rows: Iterable[dict[str, Any]]) -> dict[str, float | None]:
-    """`correlate` over the rows that carry a clean reward."""
-    rewards: list[float] = []
-    features: list[tuple[float, float, float]] = []
-    for row in rows:
-        reward = reward_of(row)
-        if reward is not None:
-            rewards.append(reward)
-            features.append(row_features(row))
-    return correlate(features, rewards)
-
-
-def correlation_warnings(correlations: dict[str, float | None]) -> list[str]:
-    return [
-        f"reward correlates with {name} (r={r:+.2f}, above {HACK_THRESHOLD}): the policy may "
-        f"learn {name} instead of the task; check the judge"
-        for name, r in correlations.items()
-        if r is not None and abs(r) > HACK_THRESHOLD
-    ]
-
-
 def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """Say when k-way numbers the input had are gone, or biased, after selection."""
     if before.get("pass_pow_k") is None:
@@ -118,7 +83,3 @@ def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str
             f"had {had}"
         ]
     return []
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)

@@ -32,8 +32,8 @@ from ..metrics.passat import pass_numbers
 from ..metrics.tally import passed
 from ..rowbuffer import FileRows, RowBuffer, Span
 from .calibration import stamp_from
-from .gate import gate_selected
-from .hygiene import correlate, correlation_warnings, survival_warnings
+from .gate import publish_gate
+from .hygiene import survival_warnings
 from .options import OptimizeOptions, OptimizeReport
 from .records import Record, Recorder, Row
 from .rl import Kept, select_rl
@@ -326,9 +326,6 @@ def _finish_report(kept: Kept, opts: OptimizeOptions, report: OptimizeReport) ->
     report.eval_sourced = sum(1 for r in recs if r.eval_sourced)
     if report.eval_sourced:
         report.warnings.append(eval_sourced_warning(report.eval_sourced, "kept rows"))
-    rewards = [r.effective for r in recs]
-    report.correlations = correlate([r.features for r in recs], rewards)
-    report.hygiene_warnings.extend(correlation_warnings(report.correlations))
     by_task: dict[str, list[Record]] = {}
     for rec in recs:
         by_task.setdefault(rec.task, []).append(rec)
@@ -338,8 +335,20 @@ def _finish_report(kept: Kept, opts: OptimizeOptions, report: OptimizeReport) ->
         report.hygiene_warnings.extend(
             survival_warnings(report.pass_at_before, report.pass_at_after)
         )
-    # The gate reads task, reward and reply length (every kept row carries a stamp).
-    kept_parts = (
-        (r.task, effective, int(r.features[0])) for r, effective in zip(recs, rewards, strict=True)
+    # The gate reads task, reward, whether a stamp is present, reply length and the surface
+    # features (whether the reward tracks them is the gate's hack signal): project.
+    projected = (
+        {
+            "scenario_id": r.task,
+            "reward": r.effective,
+            "calibration": {},
+            "reply_chars": r.features[0],
+            "features": r.features,
+        }
+        for r in recs
     )
-    report.gate = gate_selected(kept_parts, band=opts.band).as_dict()
+    report.gate = publish_gate(
+        projected, band=opts.band, strict=False, features=lambda row: row["features"]
+    ).as_dict()
+    signal = report.gate.get("hack_signal") or {}
+    report.correlations = {n: f["r"] for n, f in (signal.get("features") or {}).items()}

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..spec import Spec, load_spec
+from ..text.similarity import SimilarityIndex
 from .config import SimulateConfig
-from .novelty import SimilarityIndex
 from .tasks import TaskSource
 
 

@@ -28,11 +28,12 @@ from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, 
 from ..errors import Failure, WhileaiError
 from ..metrics.tally import passed
 from ..spec import Spec
+from ..text.similarity import SimilarityIndex
 from .allocation import Allocation, distinct
 from .config import MODE_SHAPE, MODES, Report, SimulateConfig
 from .execute import CurrentRollout, enter_rollout
 from .grid import Grid, build_grid, seed_int
-from .novelty import HashingEmbedder, NearDuplicateFilter, SimilarityIndex
+from .novelty import NearDuplicateFilter
 from .openers import Openers, SourceCopy
 from .rowmake import RowContext, behavior_signature, build_row
 from .tasks import GridTasks, TaskSource
@@ -118,7 +119,7 @@ class Engine:
         self.n, self.k = config.shape
         self.probe = min(config.probe, self.k)
         self.max_asks = config.situations * self.n if config.situations else None
-        self.filter = NearDuplicateFilter(HashingEmbedder(), seed=config.seed)
+        self.filter = NearDuplicateFilter(seed=config.seed)
         self.report = Report(mode=config.mode, budget=config.budget, cells=self.tasks.cells)
         self.report.agent = agent.name
         self.report.writer = writer.name

@@ -32,10 +32,11 @@ from ..simulate.grid import (
     pairwise_design,
     seed_int,
 )
-from ..simulate.novelty import SimilarityIndex
 from ..simulate.plan import RunPlan
 from ..simulate.tasks import AimedTasks, Lane
 from ..spec import Spec, load_spec
+from ..text.levels import NEAR_COPY_COSINE
+from ..text.similarity import SimilarityIndex
 from .load import load_traces
 from .mine import Mined, mine_traces, trace_report
 
@@ -44,7 +45,6 @@ LANES = 16
 # Signatures are aimed on the world coordinates a trace shows; history and rule (known
 # only for rows with a cell) would split them into lanes of a row or two each.
 _LANE_AXES = ("tool", "world_state", "tool_condition")
-LEAKAGE_THRESHOLD = 0.9
 
 
 def focus_cells(axes: dict[str, list[str]], fixed: dict[str, str]) -> list[Cell]:
@@ -122,7 +122,7 @@ def plan_from_traces(
     ).as_dict()
     report["spec"] = "inferred from the traces" if spec_ref is None else spec.source
     report["broaden"] = broaden
-    sources = SimilarityIndex(loaded.prompts(), threshold=LEAKAGE_THRESHOLD)
+    sources = SimilarityIndex(loaded.prompts(), threshold=NEAR_COPY_COSINE)
     return RunPlan(spec, tasks=tasks, sources=sources, traces=report)
 
 

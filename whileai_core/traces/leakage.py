@@ -2,16 +2,18 @@
 
 Source traces shape the grid and must never enter the generated data, or a held-out
 trace set stops measuring anything. A generated row is **leaky** when its prompt's
-embedding has a cosine similarity of at least `threshold` (0.9) with a source prompt's,
-or when the two are the same text (case and spacing aside), which is always flagged.
-Flagged rows are removed, never rewritten: a rewritten near copy is still a near copy.
+embedding has a cosine similarity of at least `threshold` (`text.levels.NEAR_COPY_COSINE`,
+0.9) with a source prompt's, or when the two are the same text (case, spacing and
+punctuation aside), which is always flagged. Flagged rows are removed, never rewritten: a
+rewritten near copy is still a near copy.
 
-The embedder is the built-in hashing one by default (word uni- and bigrams, the one the
-simulate novelty filter and near-copy guard use, so `simulate --traces` output checks
-clean here by construction), searched exactly with `SimilarityIndex`. An embedding
-model on an OpenAI-compatible `/embeddings` endpoint (vLLM, Ollama, llama.cpp, OpenAI)
-catches paraphrases the hashing one cannot: any model reference `--agent` takes works,
-and its vectors are compared exactly too (all pairs, with numpy when it is installed).
+The embedder is the one similarity for prompts (`text.similarity.PromptEmbedder`, SDK
+0.131's hash embedding, so this answers as the SDK's `leakage_report` does on the same
+rows, and as the `simulate --traces` near-copy guard does, by construction), searched
+exactly with `SimilarityIndex`. An embedding model on an OpenAI-compatible `/embeddings`
+endpoint (vLLM, Ollama, llama.cpp, OpenAI) catches paraphrases the hashing one cannot:
+any model reference `--agent` takes works, and its vectors are compared exactly too (all
+pairs, with numpy when it is installed).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
-from ..metrics.tally import task_key
 from ..models.options import ModelOptions
-from ..simulate.novelty import HashingEmbedder, SimilarityIndex, normal_text
+from ..row import ask_text
+from ..text.levels import NEAR_COPY_COSINE
+from ..text.similarity import PromptEmbedder, SimilarityIndex, best_matches
 
-DEFAULT_THRESHOLD = 0.9
+DEFAULT_THRESHOLD = NEAR_COPY_COSINE
 EXAMPLES = 20
 
 
@@ -71,8 +74,7 @@ class LeakageReport:
 
 def prompt_of(row: dict[str, Any]) -> str:
     """What a row asked: its prompt, else its first user message."""
-    prompt = row.get("prompt")
-    return prompt if isinstance(prompt, str) else task_key({"messages": row.get("messages")})
+    return ask_text(row)
 
 
 def _dense_leaks(
@@ -92,40 +94,6 @@ def _dense_leaks(
     return best_matches(prompt_vecs, source_vecs, threshold)
 
 
-def _unit(vector: Sequence[float]) -> list[float]:
-    norm = sum(v * v for v in vector) ** 0.5 or 1.0
-    return [v / norm for v in vector]
-
-
-def best_matches(
-    queries: Sequence[Sequence[float]], stored: Sequence[Sequence[float]], threshold: float
-) -> list[tuple[int, float] | None]:
-    """For each query vector, the most similar stored vector at or over `threshold`."""
-    if not stored:
-        return [None] * len(queries)
-    try:
-        import numpy as np
-    except ImportError:  # pure Python: slower, the same answers
-        units = [_unit(v) for v in stored]
-        out: list[tuple[int, float] | None] = []
-        for q in queries:
-            qu = _unit(q)
-            scores = [sum(a * b for a, b in zip(qu, s, strict=False)) for s in units]
-            best = max(range(len(scores)), key=scores.__getitem__)
-            out.append((best, scores[best]) if scores[best] >= threshold - 1e-9 else None)
-        return out
-    matrix = np.asarray([_unit(v) for v in stored], dtype=float)
-    result: list[tuple[int, float] | None] = []
-    for at in range(0, len(queries), 256):
-        block = np.asarray([_unit(q) for q in queries[at : at + 256]], dtype=float)
-        sims = block @ matrix.T
-        for row in sims:
-            best = int(row.argmax())
-            score = float(row[best])
-            result.append((best, score) if score >= threshold - 1e-9 else None)
-    return result
-
-
 def find_leaks(
     prompts: Sequence[str],
     sources: Sequence[str],
@@ -137,17 +105,14 @@ def find_leaks(
     """Every generated prompt that copies a source, exactly or within the threshold."""
     if not 0.0 < threshold <= 1.0:
         raise ConfigError("--threshold must be in (0, 1]")
-    exact_of: dict[str, int] = {}
-    for i, text in enumerate(sources):
-        exact_of.setdefault(normal_text(text), i)
+    index = SimilarityIndex(sources, threshold=threshold)
     if embedder == "hash":
-        index = SimilarityIndex(sources, HashingEmbedder(), threshold=threshold)
         matches = [index.nearest(p) for p in prompts]
     else:
         matches = _dense_leaks(prompts, sources, embedder, options or ModelOptions(), threshold)
     leaks = []
     for i, (prompt, match) in enumerate(zip(prompts, matches, strict=True)):
-        exact = exact_of.get(normal_text(prompt))
+        exact = index.exact(prompt)
         if exact is not None:
             leaks.append(Leak(i, exact, 1.0, True))
         elif match is not None:
@@ -155,14 +120,24 @@ def find_leaks(
     return leaks
 
 
-def _prompts(sources: Iterable[Any]) -> list[str]:
-    """Source prompts from strings or from trace rows of any shape load_traces reads."""
-    items = list(sources)
-    if all(isinstance(s, str) for s in items):
-        return items
-    from .load import load_traces
+def _prompts(sources: Any) -> list[str]:
+    """Source prompts from the shapes SDK 0.131's `leakage_report` takes: prompt strings,
+    trace rows of any shape load_traces reads, a list of row lists (`[holdout]`,
+    flattened), or a single row."""
+    items = [sources] if isinstance(sources, (str, dict)) else list(sources)
+    flat: list[Any] = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            flat.extend(item)
+        else:
+            flat.append(item)
+    texts = [s for s in flat if isinstance(s, str)]
+    rows = [s for s in flat if isinstance(s, dict)]
+    if rows:
+        from .load import load_traces
 
-    return load_traces([s for s in items if isinstance(s, dict)]).prompts()
+        texts.extend(load_traces(rows).prompts())
+    return texts
 
 
 def leakage_report(
@@ -183,7 +158,7 @@ def scan_leaks(
     """The report, and the leaks (by generated row position)."""
     prompts = [prompt_of(row) for row in generated]
     leaks = find_leaks(prompts, sources, threshold=threshold, embedder=embedder, options=options)
-    name = HashingEmbedder.name if embedder == "hash" else embedder
+    name = PromptEmbedder.name if embedder == "hash" else embedder
     report = LeakageReport(len(prompts), len(sources), threshold, name)
     report.n_leaky = len(leaks)
     report.n_exact = sum(1 for leak in leaks if leak.exact)

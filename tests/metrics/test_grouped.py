@@ -1,4 +1,4 @@
-"""Within-group correlation from running sums, the grouped numpy helpers, bounded counting."""
+"""The one correlation engine (within-group and pooled, the shuffle null), bounded counting."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import random
 
 import numpy as np
 
-from whileai_core.metrics.grouped import Layout, column_correlations
+from whileai_core.metrics.grouped import Layout, column_correlations, pooled_correlations
 from whileai_core.metrics.sketch import TopCounts
-from whileai_core.metrics.within import WithinGroup, fisher_p
 
 
 def _reference(groups: list[int], x: list[float], y: list[float]) -> float:
@@ -31,22 +30,20 @@ def test_within_group_correlation_matches_centring_by_hand() -> None:
             groups.append(g)
             x.append(base + xi)
             y.append(base + 0.5 * xi + rng.random())
-    within = WithinGroup(["x"])
-    for g, xi, yi in zip(groups, x, y, strict=True):
-        within.add(str(g), yi, [xi])
-    got = within.result()["x"]
-    assert abs(got.r - _reference(groups, x, y)) < 1e-9  # type: ignore[operator]
-    assert got.pooled is not None and got.pooled > got.r  # type: ignore[operator]
-    assert got.n == 240 and got.dof == 200 and got.p is not None and got.p < 1e-3
+    layout = Layout.of(np.array(groups, dtype=np.int64))
+    xs, ys = np.array(x)[layout.order], np.array(y)[layout.order]
+    r, _ = column_correlations(layout.centre(xs[:, None]), layout.centre(ys)[:, None])
+    within = float(r[0, 0])
+    assert abs(within - _reference(groups, x, y)) < 1e-9
+    pooled = float(pooled_correlations(np.array(x)[:, None], np.array(y))[0])
+    assert abs(pooled - float(np.corrcoef(x, y)[0, 1])) < 1e-9 and pooled > within
 
 
-def test_singleton_groups_carry_no_within_signal() -> None:
-    within = WithinGroup(["x"])
-    for i in range(10):
-        within.add(str(i), float(i % 2), [float(i)])
-    result = within.result()["x"]
-    assert result.r is None and result.n == 0 and result.pooled is not None
-    assert fisher_p(0.0, 100) == 1.0 and fisher_p(0.5, 3) is None
+def test_a_constant_column_has_no_correlation() -> None:
+    x = np.ones((10, 1))
+    y = np.array([float(i % 2) for i in range(10)])
+    assert np.isnan(pooled_correlations(x, y)[0])
+    assert np.isnan(pooled_correlations(np.arange(2.0)[:, None], np.arange(2.0))[0])
 
 
 def test_layout_centres_within_groups_and_shuffles_inside_them() -> None:

@@ -1,0 +1,70 @@
+"""One MinHash index: near-duplicate sets of features found in near-linear time.
+
+Each text's feature set (`tokens.gram_features`, `tokens.shingles`) gets a MinHash
+signature of `bands * rows` values, cut into bands; a band hashes to one integer key. Two
+sets whose Jaccard similarity is J share a whole band with probability 1 - (1 - J^rows)^bands,
+so a check is a few set look-ups and a run's cost stays linear in its texts. The index is a
+filter: callers that need an exact answer confirm a candidate pair on the sets themselves.
+
+Signatures are stable across processes and machines (CRC-32 salts, tuple hashes of ints),
+so a resumed or sharded run rebuilds the same keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+from .tokens import stable_hash
+
+_MASK = (1 << 61) - 1
+K = TypeVar("K", bound=Hashable)
+
+
+class MinHashIndex(Generic[K]):
+    """Band keys of the feature sets added so far; with `members`, which items hold each."""
+
+    def __init__(self, bands: int, rows: int, *, seed: int = 0, members: bool = False) -> None:
+        self.bands = bands
+        self.rows = rows
+        self._salts = [
+            ((stable_hash(f"a{seed}:{i}") << 32) | stable_hash(f"b{seed}:{i}")) | 1
+            for i in range(bands * rows)
+        ]
+        self._keys: set[int] = set()
+        self._members: dict[int, list[K]] | None = {} if members else None
+
+    def signature(self, features: Iterable[int]) -> list[int]:
+        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set."""
+        feats = [f + 1 for f in features] or [1]
+        return [min([(a * f) & _MASK for f in feats]) for a in self._salts]
+
+    def keys(self, features: Iterable[int]) -> list[int]:
+        """One integer per band (tuples of ints hash the same in every process)."""
+        sig = self.signature(features)
+        r = self.rows
+        return [hash((i, *sig[i * r : (i + 1) * r])) for i in range(self.bands)]
+
+    def seen(self, keys: Iterable[int]) -> bool:
+        """Whether any of these band keys was added before: a likely near duplicate."""
+        return any(key in self._keys for key in keys)
+
+    def add(self, keys: Iterable[int], item: K | None = None) -> None:
+        """Remember the keys (and, when the index keeps members, `item` under each)."""
+        for key in keys:
+            self._keys.add(key)
+            if self._members is not None and item is not None:
+                self._members.setdefault(key, []).append(item)
+
+    def candidate_pairs(self, largest: int) -> Iterator[tuple[K, K]]:
+        """Pairs of items that share a band, each once in the order first met; a band more
+        than `largest` items share is skipped (a template every text has, not a pair)."""
+        seen: set[tuple[K, K]] = set()
+        for items in (self._members or {}).values():
+            if len(items) < 2 or len(items) > largest:
+                continue
+            for i, a in enumerate(items):
+                for b in items[i + 1 :]:
+                    if (a, b) not in seen:
+                        seen.add((a, b))
+                        yield a, b
