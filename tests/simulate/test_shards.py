@@ -103,9 +103,7 @@ def test_shares_split_the_budget_and_shards_follow_the_task_ids() -> None:
         ]
     # The hash is SHA-256 of the id, so every machine and every process agrees: pinned
     # here, so a change of hash (or of Python's str hashing leaking in) fails this line.
-    assert [shard_of(i, 4) for i in ("st-0123456789", "st-0", "st-1", "orders-001")] == [
-        3, 2, 3, 1
-    ]
+    assert [shard_of(i, 4) for i in ("st-0123456789", "st-0", "st-1", "orders-001")] == [3, 2, 3, 1]
     assert [shard_of(i, 3) for i in ("st-0123456789", "st-0", "st-2")] == [2, 1, 1]
     assert {shard_of(f"st-{i}", 3) for i in range(50)} == {1, 2, 3}
 
