@@ -392,9 +392,9 @@ def reply_text(row: dict[str, Any]) -> str:
     if isinstance(steps, list):
         for step in reversed(steps):
             if isinstance(step, dict) and step.get("role") != "user":
-                said = step.get("text")
-                if isinstance(said, str) and said:
-                    return said
+                text = step.get("text")
+                if isinstance(text, str) and text:
+                    return text
     return ""
 
 
