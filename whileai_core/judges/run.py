@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..metrics.passat import PassReport, summary_line
+from ..models.spec import same_model
 from .contract import Judge, grade_rows
 
 if TYPE_CHECKING:
@@ -124,19 +125,13 @@ class GradeTally:
         return GradeResult(report=result, read=stats, judge=judge.name, notes=notes)
 
 
-def _bare(model: str) -> str:
-    """A model's name without its provider prefix: `vllm:Qwen/Qwen3-4B` -> `qwen/qwen3-4b`."""
-    head, sep, rest = model.partition(":")
-    return (rest if sep and head in ("openai", "vllm", "ollama") else model).strip().casefold()
-
-
 def _self_judged(report: dict[str, Any], judge: Judge, policies: set[str]) -> None:
     """A judge grading its own model's writing prefers it: say so when the judge's model is
     the rows' model_version."""
     model = judge.meta.get("model")
     if not isinstance(model, str):
         return
-    same = sorted(p for p in policies if _bare(p) == _bare(model))
+    same = sorted(p for p in policies if same_model(p, model))
     report["self_judged"] = bool(same)
     if same:
         report.setdefault("warnings", []).append(
