@@ -229,7 +229,9 @@ def _root(
 ) -> None:
     """Turn an agent's tools and system prompt into graded post-training data."""
     if debug:
-        os.environ["WHILEAI_DEBUG"] = "1"
+        from whileai_core.settings import enable_debug
+
+        enable_debug()
 
 
 def _usage_error(exc: Exception) -> None:

@@ -8,13 +8,13 @@ so the offline paths never load an HTTP client.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from ..models.options import ModelOptions
 from ..registry import AGENTS, WRITERS, is_model_ref
+from ..settings import read
 from ..spec import Spec
 from .base import Agent, Writer
 
@@ -38,7 +38,7 @@ def pick_agent_ref(ref: str | None, spec: Spec) -> tuple[str, str]:
         return ref, "flag"
     if spec.agent:
         return spec.agent, "spec"
-    env = os.environ.get("WHILEAI_AGENT")
+    env = read("WHILEAI_AGENT")
     if env:
         return env, "env"
     return "seeded", "default"

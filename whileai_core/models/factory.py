@@ -11,11 +11,11 @@ WHILEAI_TOP_P, then the server's own default (the key is left out of the request
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..agents.base import Agent, Writer
 from ..errors import ConfigError
+from ..settings import read
 from ..spec import Spec
 from .agent import ModelAgent
 from .cache import ModelCache
@@ -34,8 +34,8 @@ __all__ = [
 
 
 def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
+    raw = read(name)
+    if raw is None:
         return None
     try:
         return kind(raw)
