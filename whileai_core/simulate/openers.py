@@ -15,8 +15,8 @@ from typing import Any
 
 from ..agents.base import Writer
 from ..errors import Failure
+from ..seeding import seed_int
 from .config import Report
-from .grid import seed_int
 from .novelty import NearDuplicateFilter, SimilarityIndex
 
 TRIES = 8

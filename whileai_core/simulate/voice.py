@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..simulate.novelty import HashingEmbedder, cosine
+from .novelty import HashingEmbedder, cosine
 
 STOP = "###STOP###"
 # Markers a writer may use to end the conversation: the one we ask for, tau2-bench's own
