@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from verifiers.v1.dialects.chat import message_to_wire
 
 from whileai_core.export.env_defaults import offline_person
 from whileai_core.judges.contract import verdict_fields
+from whileai_core.settings import read
 
 from . import load_spec, load_tasks
 
@@ -261,7 +261,7 @@ def rollout_row(messages: Any, data: Any, faults_fired: list[dict[str, Any]]) ->
 
 
 def _keep_row(row: dict[str, Any], fields: dict[str, Any]) -> None:
-    target = os.environ.get("WHILEAI_ENV_ROWS")
+    target = read("WHILEAI_ENV_ROWS")
     if not target:
         return
     graded = {**row, **{k: v for k, v in fields.items() if k != "extra"}}
