@@ -103,12 +103,8 @@ def run_simulation(
         spec, config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
         progress=None if executor.remote else progress,
     )  # fmt: skip
-    writer_out: RowWriter | None = None
-    emit = sink
-    if emit is None:
-        append = bool(output) and output != "-"
-        writer_out = RowWriter(output if append else None, mode="append")
-        emit = writer_out.write
+    out = _Output(output if output and output != "-" else None)
+    emit = sink or out.write
     started = time.monotonic()
     reports: list[Report] = []
     try:
@@ -116,12 +112,35 @@ def run_simulation(
             reports.append(report)
             if sharded is not None:
                 sharded.finished(part, report, executor)
+        if sink is None:
+            out.open()  # a run that settled no row still leaves its (empty) output
     finally:
-        if writer_out is not None:
-            writer_out.close()
+        out.close()
     if sharded is None:
         return reports[0]
     return sharded.report(reports, config, executor, time.monotonic() - started)
+
+
+class _Output:
+    """`-o FILE` (or stdout), opened at the first row: a run that fails before one (an
+    agent that does not load) leaves no file behind. Appended row by row, so a killed
+    run keeps every settled group."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.writer: RowWriter | None = None
+
+    def open(self) -> RowWriter:
+        if self.writer is None:
+            self.writer = RowWriter(self.path, mode="append")
+        return self.writer
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.open().write(row)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 @dataclasses.dataclass
