@@ -32,7 +32,7 @@ demo: $(DEMO_STAMP)
 	  | $(BIN)/whileai grade -o demo/graded.jsonl
 	$(BIN)/whileai report demo/graded.jsonl
 	$(BIN)/whileai optimize demo/graded.jsonl --mode rl --report demo/optimize.json -o demo/train.jsonl
-	$(BIN)/whileai export demo/train.jsonl --format trl --spec specs/orders -o demo/train.trl.jsonl
+	$(BIN)/whileai export sft demo/train.jsonl --format trl --spec specs/orders -o demo/train.trl.jsonl
 	WHILEAI_HOME=demo/home $(BIN)/whileai push demo/train.jsonl --name orders-rl-demo --mode rl
 	WHILEAI_HOME=demo/home $(BIN)/whileai datasets
 

@@ -19,8 +19,7 @@ from typing import Any
 from _measure import loopback_stub
 
 from whileai_core.agents.base import Episode
-from whileai_core.models.agent import ModelAgent
-from whileai_core.models.factory import make_agent
+from whileai_core.agents.model import ModelAgent, make_agent
 from whileai_core.models.options import ModelOptions
 from whileai_core.spec import Spec, Tool
 

@@ -1,5 +1,6 @@
-"""One registry: built-ins by decorator, plug-ins by entry point, one model prefix table,
-and every model-backed role (agent, writer, judge) reaching its model the same way."""
+"""One registry: built-ins by decorator, plug-ins by entry point (judges, agents, writers
+and model providers), and every model-backed role (agent, writer, judge) reaching its
+model the same way."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ import pytest
 from whileai_core.errors import ConfigError
 from whileai_core.judges import JudgeOptions, parse_judge
 from whileai_core.models.options import ModelOptions
-from whileai_core.registry import AGENTS, JUDGES, WRITERS, Registry, is_model_ref
+from whileai_core.models.spec import model_name, parse_model_spec, same_model
+from whileai_core.registry import (
+    AGENTS,
+    JUDGES,
+    PROVIDERS,
+    WRITERS,
+    Entry,
+    Registry,
+    is_model_ref,
+)
 from whileai_core.testing import OpenAIStub, answer
 
 from .helpers import run_cli
@@ -34,10 +44,24 @@ def test_built_ins_are_found_by_name_in_one_registry() -> None:
         parse_judge("json-field")
 
 
-def test_one_prefix_table_names_every_model_provider() -> None:
+def test_every_model_provider_is_a_registered_name() -> None:
+    assert {"openai", "vllm", "ollama", "url"} <= set(PROVIDERS.names())
     for ref in ("openai:m", "vllm:m@http://h/v1", "ollama:m", "http://h/v1", "https://h/v1"):
         assert is_model_ref(ref)
-    assert not is_model_ref("seeded") and not is_model_ref("my_mod:fn")
+    for ref in ("seeded", "my_mod:fn", "pkg.mod:fn", "./agent.py:fn", "cmd:python a.py",
+                "all:exact-match,json-valid", "url:http://h/v1", "http:nothing"):  # fmt: skip
+        assert not is_model_ref(ref), ref
+
+
+def test_a_model_is_the_same_through_any_provider_or_endpoint() -> None:
+    """The self-judged warning and the staleness check share one rule (they had two: one
+    kept the `@URL`, the other compared case)."""
+    assert model_name("vllm:Qwen/Qwen3-4B@http://h/v1") == "Qwen/Qwen3-4B"
+    assert model_name("ollama:llama3.1") == "llama3.1" and model_name("judge-m") == "judge-m"
+    assert model_name("http://h/v1") == "http://h/v1"
+    assert same_model("vllm:Qwen/Qwen3-4B@http://h/v1", "qwen/qwen3-4b")
+    assert same_model("openai:gpt-4.1-mini", "gpt-4.1-mini")
+    assert not same_model("openai:gpt-4.1-mini", "openai:gpt-4.1")
 
 
 def _plugin(tmp_path: Path) -> dict[str, str]:
@@ -75,6 +99,59 @@ def _plugin(tmp_path: Path) -> dict[str, str]:
         "[whileai.writers]\nplug = whileai_plug:make_writer\n"
     )
     return {"PYTHONPATH": str(tmp_path)}
+
+
+def _provider_plugin(tmp_path: Path, base_url: str) -> dict[str, str]:
+    """A package whose entry point adds the model provider `stubby:MODEL`, an endpoint of
+    its own (here the loopback stub)."""
+    (tmp_path / "whileai_stubby.py").write_text(
+        textwrap.dedent(
+            f"""
+            from whileai_core.models.spec import ModelSpec, clean_url
+
+            def stubby(ref):
+                name = ref.name("stubby:some-model")
+                return ModelSpec(ref.text, "stubby", name, clean_url({base_url!r}, ref.text))
+            """
+        )
+    )
+    info = tmp_path / "whileai_stubby-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: whileai-stubby\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[whileai.providers]\nstubby = whileai_stubby:stubby\n")
+    return {"PYTHONPATH": str(tmp_path)}
+
+
+def test_a_package_adds_a_model_provider_through_an_entry_point(tmp_path: Path) -> None:
+    """`stubby:` is no built-in: the agent, the writer and the judge all reach it once the
+    package's entry point names it, and rows record it as any provider's model."""
+    with OpenAIStub(default=answer('{"reward": 1, "reason": "fine"}')) as stub:
+        env = _provider_plugin(tmp_path, stub.base_url)
+        made = run_cli(
+            "simulate", "specs/orders", "--agent", "stubby:agent-m", "--budget", "2", env=env
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr.decode()
+        first = orjson.loads(made.stdout.splitlines()[0])
+        assert first["model_version"] == "stubby:agent-m"
+        graded = run_cli(
+            "grade", "-", "--judge", "stubby:judge-m", "--rubric", "README.md",
+            input=orjson.dumps(ROW) + b"\n", env=env,
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stderr.decode()
+        assert orjson.loads(graded.stdout)["judge_meta"]["model"] == "stubby:judge-m"
+        assert stub.calls >= 2
+    unknown = run_cli("simulate", "specs/orders", "--agent", "stubby:agent-m", "--budget", "2")
+    assert unknown.returncode != 0  # without the package, `stubby:` is a module:function
+
+
+def test_a_provider_that_returns_no_spec_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    PROVIDERS.names()  # the built-ins are in; this one is removed again after the test
+    broken = Entry("broken", lambda ref: "http://h/v1", source="whileai_broken:make")
+    monkeypatch.setitem(PROVIDERS._entries, "broken", broken)
+    with pytest.raises(ConfigError, match=r"provider 'broken' .* not a ModelSpec"):
+        parse_model_spec("broken:m")
 
 
 def test_a_package_adds_a_judge_agent_and_writer_through_entry_points(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from whileai_core.row import (
     JUDGE_STATUSES,
     SCHEMA_VERSION,
     from_row,
+    reply_text,
     row_json_schema,
     to_row,
     validate_row,
@@ -254,3 +255,56 @@ def test_the_rules_name_the_field_and_what_it_must_be(row: dict[str, Any], probl
 def test_rewards_and_markers_at_the_bound_are_rows() -> None:
     validate_row({"prompt": "x", "reward": -1e9, "markers": {"m": 1e9}})
     validate_row({"prompt": "x", "reward": 0, "scenario_id": "s" * 1024})
+
+
+# -- the one final reply ------------------------------------------------------------------
+
+_PARTS_ROW = {
+    "messages": [
+        {"role": "user", "content": "Where is ORD-1?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ORD-1 has"}, {"x": 1},
+                                          {"type": "text", "text": "shipped."}]},
+        {"role": "assistant", "content": ""},
+    ]
+}  # fmt: skip
+_STEPS_ROW = {
+    "prompt": "Where is ORD-1?",
+    "steps": [
+        {"tool": "get_order", "arguments": {}, "result": {}, "text": "Looking it up."},
+        {"text": "ORD-1 has shipped."},
+        {"role": "user", "text": "thanks"},
+        {"text": ""},
+    ],
+}
+_NO_USER_ROW = {"messages": [{"role": "system", "content": "Be brief."},
+                             {"role": "assistant", "content": "Done."}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("row", "reply"),
+    [
+        ({"final_text": "", "messages": [{"role": "assistant", "content": "hi"}]}, ""),
+        (_PARTS_ROW, "ORD-1 has shipped."),
+        (_STEPS_ROW, "ORD-1 has shipped."),
+        (_NO_USER_ROW, "Done."),
+        ({"prompt": "hi"}, ""),
+    ],
+)
+def test_the_final_reply_is_final_text_else_the_last_agent_turn_with_text(
+    row: dict[str, Any], reply: str
+) -> None:
+    assert reply_text(row) == reply
+
+
+def test_judges_markers_and_selection_read_the_same_final_reply(sdk_rows: list[dict]) -> None:
+    """The conduct/checklist evidence, the marker view and selection's surface features
+    all take the reply from `row.reply_text`, on rows of every shape."""
+    from whileai_core.judges.evidence import Evidence
+    from whileai_core.policy.view import view
+    from whileai_core.select.hygiene import row_features
+
+    for row in [*sdk_rows[:20], _PARTS_ROW, _STEPS_ROW, _NO_USER_ROW]:
+        reply = reply_text(row)
+        assert Evidence(row).reply == reply
+        assert view(row).reply == reply.replace("\u2019", "'")
+        assert row_features(row)[0] == len(reply)

@@ -51,8 +51,8 @@ COMMANDS: dict[str, Command] = {
         "pass@1 with its interval, pass^k, pass@k and headroom over graded rows."),
     "optimize": Command("optimize", "optimize", _MAKE,
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
-    "export": Command("export", "export", _MAKE,
-        "Write training files (SFT or --pairs, openai or trl shape), a Hub folder or an RL env."),
+    "export": Command("export", "export_app", _MAKE,
+        "Write training files (sft, pairs: openai or trl shape), a Hub folder or an RL env."),
     "mark": Command("mark", "mark", _LEARN,
         "Stamp behaviour markers: style, trajectory flags, argument grounding, spec traits."),
     "scan": Command("scan", "scan", _LEARN,
@@ -231,7 +231,9 @@ def _root(
 ) -> None:
     """Turn an agent's tools and system prompt into graded post-training data."""
     if debug:
-        os.environ["WHILEAI_DEBUG"] = "1"
+        from whileai_core.settings import enable_debug
+
+        enable_debug()
 
 
 def _usage_error(exc: Exception) -> None:

@@ -22,7 +22,14 @@ EXAMPLES: dict[str, str] = {
     "-o graded.jsonl",
     "report": "whileai report graded.jsonl --k 8 --json",
     "optimize": "whileai optimize graded.jsonl --mode rl --band 0.3,0.7 -o train.jsonl",
-    "export": "whileai export train.jsonl --spec specs/orders --format trl -o sft.jsonl",
+    "export": "whileai export sft train.jsonl --spec specs/orders --format trl -o sft.jsonl",
+    "export sft": "whileai export sft train.jsonl --spec specs/orders --format trl -o sft.jsonl",
+    "export pairs": "whileai export pairs graded.jsonl --spec specs/orders --format trl "
+    "--length-matched -o dpo.jsonl",
+    "export hub": "whileai export hub graded.jsonl --spec specs/orders --format trl "
+    "-o hub/orders-sft",
+    "export env": "whileai export env graded.jsonl --spec specs/orders --band 0.2,0.8 "
+    "-o envs/orders",
     # What the policy will learn
     "mark": "whileai mark graded.jsonl --trace --kinds deploy=command -o marked.jsonl",
     "scan": "whileai scan graded.jsonl --endorsed tool:lookup_order",

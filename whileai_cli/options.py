@@ -168,13 +168,13 @@ def scoped_env(old: str, command: str) -> list[str]:
 
 def warn_renamed_env(command: str) -> None:
     """One line on stderr for each old, shared name this command still read."""
-    import os
+    from whileai_core.settings import read
 
     from .console import warn
 
     for old, scoped in RENAMED_ENV.items():
         new = scoped.get(command)
-        if new and old in os.environ and new not in os.environ:
+        if new and read(old) is not None and read(new) is None:
             warn(f"{old} is deprecated for `whileai {command}`: set {new} (read {old} for now)")
 
 

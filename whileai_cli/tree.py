@@ -39,8 +39,9 @@ def walk(command: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tupl
 
 
 def option_names(command: Any) -> set[str]:
-    """Every spelling of every option `command` takes, `--help` and `-h` included."""
-    names = {"--help", "-h"}
+    """Every spelling of every option `command` takes, `--help` and `-h` included, and the
+    old spellings a group still rewrites (`legacy_options`: `export --pairs`)."""
+    names = {"--help", "-h", *getattr(command, "legacy_options", ())}
     for param in command.params:
         if param.param_type_name == "option":
             names.update(param.opts, param.secondary_opts)
@@ -64,23 +65,39 @@ def _words(line: str) -> list[str]:
         return line.split()
 
 
-def _check(words: list[str]) -> list[str]:
+def _check(words: list[str], command: Any = None, path: list[str] | None = None) -> list[str]:
     """Problems of one `whileai` command (its words after `whileai`)."""
-    command, path, problems = root(), ["whileai"], []
+    command = command if command is not None else root()
+    path = path if path is not None else ["whileai"]
+    problems: list[str] = []
     skip_value = False
-    for word in words:
+    for index, word in enumerate(words):
         if skip_value:
             skip_value = False
             continue
         bare = word.strip("[]")  # usage notation: `[--json]`, `[-n 3]`
-        if bare.startswith("-") and len(bare) > 1 and not bare[1].isdigit():
-            name = bare.split("=", 1)[0]
+        is_option = bare.startswith("-") and len(bare) > 1 and not bare[1].isdigit()
+        name = bare.split("=", 1)[0]
+        known = name in option_names(command) and name not in getattr(command, "legacy_options", ())
+        group = hasattr(command, "list_commands")
+        if group and not known and word not in ("...", "COMMAND"):
+            ctx = command.context_class(command, info_name=path[-1])
+            if word not in command.list_commands(ctx) and hasattr(command, "legacy_args"):
+                # An old spelling the group still takes (`export FILE --pairs`): check the
+                # command line it is rewritten to.
+                try:
+                    rewritten = command.legacy_args(ctx, words[index:])
+                except Exception as exc:  # the group's own usage error for that spelling
+                    return [*problems, f"`{' '.join(path)}`: {exc}"]
+                if rewritten is not None:
+                    return problems + _check(rewritten[0], command, path)
+        if is_option:
             if name not in option_names(command):
                 problems.append(f"`{' '.join(path)}` has no option {name}")
             elif "=" not in bare and _takes_value(command, name):
                 skip_value = True
             continue
-        if not hasattr(command, "list_commands"):
+        if not group:
             continue  # an argument of a command
         if word in ("...", "COMMAND"):
             return problems  # a placeholder for any command: nothing more to check
@@ -89,7 +106,7 @@ def _check(words: list[str]) -> list[str]:
             problems.append(f"`{' '.join(path)}` has no command {word!r}")
             return problems
         command = command.get_command(ctx, word)
-        path.append(word)
+        path = [*path, word]
     return problems
 
 

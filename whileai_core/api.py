@@ -19,8 +19,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
 from .models.options import ModelOptions
 from .simulate.config import Report, SimulateConfig
+from .simulate.plan import RunPlan
 from .spec import Spec
 
 Row = dict[str, Any]
@@ -45,7 +47,6 @@ def simulate_rows(
     JSONL path, a dataset id, `agent:NAME`) aims the grid at what they got wrong, and
     with no `spec` the tools are read off them; `tasks` re-runs an earlier run's asks.
     """
-    from .simulate.plan import plan_run
     from .simulate.run import run_simulation
 
     settings = SimulateConfig(**config)
@@ -65,6 +66,52 @@ def simulate_rows(
         plan=plan,
     )
     return rows, report
+
+
+def plan_run(
+    spec_ref: Spec | str | None,
+    config: SimulateConfig,
+    *,
+    tasks_from: str | None = None,
+    traces_from: str | Iterable[dict[str, Any]] | None = None,
+    since: str | None = None,
+    broaden: bool = True,
+) -> RunPlan:
+    """Load what the run plays: the spec's grid, an earlier run's task set pinned
+    (`tasks_from`), or the grid aimed by traces (`traces_from`). `config` is completed in
+    place where the task set decides (k and the budget of a pinned set).
+
+    It lives here, above the traces and the store it reads from, so the simulate package
+    never imports upward: `RunPlan` is simulate's, the traces build one."""
+    if tasks_from and traces_from is not None:
+        raise ConfigError("give --tasks (re-run a task set) or --traces (aim a new one), not both")
+    if since and traces_from is None:
+        raise ConfigError("--since filters platform traces: it needs --traces agent:NAME")
+    if not broaden and traces_from is None:
+        raise ConfigError("--no-broaden narrows the grid to the tools traces touched: add --traces")
+    if traces_from is not None:
+        from .traces.aim import plan_from_traces
+
+        return plan_from_traces(spec_ref, config, traces_from, since=since, broaden=broaden)
+    if spec_ref is None:
+        raise ConfigError("give a SPEC (or --traces FILE to read the tools off traces)")
+    from .spec import load_spec
+
+    spec = spec_ref if isinstance(spec_ref, Spec) else load_spec(spec_ref)
+    if tasks_from is None:
+        return RunPlan(spec)
+    from .simulate.pinned import load_pinned
+    from .store.source import iter_source_rows
+
+    pinned = load_pinned(
+        spec, iter_source_rows(tasks_from), label=tasks_from, repeats=config.repeats,
+        fault_rate=config.fault_rate,
+    )  # fmt: skip
+    config.repeats = pinned.k
+    config.phrasings = 1
+    if not config.budget_given:
+        config.budget = pinned.needed()
+    return RunPlan(spec, tasks=pinned)
 
 
 def grade(

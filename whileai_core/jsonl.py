@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -26,6 +26,7 @@ import orjson
 
 from .errors import BadRowError, ConfigError, WhileaiError
 from .rowrules import row_problem
+from .settings import read
 from .store.limits import env_name, format_size, json_depth, parse_size
 
 OnError = Literal["fail", "skip"]
@@ -48,11 +49,11 @@ _CHUNK = 1024 * 1024
 _FILE_BUFFER = 1024 * 1024
 
 
-def row_depth(env: dict[str, str] | None = None) -> int:
+def row_depth(env: Mapping[str, str] | None = None) -> int:
     """The nesting limit rows are read under: WHILEAI_MAX_DEPTH, else the default."""
     name = env_name("max_depth")
-    raw = (os.environ if env is None else env).get(name, "").strip()
-    if not raw:
+    raw = read(name, env)
+    if raw is None:
         return DEFAULT_ROW_DEPTH
     depth = parse_size(raw, name)
     if depth > ROW_DEPTH_CEILING:

@@ -1,10 +1,13 @@
-"""One registry: how a name on the command line becomes a judge, an agent or a writer.
+"""One registry: how a name on the command line becomes a judge, an agent, a writer or a
+model endpoint.
 
-Three kinds of plug-in, one mechanism:
+Four kinds of plug-in, one mechanism:
 
-    JUDGES    `--judge NAME(...)`       factory(opts, *positional, **options) -> Judge
-    AGENTS    `--agent NAME`            factory(spec, model_options) -> Agent
-    WRITERS   `--writer NAME`           factory(spec, model_options, avg_turns=...) -> Writer
+    JUDGES     `--judge NAME(...)`       factory(opts, *positional, **options) -> Judge
+    AGENTS     `--agent NAME`            factory(spec, model_options) -> Agent
+    WRITERS    `--writer NAME`           factory(spec, model_options, avg_turns=...) -> Writer
+    PROVIDERS  `NAME:MODEL` anywhere a model is named (agent, writer, judge)
+                                         factory(ref: models.spec.ModelRef) -> ModelSpec
 
 Built-ins register with a decorator in the module that defines them::
 
@@ -12,34 +15,69 @@ Built-ins register with a decorator in the module that defines them::
     def exact_match(*, ignore_case: bool = True, field: str | None = None) -> Judge: ...
 
 and a third-party package adds its own without a fork, through an entry point of the
-group `whileai.judges` / `whileai.agents` / `whileai.writers` naming the same kind of
-factory (`[project.entry-points."whileai.judges"] my-judge = "my_pkg.judges:make"`).
+group `whileai.judges` / `whileai.agents` / `whileai.writers` / `whileai.providers`
+naming the same kind of factory
+(`[project.entry-points."whileai.providers"] together = "my_pkg.models:together"`).
 Lookups are lazy: the built-in modules are imported the first time their kind is asked
 for, entry points only when a name is not a built-in, so `whileai --help` imports none.
 
-Three forms are syntax rather than names and stay with their parsers: model references
-(the one prefix table below, shared by agents, writers and judges), `cmd:COMMAND`
-co-processes and the quick `module:function` / `path.py:function` path.
+A model reference is `PROVIDER:REST` (`openai:gpt-4.1-mini`, `vllm:MODEL@URL`), or a
+bare `http(s)://` URL, which is the `url` provider's. Two forms are syntax rather than
+names and stay with their parsers: `cmd:COMMAND` co-processes and the quick
+`module:function` / `path.py:function` path (a `module:` that is no provider's name).
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, TypeVar
 
-from .models.spec import MODEL_PREFIXES, looks_like_model_spec
-
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["AGENTS", "JUDGES", "MODEL_PREFIXES", "WRITERS", "Entry", "Registry", "is_model_ref"]
+__all__ = [
+    "AGENTS",
+    "JUDGES",
+    "PROVIDERS",
+    "WRITERS",
+    "Entry",
+    "Registry",
+    "is_model_ref",
+    "model_provider",
+]
+
+# A provider's name: what may stand before the first ':' of a model reference. A dotted
+# module or a file path (`pkg.mod:fn`, `./x.py:fn`) never names one, nor do the prefixes
+# that are other syntax: `cmd:` co-processes, the judges' `all:` / `any:` / `weighted:`.
+_PROVIDER_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+URL_PROVIDER = "url"
+_NOT_PROVIDERS = frozenset({"cmd", "all", "any", "weighted", URL_PROVIDER})
+
+
+def model_provider(ref: str | None) -> tuple[str, str] | None:
+    """(provider name, the rest of the reference) when `ref` names a model endpoint: a
+    registered provider's `NAME:REST`, or a bare http(s) URL (the `url` provider's, the
+    whole URL its rest); else None. Looking a name up may read the installed entry points."""
+    text = (ref or "").strip()
+    head, sep, rest = text.partition(":")
+    name = head.lower()
+    if not sep:
+        return None
+    if name in ("http", "https"):
+        found = rest.startswith("//") and PROVIDERS.get(URL_PROVIDER) is not None
+        return (URL_PROVIDER, text) if found else None
+    if name in _NOT_PROVIDERS or not _PROVIDER_NAME.fullmatch(name):
+        return None
+    return (name, rest.strip()) if PROVIDERS.get(name) is not None else None
 
 
 def is_model_ref(ref: str | None) -> bool:
-    """True when `ref` names a model endpoint (openai:, vllm:, ollama:, http(s)://)."""
-    return bool(ref) and looks_like_model_spec(str(ref))
+    """True when `ref` names a model endpoint (openai:, vllm:, ollama:, http(s)://, or a
+    provider a plug-in registered)."""
+    return model_provider(ref) is not None
 
 
 @dataclass(frozen=True)
@@ -136,3 +174,6 @@ JUDGES = Registry(
 )
 AGENTS = Registry("agent", builtins=(f"{_PKG}.agents.seeded",), group="whileai.agents")
 WRITERS = Registry("writer", builtins=(f"{_PKG}.simulate.writer",), group="whileai.writers")
+PROVIDERS = Registry(
+    "model provider", builtins=(f"{_PKG}.models.providers",), group="whileai.providers"
+)

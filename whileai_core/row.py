@@ -353,20 +353,48 @@ def ask_text(row: dict[str, Any]) -> str:
     return ""
 
 
-def reply_text(row: dict[str, Any]) -> str:
-    """The agent's final reply: `final_text`, else the last assistant message with text.
+def message_text(message: dict[str, Any]) -> str:
+    """A chat message's text: its string `content`, or the text parts of a content list
+    (the OpenAI content-parts shape) joined by spaces; "" for anything else."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
 
-    Rows from other stacks may carry only `messages`; every stage that reads "the answer"
-    reads it here so they all agree on which text that is.
+
+def reply_text(row: dict[str, Any]) -> str:
+    """The agent's final reply: the one definition every judge, marker, selector and export
+    reads, so they all agree on which text "the answer" is.
+
+    `final_text` when the row has it (an empty one too: the agent said nothing). Rows from
+    other stacks may lack it; then the last agent turn with text: the last assistant
+    message with text (string content or a content list's text parts), else, for a row
+    that records its rollout only as `steps`, the last text a non-user step carries (a text
+    step, or the words a tool step came with).
     """
     text = row.get("final_text")
     if isinstance(text, str):
         return text
-    for message in reversed(row.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            content = message.get("content")
-            if isinstance(content, str) and content:
-                return content
+    messages = row.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                said = message_text(message)
+                if said:
+                    return said
+    steps = row.get("steps")
+    if isinstance(steps, list):
+        for step in reversed(steps):
+            if isinstance(step, dict) and step.get("role") != "user":
+                text = step.get("text")
+                if isinstance(text, str) and text:
+                    return text
     return ""
 
 

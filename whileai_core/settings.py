@@ -1,19 +1,32 @@
-"""Where things live and which environment variables a run reads.
+"""Where things live and which environment variables a run reads: the one module that
+reads the environment.
 
 Every option a cron job would set also reads `WHILEAI_<NAME>`; the CLI declares those
-on its flags, and the few the library itself reads are here.
+on its flags (click reads them), and the ones the library reads itself are declared in
+`VARIABLES` below. Code anywhere else asks `read(NAME)` (or one of the helpers here)
+instead of `os.environ`: `tests/test_layers.py` fails on an `os.environ` / `os.getenv`
+outside this module, except where a child process's environment is built.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 
+def read(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The value of variable `name`, stripped; None when unset or empty (an empty variable
+    counts as unset everywhere). `env` stands in for the process environment (tests, a
+    server configured from a dict)."""
+    value = (os.environ if env is None else env).get(name, "").strip()
+    return value or None
+
+
 def home() -> Path:
     """WHILEAI_HOME, default ~/.whileai: the embedded store, credentials and the model cache."""
-    return Path(os.environ.get("WHILEAI_HOME") or Path.home() / ".whileai").expanduser()
+    return Path(read("WHILEAI_HOME") or Path.home() / ".whileai").expanduser()
 
 
 LEGACY_PREFIX = "ZEROPROOF_"
@@ -23,7 +36,7 @@ def env_setting(name: str) -> tuple[str, str] | None:
     """(value, variable) of `WHILEAI_<name>`, else of the legacy `ZEROPROOF_<name>` the
     original SDK's users may still export; the new name wins. Empty counts as unset."""
     for variable in ("WHILEAI_" + name, LEGACY_PREFIX + name):
-        value = os.environ.get(variable, "").strip()
+        value = read(variable)
         if value:
             return value, variable
     return None
@@ -33,18 +46,23 @@ def forwarded_allow_ips() -> str | None:
     """WHILEAI_FORWARDED_ALLOW_IPS: the proxies whose X-Forwarded-For `whileai serve`
     believes (comma-separated addresses, or `*`); unset believes no one's. uvicorn's own
     FORWARDED_ALLOW_IPS is not read: trusting a header is the admin's explicit choice."""
-    value = os.environ.get("WHILEAI_FORWARDED_ALLOW_IPS", "").strip()
-    return value or None
+    return read("WHILEAI_FORWARDED_ALLOW_IPS")
 
 
 def legacy_home() -> Path:
     """Where the original SDK kept its files under its old name (ZEROPROOF_HOME, default
     ~/.zeroproof); only its saved credentials are read from there."""
-    return Path(os.environ.get(LEGACY_PREFIX + "HOME") or Path.home() / ".zeroproof").expanduser()
+    return Path(read(LEGACY_PREFIX + "HOME") or Path.home() / ".zeroproof").expanduser()
 
 
 def debug_enabled() -> bool:
-    return os.environ.get("WHILEAI_DEBUG", "").lower() in ("1", "true", "yes", "on")
+    return (read("WHILEAI_DEBUG") or "").lower() in ("1", "true", "yes", "on")
+
+
+def enable_debug() -> None:
+    """`--debug`: set WHILEAI_DEBUG for the rest of the process and the processes it
+    starts (agents, judges, workers), so every layer shows tracebacks alike."""
+    os.environ["WHILEAI_DEBUG"] = "1"
 
 
 class Variable(NamedTuple):
@@ -74,6 +92,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WHILEAI_TEMPERATURE", "the server's", "Sampling temperature of model calls."),
     Variable("WHILEAI_MAX_TOKENS", "the server's", "Token cap of one model reply."),
     Variable("WHILEAI_TOP_P", "the server's", "Nucleus sampling of model calls."),
+    Variable("WHILEAI_FORWARDED_ALLOW_IPS", "unset: no proxy is believed",
+             "The reverse proxies whose X-Forwarded-For `whileai serve` believes "
+             "(comma-separated addresses, or *); --forwarded-allow-ips wins."),
     Variable("WHILEAI_ENV_ROWS", "unset",
              "An exported RL environment appends every graded rollout to this file as a row."),
     Variable("WHILEAI_FORWARDED_ALLOW_IPS", "unset: no proxy is believed",

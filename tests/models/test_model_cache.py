@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from whileai_core.agents.base import Episode, RolloutResult
+from whileai_core.agents.model import make_agent
 from whileai_core.models import ModelCache, ModelCallError, ModelClient, parse_model_spec
-from whileai_core.models.factory import make_agent, model_stats
+from whileai_core.models.factory import model_stats
 from whileai_core.models.options import ModelOptions
 from whileai_core.settings import home
 from whileai_core.spec import load_spec

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from whileai_core.models.voice import only_closing, parrots, reads_as_agent, split_stop
+from whileai_core.simulate.voice import only_closing, parrots, reads_as_agent, split_stop
 from whileai_core.testing import OpenAIStub, Reply, Request, answer
 
 from ..helpers import ORDERS_SPEC, run_cli

@@ -1,11 +1,11 @@
-"""`simulate --executor ray`: shards as tasks on a real local Ray (2 CPUs, one per session).
+"""`--executor ray`: shards as tasks on a real local Ray (2 CPUs, one per session), passed
+to simulate, grade and evaluate as their executor.
 
 Ray starts in 5-8 s, so every test here shares one session fixture, and the runs are
 small. Without ray importable these tests skip and say why (`make test` installs it)."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import tempfile
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from whileai_core.scale.ray_executor import run_on_ray
+from whileai_core.scale.ray_executor import RayExecutor
 from whileai_core.simulate.run import run_simulation
 from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.spec import load_spec
@@ -67,9 +67,9 @@ def test_four_ray_shards_merged_equal_the_unsharded_run(
     spec = load_spec(REPO / "specs" / name)
     out = tmp_path / "rows.jsonl"
     said: list[str] = []
-    report = run_on_ray(
-        spec, SimulateConfig(mode="sft", budget=120, reproducible=True), shards=4,
-        output=str(out), say=said.append,
+    report = run_simulation(
+        spec, SimulateConfig(mode="sft", budget=120, reproducible=True),
+        executor=RayExecutor(shards=4, progress=said.append), output=str(out),
     )  # fmt: skip
     rows = _rows(out)
     assert report.rows == len(rows) == 120
@@ -86,15 +86,17 @@ def test_resume_skips_complete_shards_and_finishes_a_cut_one(
 ) -> None:
     config = SimulateConfig(mode="explore", budget=80, reproducible=True)
     full = tmp_path / "full.jsonl"
-    run_on_ray(SPEC, config, shards=4, output=str(full))
+    run_simulation(SPEC, config, executor=RayExecutor(shards=4), output=str(full))
     rows = _rows(full)
     one = [r for r in rows if r["shard"] == "1/4"]
     three = [r for r in rows if r["shard"] == "3/4"]
     cut = tmp_path / "cut.jsonl"  # shard 1 complete, half of shard 3, a torn last line
     lines = [json.dumps(r) for r in one + three[: len(three) // 2]]
     cut.write_text("\n".join(lines) + "\n" + lines[-1][:40])
-    report = run_on_ray(SPEC, config, shards=4, output=str(cut), resume=True)
-    assert report.skipped_shards == ["1/4"]
+    report = run_simulation(
+        SPEC, config, executor=RayExecutor(shards=4), output=str(cut), resume=True
+    )
+    assert report.shards["skipped"] == ["1/4"]
     assert report.resumed_rows == len(one) + len(three) // 2
     resumed = _rows(cut)
     keys = [(r["scenario_id"], r["rollout_index"]) for r in resumed]
@@ -129,9 +131,10 @@ def test_a_shard_whose_worker_is_killed_is_retried_without_duplicates(
     )
     out = tmp_path / "rows.jsonl"
     config = SimulateConfig(mode="explore", budget=60, reproducible=True, concurrency=1)
-    report = run_on_ray(
-        SPEC, config, shards=4, output=str(out), agent_ref=f"{agent}:agent", max_retries=2
-    )
+    report = run_simulation(
+        SPEC, config, executor=RayExecutor(shards=4, max_retries=2), output=str(out),
+        agent_ref=f"{agent}:agent",
+    )  # fmt: skip
     assert marker.exists(), "the worker was killed once"
     killed_pid = int(marker.read_text())
     assert killed_pid != os.getpid()
@@ -147,7 +150,6 @@ def test_grade_and_evaluate_on_ray_equal_one_process(local_ray: Any, tmp_path: P
     from whileai_core.compare.evaluate import evaluate_files
     from whileai_core.judges.registry import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
-    from whileai_core.scale.ray_executor import grade_on_ray
 
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in _unsharded(mode="sft", budget=60)))
@@ -155,17 +157,14 @@ def test_grade_and_evaluate_on_ray_equal_one_process(local_ray: Any, tmp_path: P
     judge = parse_judge(None, options)
     here, there = tmp_path / "here.jsonl", tmp_path / "there.jsonl"
     local = grade_files([str(rows)], judge, output=str(here))
-    on_ray = grade_on_ray(
-        [str(rows)], judge, judge_ref=None, judge_options=options, shards=3, output=str(there)
-    )
+    on_ray = grade_files([str(rows)], judge, executor=RayExecutor(shards=3), output=str(there))
     assert comparable(_rows(there)) == comparable(_rows(here))
     assert on_ray.report["rows"] == local.report["rows"] == 60
     assert on_ray.report["pass_at_1"] == local.report["pass_at_1"]
     failed = tmp_path / "failed.jsonl"
-    stage = functools.partial(grade_on_ray, judge_ref=None, judge_options=options, shards=2)
     done = evaluate_files(
         [str(rows)], judge, output=str(tmp_path / "eval.jsonl"), failed_traces=str(failed),
-        run_id="eval-test", stage=stage,
+        run_id="eval-test", executor=RayExecutor(shards=2),
     )  # fmt: skip
     evaluated = _rows(tmp_path / "eval.jsonl")
     assert len(evaluated) == 60

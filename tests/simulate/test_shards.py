@@ -101,8 +101,10 @@ def test_shares_split_the_budget_and_shards_follow_the_task_ids() -> None:
         assert [s["scenario_id"] for s in mine] == [
             s["scenario_id"] for s in drawn if shard_of(task_key(s), 4) == index
         ]
-    # The hash is SHA-256 of the id: the same on every machine and in every process.
-    assert shard_of("st-0123456789", 4) == shard_of("st-0123456789", 4)
+    # The hash is SHA-256 of the id, so every machine and every process agrees: pinned
+    # here, so a change of hash (or of Python's str hashing leaking in) fails this line.
+    assert [shard_of(i, 4) for i in ("st-0123456789", "st-0", "st-1", "orders-001")] == [3, 2, 3, 1]
+    assert [shard_of(i, 3) for i in ("st-0123456789", "st-0", "st-2")] == [2, 1, 1]
     assert {shard_of(f"st-{i}", 3) for i in range(50)} == {1, 2, 3}
 
 

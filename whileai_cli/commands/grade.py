@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -13,7 +12,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 from ..options import (
-    DEFAULT_SHARDS,
     ExecutorOpt,
     Inputs,
     JsonOpt,
@@ -33,8 +31,8 @@ from ..options import (
     warn_renamed_env,
 )
 
-# `whileai evaluate` runs grade's body with its own stage function in place of grade_files
-# (same flags, same judge, lineage stamped): see commands/evaluate.py.
+# `whileai evaluate` runs grade's body with evaluate_files in place of grade_files (same
+# flags, same judge, same executor, lineage stamped): see commands/evaluate.py.
 GRADE_RUNNER: ContextVar[Callable[..., Any] | None] = ContextVar("grade_runner", default=None)
 
 KOpt = Annotated[
@@ -142,6 +140,7 @@ def grade(
     from whileai_core.judges import JudgeOptions, parse_judge
     from whileai_core.judges.run import grade_files
     from whileai_core.models.options import ModelOptions
+    from whileai_core.scale.executor import make_executor
 
     from ..console import check_report_path, emit_report, progress_bar, say, warn
     from ..options import resolve_inputs
@@ -177,22 +176,17 @@ def grade(
         ),
     )
     chosen = parse_judge(judge, opts)
+    run_on = make_executor(executor, shard=picked, shards=shards, address=ray_address, say=say)
     with progress_bar("grading") as update:
+        graded = 0
 
-        def on_row(n: int) -> None:
-            if update is not None and n % 100 == 0:
-                update(n)
+        def on_graded(_row: dict[str, Any]) -> None:
+            nonlocal graded
+            graded += 1
+            if update is not None and graded % 100 == 0:
+                update(graded)
 
-        stage: Callable[..., Any] = grade_files
-        if executor == "ray":
-            from whileai_core.scale.ray_executor import grade_on_ray
-
-            stage = functools.partial(
-                grade_on_ray, judge_ref=judge, judge_options=opts,
-                shards=shards or DEFAULT_SHARDS, address=ray_address, say=say,
-            )  # fmt: skip
-        custom = GRADE_RUNNER.get()
-        runner = stage if custom is None else functools.partial(custom, stage=stage)
+        runner = GRADE_RUNNER.get() or grade_files
         result = runner(
             files,
             chosen,
@@ -202,8 +196,8 @@ def grade(
             timeout=timeout or None,
             k=k,
             seed=seed,
-            on_row=on_row,
-            shard=picked,
+            executor=run_on,
+            on_graded=on_graded,
         )
     result.default_judge = judge is None
     data = result.report

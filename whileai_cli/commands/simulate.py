@@ -7,7 +7,6 @@ from typing import Annotated, Literal
 import typer
 
 from ..options import (
-    DEFAULT_SHARDS,
     ExecutorOpt,
     JsonOpt,
     RayAddressOpt,
@@ -352,10 +351,13 @@ def simulate(
 ) -> None:
     """Play the agent against a mock world across the coverage grid; rows to stdout or -o."""
     warn_renamed_env("simulate")
+    from contextlib import nullcontext
+
     from whileai_core.agents.registry import pick_agent_ref
+    from whileai_core.api import plan_run
     from whileai_core.errors import WhileaiError
     from whileai_core.models.options import ModelOptions
-    from whileai_core.simulate.plan import plan_run
+    from whileai_core.scale.executor import make_executor
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
 
@@ -403,23 +405,12 @@ def simulate(
         from whileai_core.judges.registry import JudgeOptions, parse_judge
 
         judge = parse_judge(grader, JudgeOptions(spec=loaded, models=options))
-    if executor == "ray":
-        from whileai_core.scale.ray_executor import run_on_ray
-
-        on_ray = run_on_ray(
-            loaded, config, shards=shards or DEFAULT_SHARDS, plan=plan, address=ray_address,
-            agent_ref=ref, writer_ref=writer, options=options, output=output, resume=resume,
-            say=say, grader_ref=grader,
-        )  # fmt: skip
-        if not emit_report(
-            on_ray.as_dict(), json=json, report_file=report, data_on_stdout=output is None
-        ):
-            for line in on_ray.lines():
-                err().print(line, markup=False, highlight=False)
-        if on_ray.rows + on_ray.resumed_rows == 0:
-            raise WhileaiError("no row survived on any shard")
-        return
-    with progress_bar("simulate", total=config.budget) as update:
+    run_on = make_executor(
+        executor, shard=picked_shard, shards=shards, address=ray_address, say=say
+    )
+    # A sharded run says a line per shard instead of a bar.
+    bar = nullcontext(None) if run_on.remote else progress_bar("simulate", total=config.budget)
+    with bar as update:
         result = run_simulation(
             loaded,
             config,
@@ -431,8 +422,8 @@ def simulate(
             grader=judge,
             progress=None if update is None else lambda done, _total: update(done),
             plan=plan,
-            shard=picked_shard,
             blocks=blocks,
+            executor=run_on,
         )
     data = result.as_dict()
     if not emit_report(data, json=json, report_file=report, data_on_stdout=output is None):

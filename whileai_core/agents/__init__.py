@@ -1,5 +1,6 @@
 """Agents the engine can run: seeded (built in), a Python callable, an external command, a
-model. `base.py` holds the seams every agent plugs into (Agent, Episode, RolloutResult)."""
+model (`model.py`). `base.py` holds the seams every agent plugs into (Agent, Episode,
+RolloutResult, and the Writer / UserSimulator protocols the person's voices implement)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ _NAMES = {
     "SeededAgent": ".seeded",
     "pick_agent_ref": ".registry",
     "resolve_agent": ".registry",
-    "resolve_writer": ".registry",
 }
 __all__ = [
     "CallableAgent",
@@ -21,12 +21,11 @@ __all__ = [
     "SeededAgent",
     "pick_agent_ref",
     "resolve_agent",
-    "resolve_writer",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .callable import CallableAgent
     from .command import CommandAgent
-    from .registry import pick_agent_ref, resolve_agent, resolve_writer
+    from .registry import pick_agent_ref, resolve_agent
     from .seeded import SeededAgent

@@ -19,7 +19,7 @@ import orjson
 
 from ..models.options import ModelOptions
 from ..registry import AGENTS
-from ..simulate.grid import seed_int
+from ..seeding import seed_int
 from ..spec import Spec, Tool, is_key_param, name_words, past_tense
 from .base import Episode, RolloutResult
 

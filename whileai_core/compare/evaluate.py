@@ -18,17 +18,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..jsonl import OnError, RowWriter
 from ..judges.contract import Judge
 from ..judges.run import GradeResult, grade_files
 from ..metrics.tally import passed, reward_of
 from ..privileged import strip_privileged
+from ..scale.executor import Executor
 from .lineage import EVAL_SOURCE
-
-if TYPE_CHECKING:
-    from ..simulate.shards import Shard
 
 TRACE_KEYS = (
     "prompt",
@@ -123,18 +121,23 @@ def evaluate_files(
     timeout: float | None = 60.0,
     k: int | None = None,
     seed: int = 0,
-    on_row: Callable[[int], None] | None = None,
-    shard: Shard | None = None,
-    stage: Callable[..., GradeResult] = grade_files,
+    executor: Executor | None = None,
+    on_graded: Callable[[dict[str, Any]], None] | None = None,
 ) -> EvalResult:
-    """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`
-    (only the rows `shard` owns, when given). `stage` grades: `grade_files` in this process,
-    or the Ray executor's `grade_on_ray` with its options bound."""
+    """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`:
+    `grade_files` with the eval stamp, on whichever `executor` it is given (with a shard,
+    only the rows that shard owns). `on_graded` sees each graded row too (progress)."""
     stamp = EvalStamp(judge=judge.name, run_id=run_id or new_run_id(), model=model)
     traces = FailedTraces(failed_traces) if failed_traces is not None else None
+    hooks = [hook for hook in (traces, on_graded) if hook is not None]
+
+    def graded(row: dict[str, Any]) -> None:
+        for hook in hooks:
+            hook(row)
+
     ok = False
     try:
-        result = stage(
+        result = grade_files(
             inputs,
             judge,
             output=output,
@@ -143,10 +146,9 @@ def evaluate_files(
             timeout=timeout,
             k=k,
             seed=seed,
-            on_row=on_row,
-            shard=shard,
+            executor=executor,
             prepare=stamp,
-            on_graded=traces,
+            on_graded=graded,
         )
         ok = True
     finally:

@@ -5,7 +5,7 @@ are `stale`; a row that does not say which model sampled it counts as stale too.
 row is usable by an off-policy update only with its sampler's logprob, since the
 importance ratio exp(new - old) needs it; the stale rows without one are named (task and
 rollout). A provider prefix and URL name the same model (`vllm:Qwen/Qwen3-4B@http://h/v1`
-is `Qwen/Qwen3-4B`).
+is `Qwen/Qwen3-4B`: `models.spec.same_model`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.tally import task_key
+from ..models.spec import same_model
 from .logprobs import turns_of
 
 MAX_NAMED = 20
-_PROVIDERS = ("openai:", "vllm:", "ollama:")
 
 
 def row_name(row: dict[str, Any]) -> str:
@@ -27,14 +27,6 @@ def row_name(row: dict[str, Any]) -> str:
     index = row.get("rollout_index")
     task = task_key(row) or "?"
     return f"{task}#{index}" if isinstance(index, int) else task
-
-
-def _bare(model: str) -> str:
-    low = model.lower()
-    for prefix in _PROVIDERS:
-        if low.startswith(prefix):
-            return model[len(prefix) :].split("@", 1)[0]
-    return model
 
 
 @dataclass
@@ -61,7 +53,7 @@ class StalenessReport:
             return
         if not isinstance(model, str) or not model:
             self.unknown_sampler += 1
-        elif _bare(model) == _bare(self.base_model):
+        elif same_model(model, self.base_model):
             return
         self.stale += 1
         if has:

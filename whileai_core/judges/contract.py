@@ -67,6 +67,10 @@ class Judge:
     aclose: Callable[[], Awaitable[None]] | None = None
     # What the judge has to say once the run is over (restarts, retries), for the summary.
     notes: Callable[[], list[str]] | None = None
+    # How another process builds this judge again (`judges.registry.JudgeRecipe`: the
+    # --judge string and its options), for an executor whose workers grade: a judge holds
+    # clients and co-processes that do not travel, its recipe does. None: made in Python.
+    recipe: Any = None
 
     def __call__(self, row: dict[str, Any]) -> Any:
         return self.fn(row)

@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 
+from ..row import reply_text
 from ..spec import Spec, guess_kind, name_words, past_tense
 from . import replies as rp
-from .trajectory import Event, events_of, final_text, is_write, tool_kinds
+from .trajectory import Event, events_of, is_write, tool_kinds
 
 _ID = re.compile(
     r"(?<![\w@.-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+"
@@ -157,7 +158,7 @@ class Evidence:
     def __post_init__(self) -> None:
         self.events = events_of(self.row)
         self.kinds = tool_kinds(self.spec, self.row)
-        self.reply = final_text(self.row, self.events)
+        self.reply = reply_text(self.row)
 
     # -- what happened ----------------------------------------------------------------------
 

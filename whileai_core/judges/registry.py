@@ -169,6 +169,23 @@ def _callable(ref: str) -> Judge:
     return Judge(name=ref, fn=fn, meta={"version": ref})
 
 
+@dataclass(frozen=True)
+class JudgeRecipe:
+    """What `parse_judge` was given: enough to build the same judge in another process
+    (an executor's worker). The options travel without the run's model clients."""
+
+    value: str | None
+    options: JudgeOptions
+
+    def portable(self) -> JudgeRecipe:
+        """This recipe without live clients, so it pickles."""
+        models = dataclasses.replace(self.options.models, clients={})
+        return JudgeRecipe(self.value, dataclasses.replace(self.options, models=models))
+
+    def build(self) -> Judge:
+        return parse_judge(self.value, self.options)
+
+
 def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
     """The judge a `--judge` value names. None means the default: conduct × checklist.
     With `opts.scale` the judge is read as a rater on that scale."""
@@ -177,6 +194,7 @@ def parse_judge(value: str | None, opts: JudgeOptions | None = None) -> Judge:
     if opts.scale is not None and judge.scale is None:
         judge.scale = opts.scale
         judge.meta = {**judge.meta, "scale": list(opts.scale)}
+    judge.recipe = JudgeRecipe(value, opts)
     return judge
 
 

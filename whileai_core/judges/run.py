@@ -5,17 +5,20 @@ The CLI's `whileai grade` is this function plus flag parsing and printing.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
+from ..errors import ConfigError
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..metrics.passat import PassReport, summary_line
+from ..models.spec import same_model
+from ..scale.executor import Executor, LocalExecutor
+from ..scale.shards import Shard, shard_rows
 from .contract import Judge, grade_rows
-
-if TYPE_CHECKING:
-    from ..simulate.shards import Shard
+from .registry import JudgeRecipe
 
 
 @dataclass
@@ -57,51 +60,99 @@ def grade_files(
     timeout: float | None = 60.0,
     k: int | None = None,
     seed: int = 0,
-    on_row: Callable[[int], None] | None = None,
+    executor: Executor | None = None,
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     on_graded: Callable[[dict[str, Any]], None] | None = None,
-    shard: Shard | None = None,
-    sink: Callable[[dict[str, Any]], None] | None = None,
 ) -> GradeResult:
     """Grade every row of `inputs` into `output` (stdout when None), streaming.
 
-    `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
-    `on_graded` sees each graded row after it is written (evaluate's failed traces);
-    `shard` keeps only the rows whose task that shard owns (stamped with it); `sink`, when
-    given, receives each graded row instead of `output` (a Ray worker hands them back)."""
+    `executor` says where the judging runs: this process (the default; with a shard, only
+    the rows whose task that shard owns, stamped with it) or a cluster's workers, each
+    judging one shard with the judge rebuilt from its recipe. Two hooks, run in this
+    process whatever the executor: `prepare` rewrites each row before it is judged
+    (evaluate stamps its lineage there; it travels to the workers, so give a picklable
+    one), `on_graded` sees each graded row after it is written (progress, evaluate's failed
+    traces)."""
+    executor = executor or LocalExecutor()
+    files = list(inputs)
+    chosen: Judge | JudgeRecipe = judge
+    if executor.remote:
+        if "-" in files:
+            raise ConfigError(
+                f"--executor {executor.name} reads files in its workers: give FILES, not stdin"
+            )
+        files = [str(Path(f).resolve()) for f in files]
+        if isinstance(judge.recipe, JudgeRecipe):
+            chosen = judge.recipe.portable()
+    work = GradeWork(tuple(files), chosen, on_error, concurrency, timeout, prepare)
+    tally = GradeTally(PassReport(k=k, seed=seed), on_graded=on_graded)
     stats = ReadStats()
-    report = PassReport(k=k, seed=seed)
-    rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
-    if shard is not None:
-        from ..simulate.shards import shard_rows
+    parts = executor.parts()
+    with RowWriter(output) as writer:
 
-        rows = shard_rows(rows, shard)
-    if prepare is not None:
-        rows = map(prepare, rows)
-    tally = GradeTally(report, on_graded=on_graded, on_row=on_row)
-    with contextlib.ExitStack() as stack:
-        write = sink or stack.enter_context(RowWriter(output)).write
-        for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
-            write(graded)
+        def emit(graded: dict[str, Any]) -> None:
+            writer.write(graded)
             tally.add(graded)
+
+        before = 0
+        runs = executor.run(functools.partial(grade_part, work), parts, emit)
+        for finished, (part, read) in enumerate(runs, 1):
+            _merge_reads(stats, read)
+            label = part.label if part is not None else "1/1"
+            executor.say(
+                f"shard {label} done: {tally.count - before} rows ({finished}/{len(parts)} "
+                f"shards, {tally.count} rows)"
+            )
+            before = tally.count
     return tally.result(judge, stats)
+
+
+@dataclass(frozen=True)
+class GradeWork:
+    """What judging one part needs, whichever process does it (pickled for a worker)."""
+
+    inputs: tuple[str, ...]
+    judge: Judge | JudgeRecipe
+    on_error: OnError
+    concurrency: int
+    timeout: float | None
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None
+
+
+def grade_part(
+    work: GradeWork, part: Shard | None, sink: Callable[[dict[str, Any]], None]
+) -> ReadStats:
+    """Judge the rows `part` owns (every row when None) into `sink`; what was read."""
+    judge = work.judge.build() if isinstance(work.judge, JudgeRecipe) else work.judge
+    stats = ReadStats()
+    rows: Iterable[dict[str, Any]] = read_rows(work.inputs, on_error=work.on_error, stats=stats)
+    if part is not None:
+        rows = shard_rows(rows, part)
+    if work.prepare is not None:
+        rows = map(work.prepare, rows)
+    for graded in grade_rows(rows, judge, concurrency=work.concurrency, timeout=work.timeout):
+        sink(graded)
+    return stats
+
+
+def _merge_reads(stats: ReadStats, read: ReadStats) -> None:
+    """Every part reads every line (each keeps the rows it owns), so a run read what its
+    most-read part did; the first bad line is the first part's to report it."""
+    stats.rows = max(stats.rows, read.rows)
+    stats.skipped = max(stats.skipped, read.skipped)
+    stats.first_error = stats.first_error or read.first_error
+    stats.errors = stats.errors or read.errors
 
 
 class GradeTally:
     """What a grade run counts of the rows it wrote: the pass report (which also says when
-    the judge's model wrote the rows it graded) and the callbacks; shared by `grade_files`
-    and the Ray driver, which tallies rows as each shard's come back."""
+    the judge's model wrote the rows it graded) and the `on_graded` hook."""
 
     def __init__(
-        self,
-        report: PassReport,
-        *,
-        on_graded: Callable[[dict[str, Any]], None] | None = None,
-        on_row: Callable[[int], None] | None = None,
+        self, report: PassReport, *, on_graded: Callable[[dict[str, Any]], None] | None = None
     ) -> None:
         self.report = report
         self.on_graded = on_graded
-        self.on_row = on_row
         self.count = 0
 
     def add(self, graded: dict[str, Any]) -> None:
@@ -109,8 +160,6 @@ class GradeTally:
         self.report.add(graded)
         if self.on_graded is not None:
             self.on_graded(graded)
-        if self.on_row is not None:
-            self.on_row(self.count)
 
     def result(self, judge: Judge, stats: ReadStats, notes: list[str] | None = None) -> GradeResult:
         if notes is None:

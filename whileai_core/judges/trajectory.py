@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import orjson
 
-from ..row import call_function
+from ..row import call_function, message_text
 from ..spec import Spec, guess_kind, record_readers
 
 EventKind = Literal["user", "assistant", "call"]
@@ -72,19 +72,6 @@ def _as_result(value: Any) -> dict[str, Any] | None:
     return {"status": "ok", "data": value}
 
 
-def _content(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
 def _from_messages(messages: list[dict[str, Any]]) -> list[Event]:
     events: list[Event] = []
     by_id: dict[str, Event] = {}
@@ -92,9 +79,9 @@ def _from_messages(messages: list[dict[str, Any]]) -> list[Event]:
     for message in messages:
         role = message.get("role")
         if role == "user":
-            events.append(Event("user", _content(message)))
+            events.append(Event("user", message_text(message)))
         elif role == "assistant":
-            text = _content(message)
+            text = message_text(message)
             if text:
                 events.append(Event("assistant", text))
             for call in message.get("tool_calls") or []:
@@ -165,16 +152,6 @@ def events_of(row: dict[str, Any]) -> list[Event]:
     ):
         return _from_messages([m for m in messages if isinstance(m, dict)])
     return _from_steps(row)
-
-
-def final_text(row: dict[str, Any], events: list[Event]) -> str:
-    text = row.get("final_text")
-    if isinstance(text, str):
-        return text
-    for event in reversed(events):
-        if event.kind == "assistant":
-            return event.text
-    return ""
 
 
 def check(name: str, ok: bool, good: str, bad: str) -> Check:

@@ -1,9 +1,10 @@
-"""Turn `--agent`/`--writer` references and `ModelOptions` into model-backed components.
+"""The run's model clients, and the sampling every model call sends.
 
-The engine and the CLI call these lazily, only when a reference is a model spec, so an
-offline run never imports httpx. Everything model-backed in one run that talks to the
-same endpoint and model shares one `ModelClient` (kept on `options.clients`), so the
-concurrency bound, the retry budget and the failure counts are per run, not per role.
+Everything model-backed in one run that talks to the same endpoint and model (the agent,
+`agents/model.py`; the writer, `simulate/model_writer.py`; an LLM judge) shares one
+`ModelClient` (kept on `options.clients`), so the concurrency bound, the retry budget and
+the failure counts are per run, not per role. Callers import this lazily, only when a
+reference is a model spec, so an offline run never imports httpx.
 
 Sampling defaults: a flag wins, then WHILEAI_TEMPERATURE / WHILEAI_MAX_TOKENS /
 WHILEAI_TOP_P, then the server's own default (the key is left out of the request).
@@ -11,31 +12,25 @@ WHILEAI_TOP_P, then the server's own default (the key is left out of the request
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from ..agents.base import Agent, Writer
 from ..errors import ConfigError
-from ..spec import Spec
-from .agent import ModelAgent
+from ..settings import read
 from .cache import ModelCache
 from .client import ModelClient
 from .options import ModelOptions
 from .spec import parse_model_spec
-from .writer import ModelWriter
 
 __all__ = [
     "client_for",
-    "make_agent",
-    "make_writer",
     "model_stats",
     "sampling_from",
 ]
 
 
 def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
+    raw = read(name)
+    if raw is None:
         return None
     try:
         return kind(raw)
@@ -95,21 +90,3 @@ def model_stats(options: ModelOptions) -> dict[str, dict[str, Any]]:
         for c in options.clients.values()
         if isinstance(c, ModelClient)
     }
-
-
-def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
-    """A `ModelAgent` for `--agent openai:…` (or any model spec)."""
-    sampling_from(options)  # fail on bad sampling before the first rollout
-    client = client_for(ref, options)
-    return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)
-
-
-def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> Writer:
-    """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
-    to scrub policy text out of its prompts, never to show the policy to the model. The
-    person speaks at most avg_turns // 2 times, the opener included."""
-    client = client_for(ref, options)
-    writer_sampling = sampling_from(options)
-    writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
-    replies = max(0, avg_turns // 2 - 1)
-    return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)

@@ -7,6 +7,10 @@
                                      `model=` (the CLI's --model), else OPENAI_MODEL;
                                      the key from WHILEAI_MODEL_API_KEY
 
+Each form is a provider registered in the one registry (`registry.PROVIDERS`; the
+built-ins are in `models/providers.py`), so a package adds `together:MODEL` through the
+`whileai.providers` entry-point group and every role that names a model takes it.
+
 A bare URL is taken as the API root (what `/chat/completions` is appended to), so give
 the `/v1` part when the server has one. OPENAI_API_KEY is never sent to a bare URL: a
 local server rarely wants it, and a typo'd host must not receive it. Keys are read when
@@ -16,16 +20,14 @@ starts, not on row 1.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..registry import PROVIDERS, URL_PROVIDER, model_provider
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
-# The one prefix table: agents, writers and judges all recognise a model by it.
-MODEL_PREFIXES = ("openai:", "vllm:", "ollama:", "http://", "https://")
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class ModelSpec:
     """
 
     ref: str
-    provider: str  # openai | vllm | ollama | url
+    provider: str  # openai | vllm | ollama | url | a plug-in's name
     model: str
     base_url: str
     api_key: str | None = None
@@ -49,7 +51,7 @@ class ModelSpec:
     @property
     def label(self) -> str:
         """What rows record: the provider-qualified model name (no key, no URL)."""
-        return self.model if self.provider == "url" else f"{self.provider}:{self.model}"
+        return self.model if self.provider == URL_PROVIDER else f"{self.provider}:{self.model}"
 
     def __repr__(self) -> str:
         key = "set" if self.api_key else "none"
@@ -59,12 +61,30 @@ class ModelSpec:
         )
 
 
-def looks_like_model_spec(ref: str) -> bool:
-    """True for strings this module parses (a prefix check; parsing may still fail)."""
-    return ref.strip().lower().startswith(MODEL_PREFIXES)
+@dataclass(frozen=True)
+class ModelRef:
+    """A model reference split for its provider: what a provider's factory receives.
+
+    `text` is the whole reference as given (stripped); `rest` what follows `provider:`
+    (for the `url` provider, the whole URL); `model` the --model flag, if any.
+    """
+
+    text: str
+    provider: str
+    rest: str
+    model: str | None = None
+
+    def name(self, example: str) -> str:
+        """The model name: `rest`, else --model; a one-line error naming `example` if neither."""
+        name = self.rest or (self.model or "")
+        if not name:
+            raise ConfigError(f"model {self.text!r}: give a model name, e.g. {example}")
+        return name
 
 
-def _clean_url(url: str, ref: str) -> str:
+def clean_url(url: str, ref: str) -> str:
+    """An API root from a URL the user gave: http(s) only, no trailing `/` or
+    `/chat/completions`. A provider calls this on every URL it builds a spec from."""
     url = url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"model {ref!r}: {url!r} is not an http(s) URL")
@@ -76,66 +96,55 @@ def _clean_url(url: str, ref: str) -> str:
 def parse_model_spec(ref: str, model: str | None = None) -> ModelSpec:
     """Parse a model reference; `model` is the --model flag (required for a bare URL).
 
-    Raises ConfigError naming what is missing (the model name, the URL, OPENAI_API_KEY).
+    Raises ConfigError naming what is missing (the model name, the URL, OPENAI_API_KEY),
+    or the forms there are when `ref` names no provider.
     """
-    text = ref.strip()
-    low = text.lower()
-    if low.startswith("openai:"):
-        name = text[len("openai:") :].strip() or (model or "")
-        if not name:
-            raise ConfigError(f"model {ref!r}: give a model name, e.g. openai:gpt-4.1-mini")
-        base = os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
-        key = os.environ.get("OPENAI_API_KEY") or None
-        base_url = _clean_url(base, ref)
-        if key is None and base_url == OPENAI_DEFAULT_URL:
-            raise ConfigError(
-                f"model {ref!r}: OPENAI_API_KEY is not set (export it, or set "
-                "OPENAI_BASE_URL to a server that needs no key)"
-            )
-        return ModelSpec(text, "openai", name, base_url, key)
-    if low.startswith("vllm:"):
-        rest = text[len("vllm:") :].strip()
-        name, sep, url = rest.partition("@")
-        name = name.strip() or (model or "")
-        if not sep or not url.strip():
-            raise ConfigError(
-                f"model {ref!r}: expected vllm:MODEL@URL, e.g. vllm:qwen@http://h:8000/v1"
-            )
-        if not name:
-            raise ConfigError(f"model {ref!r}: no model name before '@'")
-        key = os.environ.get("VLLM_API_KEY") or None
-        return ModelSpec(text, "vllm", name, _clean_url(url, ref), key)
-    if low.startswith("ollama:"):
-        name = text[len("ollama:") :].strip() or (model or "")
-        if not name:
-            raise ConfigError(f"model {ref!r}: give a model name, e.g. ollama:llama3.1")
-        base = os.environ.get("OLLAMA_BASE_URL") or OLLAMA_DEFAULT_URL
-        return ModelSpec(text, "ollama", name, _clean_url(base, ref), None)
-    if low.startswith(("http://", "https://")):
-        name = model or os.environ.get("OPENAI_MODEL") or ""
-        if not name:
-            raise ConfigError(f"model {ref!r}: a bare URL needs --model NAME (the served model)")
-        key = os.environ.get("WHILEAI_MODEL_API_KEY") or None
-        return ModelSpec(text, "url", name, _clean_url(text, ref), key)
-    raise ConfigError(
-        f"model {ref!r}: expected openai:MODEL, vllm:MODEL@URL, ollama:MODEL "
-        "or an http(s)://.../v1 URL"
-    )
+    found = model_provider(ref)
+    if found is None:
+        plugins = sorted(set(PROVIDERS.names()) - {"openai", "vllm", "ollama", URL_PROVIDER})
+        more = f", or a plug-in's {', '.join(p + ':MODEL' for p in plugins)}" if plugins else ""
+        raise ConfigError(
+            f"model {ref!r}: expected openai:MODEL, vllm:MODEL@URL, ollama:MODEL "
+            f"or an http(s)://.../v1 URL{more}"
+        )
+    name, rest = found
+    entry = PROVIDERS.get(name)
+    assert entry is not None  # model_provider found it
+    spec = entry.factory(ModelRef(ref.strip(), name, rest, model))
+    if not isinstance(spec, ModelSpec):
+        raise ConfigError(
+            f"model {ref!r}: provider {name!r} ({entry.source}) returned "
+            f"{type(spec).__name__}, not a ModelSpec"
+        )
+    return spec
+
+
+def model_name(ref: str) -> str:
+    """The model a reference names, without provider prefix or endpoint:
+    `vllm:Qwen/Qwen3-4B@http://h/v1` and the row label `vllm:Qwen/Qwen3-4B` both give
+    `Qwen/Qwen3-4B`. A bare URL, or a name that is no provider reference (what a bare-URL
+    model's rows record), comes back as given. Reads no key and no variable."""
+    found = model_provider(ref)
+    if found is None or found[0] == URL_PROVIDER:
+        return ref.strip()
+    return found[1].split("@", 1)[0].strip()
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two references name one model, whatever provider or endpoint each went
+    through (case aside: hub ids are case-insensitive). The self-judged warning and the
+    off-policy staleness check both ask this."""
+    return model_name(a).casefold() == model_name(b).casefold()
 
 
 def bare_model(name: str) -> str:
-    """A model's name as two stamps can be compared: no provider prefix, no endpoint, case
-    folded (`vllm:Qwen/Qwen3-4B@http://h:8000/v1` and `Qwen/Qwen3-4B` are one model)."""
-    head, sep, rest = name.partition(":")
-    if sep and head.lower() in ("openai", "vllm", "ollama"):
-        name = rest
-    return name.split("@http", 1)[0].strip().casefold()
+    """A model's name as two stamps are compared: `model_name`, case folded."""
+    return model_name(name).casefold()
 
 
 def self_judged_versions(judge_model: str, versions: Iterable[str]) -> list[str]:
-    """The row `model_version`s that name the judge's own model, sorted."""
-    mine = bare_model(judge_model)
-    return sorted({v for v in versions if bare_model(v) == mine})
+    """The row `model_version`s that name the judge's own model (`same_model`), sorted."""
+    return sorted({v for v in versions if same_model(v, judge_model)})
 
 
 def self_judged_warning(judge_model: str, version: str, rows: str = "these rows") -> str:

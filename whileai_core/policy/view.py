@@ -14,8 +14,9 @@ from typing import Any
 
 import orjson
 
-from ..judges.trajectory import Event, events_of, final_text
+from ..judges.trajectory import Event, events_of
 from ..metrics.tally import task_key
+from ..row import reply_text
 
 Row = dict[str, Any]
 
@@ -47,7 +48,7 @@ class RowView:
 
     @cached_property
     def reply(self) -> str:
-        return _plain(final_text(self.row, self.events))
+        return _plain(reply_text(self.row))
 
     @cached_property
     def agent_texts(self) -> list[str]:

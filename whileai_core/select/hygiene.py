@@ -42,26 +42,21 @@ FEATURE_NAMES = ("reply_chars", "tool_calls", "turns")
 def row_features(row: dict[str, Any]) -> tuple[float, float, float]:
     """The surface features a reward should not track, in FEATURE_NAMES order.
 
-    One pass over the messages: selection computes this for every row it reads.
+    One pass over the messages (the reply is `row.reply_text`, the one final reply):
+    selection computes this for every row it reads.
     """
     messages = row.get("messages")
     steps = row.get("steps")
     if not messages:
         return (float(len(reply_text(row))), float(tool_call_count(row)), float(turn_count(row)))
     turns = calls = 0
-    last_text = ""
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "assistant":
             turns += 1
             calls += len(m.get("tool_calls") or ())
-            content = m.get("content")
-            if isinstance(content, str) and content:
-                last_text = content
     if steps:
         calls = sum(1 for s in steps if isinstance(s, dict) and s.get("tool") is not None)
-    final = row.get("final_text")
-    reply = final if isinstance(final, str) else last_text
-    return (float(len(reply)), float(calls), float(turns))
+    return (float(len(reply_text(row))), float(calls), float(turns))
 
 
 def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -9,6 +9,10 @@ Where things live, so the tree answers "where is X":
     world.py       the mock world that answers tool calls and fires the faults
     execute.py     the `--execute` world: the user's own backend instead of the mock
     writer.py      the template writer: openers and the offline person's follow-ups
+    model_writer.py  the model writer: a chat model voices the person (`--writer MODEL`)
+    voice.py       the checks every drawn line of the model writer passes (role flips,
+                   parroting, the stop marker)
+    writers.py     `resolve_writer`: where a `--writer` string becomes a writer
     novelty.py     the near-duplicate filter over openers (hashing embedder)
     allocation.py  where the rl allocation decides: probe, fill, extend, stop
     scheduler.py   the asyncio loop that spends the budget and writes settled groups

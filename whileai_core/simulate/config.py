@@ -111,9 +111,15 @@ class Report:
     person: dict[str, Any] = field(default_factory=dict)
     # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
     models: dict[str, Any] = field(default_factory=dict)
+    # A run played as shards on an executor: which, where, the shards skipped as complete
+    # and what each reported. Empty (and left out of `as_dict`) for a run in one process.
+    shards: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if not self.shards:
+            del out["shards"]
+        return out
 
     def count_row(self, row: dict[str, Any]) -> None:
         """Tally what a finished (or resumed) row shows: faults fired, seeded behaviours."""
@@ -180,5 +186,12 @@ class Report:
                 f"model {label}: {m['calls']} calls ({m['cache_hits']} cached), "
                 f"{m['retries']} retries, {m['failed']} failed, errors: {errors}, "
                 f"tokens in {m['input_tokens']} out {m['output_tokens']}"
+            )
+        if self.shards:
+            skipped = self.shards["skipped"]
+            out.append(
+                f"shards: {self.shards['count']} on {self.shards['executor']} "
+                f"({self.shards['where']})"
+                + (f"; already complete in the output: {', '.join(skipped)}" if skipped else "")
             )
         return out

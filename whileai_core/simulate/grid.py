@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from ..seeding import seed_int
 from ..spec import Spec
 
 UNRELATED = "unrelated"
@@ -96,12 +97,6 @@ def stable_hash(value: Any, *, prefix: str = "", length: int = 10) -> str:
     """A short hex digest of a JSON-able value with sorted keys: the same on every machine."""
     raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     return prefix + hashlib.sha256(raw).hexdigest()[:length]
-
-
-def seed_int(*parts: Any) -> int:
-    """A 64-bit integer seed from any JSON-able parts (never Python's salted `hash`)."""
-    raw = orjson.dumps(list(parts), option=orjson.OPT_SORT_KEYS)
-    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "big")
 
 
 def tool_values(spec: Spec) -> list[str]:

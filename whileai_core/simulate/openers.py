@@ -15,9 +15,9 @@ from typing import Any
 
 from ..agents.base import Writer
 from ..errors import Failure
+from ..seeding import seed_int
 from ..text.similarity import SimilarityIndex
 from .config import Report
-from .grid import seed_int
 from .novelty import NearDuplicateFilter
 
 TRIES = 8

@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..agents.registry import load_world, resolve_agent, resolve_writer
+from ..agents.registry import resolve_agent
 from ..errors import ConfigError
 from ..jsonl import RowWriter, output_target
 from ..models.options import ModelOptions
 from ..registry import is_model_ref
+from ..scale.executor import Executor, LocalExecutor, Part
 from ..spec import Spec
+from .execute import load_execute
 from .grid import build_grid
 from .plan import RunPlan
 from .resume import load_done
 from .scheduler import Engine, Report, SimulateConfig
-from .shards import Shard, ShardTasks, ask_cost, budget_shares, shard_count_error
+from .shards import Shard, ShardTasks, ask_cost, budget_shares, parse_shard, shard_count_error
 from .tasks import GridTasks, TaskSource
+from .writers import resolve_writer
 
 if TYPE_CHECKING:
     from ..judges.contract import Judge
@@ -44,36 +49,38 @@ def run_simulation(
     plan: RunPlan | None = None,
     shard: Shard | None = None,
     blocks: int = 1,
-    done: dict[str, list[dict[str, Any]]] | None = None,
+    executor: Executor | None = None,
 ) -> Report:
     """Run one simulation to `output` (or stdout, or `sink` when given: each settled row is
     handed to it instead of being written). A `grader` is any judge under the one judge
     contract; its verdicts land on the rows and steer rl allocation. `plan` (from
-    `plan_run`) says where the asks come from when it is not the spec's grid.
+    `api.plan_run`) says where the asks come from when it is not the spec's grid.
 
-    `shard` plays only that shard's asks on its budget share (rows carry `shard`);
-    `blocks` N plays all N shards in this process, each with its own allocation state, so
-    its rows are the N shards' rows (see `shards`). `done` is what `--resume` replays, when
-    the caller read it already (the Ray executor hands each shard its own)."""
+    `executor` says where the run is played: this process (the default), or N shards on a
+    cluster (`scale.RayExecutor`), each shard's rows written as it finishes; the report is
+    the same either way (a sharded run's adds `shards`). `shard` plays only that shard's
+    asks on its budget share, here (rows carry `shard`); `blocks` N plays all N shards in
+    this process, each with its own allocation state, so its rows are the N shards' rows
+    (see `shards`). With `resume`, the rows already in `output` are kept and their asks
+    skipped; a sharded run skips its complete shards and replays a cut one."""
     config.check()
-    if shard is not None and blocks > 1:
-        raise ConfigError("give --shard I/N (one shard) or --blocks N (all of them), not both")
+    if executor is not None and shard is not None:
+        raise ConfigError("give the shard to the executor (LocalExecutor(shard)), not both")
+    executor = executor or LocalExecutor(shard)
+    parts = executor.parts()
     if blocks < 1:
         raise ConfigError("--blocks must be at least 1")
-    judge = None
-    if grader is not None:
-        from ..judges.contract import as_judge
-
-        judge = as_judge(grader)  # a Judge already is one; a bare callable gets a name
-    options = options or ModelOptions()
-    options.concurrency = config.concurrency
+    if blocks > 1 and parts != [None]:
+        raise ConfigError(
+            "--executor ray keeps state per shard already: drop --blocks"
+            if executor.remote
+            else "give --shard I/N (one shard) or --blocks N (all of them), not both"
+        )
     if resume and not output:
         raise ConfigError("--resume needs -o FILE: the rows to resume are read from it")
-    agent = resolve_agent(agent_ref, spec, options)
-    writer = resolve_writer(writer_ref, spec, options, avg_turns=config.avg_turns)
-    world = load_world(options.execute) if options.execute else None
-    parts = plan_parts(spec, config, plan, shard=shard, blocks=blocks)
-    done = dict(done or {})
+    if sink is not None and output:
+        raise ConfigError("give either output or sink, not both")
+    done: dict[str, list[dict[str, Any]]] = {}
     target = output_target(output)
     if resume and target.kind != "file":
         raise ConfigError(
@@ -90,33 +97,112 @@ def run_simulation(
                 f"{output} already holds rows: --resume to finish that run, or remove the "
                 "file to start over"
             )
-    if sink is not None and output:
-        raise ConfigError("give either output or sink, not both")
-    writer_out: RowWriter | None = None
-    emit = sink
-    if emit is None:
-        append = bool(output) and output != "-"
-        writer_out = RowWriter(output if append else None, mode="append")
-        emit = writer_out.write
-    offline_writer = not is_model_ref(writer_ref or "template")
+    options = options or ModelOptions()
+    sharded: ShardedRun | None = None
+    to_play, by_part = parts, {part: done for part in parts}
+    if executor.remote or len(parts) > 1:
+        to_play, by_part, sharded = _shard_parts(spec, config, plan, parts, done, executor)
+    if executor.remote:
+        options = dataclasses.replace(options, clients={})  # a client does not travel
+        grader = _portable(grader)
+    run = PartRun(
+        spec, config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
+        progress=None if executor.remote else progress,
+    )  # fmt: skip
+    out = _Output(output if output and output != "-" else None)
+    emit = sink or out.write
+    started = time.monotonic()
+    reports: list[Report] = []
+    try:
+        for part, report in executor.run(functools.partial(play_part, run), to_play, emit):
+            reports.append(report)
+            if sharded is not None:
+                sharded.finished(part, report, executor)
+        if sink is None:
+            out.open()  # a run that settled no row still leaves its (empty) output
+    finally:
+        out.close()
+    if sharded is None:
+        return reports[0]
+    return sharded.report(reports, config, executor, time.monotonic() - started)
+
+
+class _Output:
+    """`-o FILE` (or stdout), opened at the first row: a run that fails before one (an
+    agent that does not load) leaves no file behind. Appended row by row, so a killed
+    run keeps every settled group."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.writer: RowWriter | None = None
+
+    def open(self) -> RowWriter:
+        if self.writer is None:
+            self.writer = RowWriter(self.path, mode="append")
+        return self.writer
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.open().write(row)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+@dataclasses.dataclass
+class PartRun:
+    """What playing one part of a run needs, whichever process plays it (pickled for a
+    worker: refs, not objects, for the agent and writer; a judge recipe for the grader)."""
+
+    spec: Spec
+    config: SimulateConfig
+    agent_ref: str
+    writer_ref: str | None
+    options: ModelOptions
+    grader: Any
+    plan: RunPlan | None
+    blocks: int
+    done: dict[Part, dict[str, list[dict[str, Any]]]]
+    progress: Callable[[int, int], None] | None = None
+
+
+def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) -> Report:
+    """One part of a run (a shard, or the whole run), start to end, its rows to `emit`:
+    the agent, writer and grader are built here, next to the rows they make."""
+    config, options = run.config, run.options
+    judge = None
+    if run.grader is not None:
+        from ..judges.contract import as_judge
+        from ..judges.registry import JudgeRecipe
+
+        grader = run.grader.build() if isinstance(run.grader, JudgeRecipe) else run.grader
+        judge = as_judge(grader)  # a Judge already is one; a bare callable gets a name
+    options.concurrency = config.concurrency
+    agent = resolve_agent(run.agent_ref, run.spec, options)
+    writer = resolve_writer(run.writer_ref, run.spec, options, avg_turns=config.avg_turns)
+    world = load_execute(options.execute) if options.execute else None
+    plan = run.plan
+    parts = plan_parts(run.spec, config, plan, shard=part, blocks=run.blocks)
+    done = run.done.get(part, {})
+    offline_writer = not is_model_ref(run.writer_ref or "template")
 
     async def main() -> Report:
         engines = [
             Engine(
-                spec,
+                run.spec,
                 agent,
                 writer,
-                part.config,
-                sink=emit if part.label is None else _labelled(emit, part.label),
+                engine_part.config,
+                sink=emit if engine_part.label is None else _labelled(emit, engine_part.label),
                 done=done,
                 execute_world=world,
                 grader=judge,
-                progress=progress if len(parts) == 1 else None,
-                tasks=part.tasks,
+                progress=run.progress if len(parts) == 1 else None,
+                tasks=engine_part.tasks,
                 sources=plan.sources if plan is not None else None,
-                replay_openers=part.label is not None and offline_writer,
+                replay_openers=engine_part.label is not None and offline_writer,
             )
-            for part in parts
+            for engine_part in parts
         ]
         try:
             if len(engines) == 1:
@@ -142,15 +228,120 @@ def run_simulation(
             report.models = model_stats(options)
         return report
 
-    try:
-        return asyncio.run(main())
-    finally:
-        if writer_out is not None:
-            writer_out.close()
+    return asyncio.run(main())
+
+
+def _portable(grader: Any) -> Any:
+    """What travels to a worker for a grader: its recipe when it has one (a judge holds
+    clients and co-processes), else the object itself (a plain function pickles)."""
+    recipe = getattr(grader, "recipe", None)
+    return recipe.portable() if recipe is not None else grader
+
+
+def _shard_parts(
+    spec: Spec,
+    config: SimulateConfig,
+    plan: RunPlan | None,
+    parts: list[Part],
+    done: dict[str, list[dict[str, Any]]],
+    executor: Executor,
+) -> tuple[list[Part], dict[Part, dict[str, list[dict[str, Any]]]], ShardedRun]:
+    """The shards still to play, the rows each already has, and the bookkeeping that
+    reports them: a shard whose rows are all in the output is skipped, a cut one replayed
+    from its own rows."""
+    count = len(parts)
+    _, shares, _ = shard_shares(spec, config, plan, count)
+    problem = shard_count_error(shares, count, config.budget)
+    if problem is not None:
+        raise ConfigError(problem.replace("use at most", "use --shards of at most"))
+    by_index, have = _split_done(done, count)
+    sharded = ShardedRun(count, config.budget, resumed=sum(have.values()))
+    to_play: list[Part] = []
+    by_part: dict[Part, dict[str, list[dict[str, Any]]]] = {}
+    for part in parts:
+        if part is None:
+            raise ConfigError(f"--executor {executor.name}: a run in parts needs shards")
+        if have.get(part.index, 0) >= shares[part.index - 1]:
+            sharded.skipped.append(part.label)
+            sharded.skipped_rows += have[part.index]
+            executor.say(f"shard {part.label}: already complete in the output, skipped")
+            continue
+        to_play.append(part)
+        by_part[part] = by_index.get(part.index, {})
+    return to_play, by_part, sharded
+
+
+def _split_done(
+    done: dict[str, list[dict[str, Any]]], count: int
+) -> tuple[dict[int, dict[str, list[dict[str, Any]]]], dict[int, int]]:
+    """Rows already in the output, by the shard they came from (and how many each)."""
+    by_shard: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    rows: dict[int, int] = {}
+    for sid, group in done.items():
+        label = group[0].get("shard") if group else None
+        if not isinstance(label, str):
+            raise ConfigError(
+                f"--resume: the output holds rows without a shard (scenario {sid}): it is "
+                "not from a sharded run (--executor ray)"
+            )
+        shard = parse_shard(label)
+        if shard.count != count:
+            raise ConfigError(
+                f"--resume: the output's rows are of {shard.count} shards, not --shards {count}"
+            )
+        by_shard.setdefault(shard.index, {})[sid] = group
+        rows[shard.index] = rows.get(shard.index, 0) + len(group)
+    return by_shard, rows
 
 
 @dataclasses.dataclass
-class Part:
+class ShardedRun:
+    """A sharded run's bookkeeping: what was skipped, what each shard reported."""
+
+    count: int
+    budget: int
+    resumed: int = 0
+    skipped: list[str] = dataclasses.field(default_factory=list)
+    skipped_rows: int = 0
+    by_shard: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    written: int = 0
+
+    def finished(self, part: Part, report: Report, executor: Executor) -> None:
+        label = part.label if part is not None else "1/1"
+        new = report.rows - report.resumed_rows
+        self.written += new
+        self.by_shard[label] = {
+            "rows": new, "resumed_rows": report.resumed_rows, "elapsed": report.elapsed,
+            "agent_errors": report.agent_errors, "stopped": report.stopped,
+        }  # fmt: skip
+        executor.say(
+            f"shard {label} done: {new} rows in {report.elapsed:.1f}s "
+            f"({len(self.by_shard) + len(self.skipped)}/{self.count} shards, "
+            f"{self.written + self.resumed}/{self.budget} rows)"
+        )
+
+    def report(
+        self, reports: list[Report], config: SimulateConfig, executor: Executor, elapsed: float
+    ) -> Report:
+        out = (
+            combine_reports(reports, config, parts="shards")
+            if reports
+            else Report(mode=config.mode, budget=config.budget)
+        )
+        out.rows += self.skipped_rows
+        out.resumed_rows += self.skipped_rows
+        out.elapsed = round(elapsed, 3)
+        new = out.rows - out.resumed_rows
+        out.rows_per_s = round(new / out.elapsed, 1) if out.elapsed else 0.0
+        out.shards = {
+            "executor": executor.name, "where": getattr(executor, "where", executor.name),
+            "count": self.count, "skipped": self.skipped, "by_shard": self.by_shard,
+        }  # fmt: skip
+        return out
+
+
+@dataclasses.dataclass
+class EnginePart:
     """One engine's share of a run: its asks, its config (budget share) and shard label."""
 
     tasks: TaskSource | None
@@ -176,10 +367,10 @@ def shard_shares(
 
 def plan_parts(
     spec: Spec, config: SimulateConfig, plan: RunPlan | None, *, shard: Shard | None, blocks: int
-) -> list[Part]:
+) -> list[EnginePart]:
     """The engines a run needs: one for a plain run, one for a shard, one per block."""
     if shard is None and blocks == 1:
-        return [Part(plan.tasks if plan is not None else None, config)]
+        return [EnginePart(plan.tasks if plan is not None else None, config)]
     count = shard.count if shard is not None else blocks
     inner, shares, max_asks = shard_shares(spec, config, plan, count)
     wanted = [shard.index] if shard is not None else range(1, count + 1)
@@ -197,7 +388,7 @@ def plan_parts(
         part_config = dataclasses.replace(config, budget=share, situations=None, concurrency=each)
         tasks = ShardTasks(inner, Shard(index, count), max_asks=max_asks)
         label = Shard(index, count).label if shard is not None else f"block:{index}"
-        parts.append(Part(tasks, part_config, label))
+        parts.append(EnginePart(tasks, part_config, label))
     return parts
 
 
@@ -223,8 +414,11 @@ _SUMMED = (
 )  # fmt: skip
 
 
-def combine_reports(reports: list[Report], config: SimulateConfig) -> Report:
-    """One report for a run played as blocks: counts summed, the slowest block's clock."""
+def combine_reports(
+    reports: list[Report], config: SimulateConfig, *, parts: str = "blocks"
+) -> Report:
+    """One report for a run played in parts (`blocks` here, `shards` on an executor):
+    counts summed, the slowest part's clock."""
     out = Report(mode=config.mode, budget=config.budget)
     first = reports[0]
     out.agent, out.writer, out.cells = first.agent, first.writer, first.cells
@@ -243,6 +437,6 @@ def combine_reports(reports: list[Report], config: SimulateConfig) -> Report:
     out.rows_per_s = round((out.rows - out.resumed_rows) / out.elapsed, 1) if out.elapsed else 0.0
     stops = {r.stopped for r in reports}
     out.stopped = stops.pop() if len(stops) == 1 else "+".join(sorted(stops))
-    out.tasks = {**first.tasks, "blocks": len(reports)}
+    out.tasks = {**first.tasks, parts: len(reports)}
     out.tasks.pop("shard", None)
     return out

@@ -1,7 +1,8 @@
-"""Splitting one run into N disjoint shards, chosen from task ids, each with its budget share.
+"""Splitting one simulate run into N disjoint shards, each with its budget share.
 
 A shard `I/N` (I from 1 to N) owns every situation whose `situation_id` hashes to it
-(SHA-256, so every machine agrees; all phrasings of a situation stay together). It plays
+(`scale/shards.py`: SHA-256, so every machine agrees; all phrasings of a situation stay
+together; grade and evaluate split rows the same way). It plays
 the run's asks in the run's own order, keeping those it owns: a pure function of the task
 source, so it never depends on which rollout finished first.
 
@@ -23,49 +24,22 @@ other shard's openers, so there each shard's filter holds its own openers only (
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..scale.shards import Shard, parse_shard, shard_of, shard_rows, task_key
 from .tasks import Situation, TaskSource
 
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard `index` (1-based) of `count`."""
-
-    index: int
-    count: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
-def parse_shard(text: str) -> Shard:
-    """`I/N` with 1 <= I <= N; anything else is a one-line ConfigError."""
-    head, sep, tail = text.strip().partition("/")
-    try:
-        index, count = int(head), int(tail)
-    except ValueError:
-        index = count = 0
-    if not sep or count < 1 or not 1 <= index <= count:
-        raise ConfigError(f"--shard must be I/N with 1 <= I <= N (e.g. 2/4), not {text!r}")
-    return Shard(index, count)
-
-
-def shard_of(task_id: str, count: int) -> int:
-    """The shard (1-based) of N that owns this task id: SHA-256, the same on every machine."""
-    digest = hashlib.sha256(task_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") % count + 1
-
-
-def task_key(item: dict[str, Any]) -> str:
-    """The id a situation or row is sharded by: its situation (all phrasings together)."""
-    key = item.get("situation_id") or item.get("scenario_id")
-    return str(key)
+__all__ = [
+    "Shard",
+    "ShardTasks",
+    "ask_cost",
+    "budget_shares",
+    "parse_shard",
+    "shard_count_error",
+    "shard_of",
+    "shard_rows",
+    "task_key",
+]
 
 
 def ask_cost(mode_k: int, probe: int, fixed_groups: bool) -> int:
@@ -147,19 +121,6 @@ class ShardTasks:
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "shard": self.shard.label}
-
-
-def shard_rows(rows: Iterable[dict[str, Any]], shard: Shard) -> Iterator[dict[str, Any]]:
-    """The rows whose task this shard owns, stamped with it (grade and evaluate --shard)."""
-    for row in rows:
-        if shard_of(task_key(row), shard.count) == shard.index:
-            row["shard"] = shard.label
-            lineage = row.get("lineage")
-            row["lineage"] = {
-                **(lineage if isinstance(lineage, dict) else {}),
-                "shard": shard.label,
-            }
-            yield row
 
 
 def shard_count_error(shares: list[int], count: int, budget: int) -> str | None:

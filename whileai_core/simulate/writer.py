@@ -18,8 +18,8 @@ from typing import Any
 from ..agents.base import UserSimulator
 from ..models.options import ModelOptions
 from ..registry import WRITERS
+from ..seeding import seed_int
 from ..spec import Spec
-from .grid import seed_int
 from .person import PersonState, answer_turn, facts_of, read_turn
 
 _GREETING = {

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ..settings import LEGACY_PREFIX, home, legacy_home
+from ..settings import LEGACY_PREFIX, home, legacy_home, read
 
 CREDENTIALS_FILE = "credentials.json"
 PENDING_LOGIN_FILE = "login-pending.json"
@@ -105,7 +105,7 @@ def resolve(flag: str | None = None, api_url: str | None = None) -> ResolvedKey 
         return ResolvedKey(flag, "--api-key")
     for prefix in ("WHILEAI_", LEGACY_PREFIX):
         for name in ("DELEGATED_CREDENTIAL", "API_KEY"):
-            value = os.environ.get(prefix + name, "").strip()
+            value = read(prefix + name)
             if value:
                 return ResolvedKey(value, prefix + name)
     if credentials_path().exists():

@@ -32,12 +32,12 @@ and merging into a trace never costs more than a full trace does.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from ..errors import ConfigError
+from ..settings import read
 from .base import TooLarge
 
 KIB = 1024
@@ -81,11 +81,10 @@ class Limits:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
         """The defaults, overridden by WHILEAI_MAX_* variables (the embedded store reads them
         as `whileai serve` does, so one row is refused or taken the same by both)."""
-        source = os.environ if env is None else env
         values: dict[str, int] = {}
         for f in fields(cls):
-            raw = source.get(env_name(f.name), "").strip()
-            if raw:
+            raw = read(env_name(f.name), env)
+            if raw is not None:
                 values[f.name] = parse_size(raw, env_name(f.name))
         return cls(**values)
 

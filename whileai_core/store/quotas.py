@@ -26,13 +26,13 @@ server no longer defines, gets the server's default quotas.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..settings import read
 from .base import TooLarge, TooManyRequests
 from .limits import env_name, flag, format_size, parse_size
 
@@ -86,12 +86,8 @@ class Quotas:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Quotas:
-        source = os.environ if env is None else env
-        given = {
-            f.name: source[env_name(f.name)]
-            for f in fields(cls)
-            if source.get(env_name(f.name), "").strip()
-        }
+        found = {f.name: read(env_name(f.name), env) for f in fields(cls)}
+        given = {name: value for name, value in found.items() if value is not None}
         return cls.parse(given, "environment")
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError, NoRows
+from ..seeding import seed_int
 from ..simulate.config import SimulateConfig
 from ..simulate.grid import (
     MULTI_TOOL,
@@ -30,7 +31,6 @@ from ..simulate.grid import (
     compatible,
     ordered_coords,
     pairwise_design,
-    seed_int,
 )
 from ..simulate.plan import RunPlan
 from ..simulate.tasks import AimedTasks, Lane

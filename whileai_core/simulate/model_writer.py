@@ -29,11 +29,13 @@ import re
 from collections import Counter
 from typing import Any
 
-from ..agents.base import UserSimulator
+from ..agents.base import UserSimulator, Writer
 from ..errors import WriterError
-from ..simulate.person import facts_of, read_turn
+from ..models.client import ModelCallError, ModelClient
+from ..models.factory import client_for, sampling_from
+from ..models.options import ModelOptions
 from ..spec import Spec
-from .client import ModelCallError, ModelClient
+from .person import facts_of, read_turn
 from .voice import STOP, only_closing, parrots, reads_as_agent, split_stop
 
 DONE = STOP  # the marker the writer is asked to end with
@@ -313,3 +315,14 @@ class ModelWriter:
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
+
+
+def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> Writer:
+    """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
+    to scrub policy text out of its prompts, never to show the policy to the model. The
+    person speaks at most avg_turns // 2 times, the opener included."""
+    client = client_for(ref, options)
+    writer_sampling = sampling_from(options)
+    writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
+    replies = max(0, avg_turns // 2 - 1)
+    return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)

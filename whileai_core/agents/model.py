@@ -23,9 +23,12 @@ import asyncio
 import json
 from typing import Any
 
-from ..agents.base import AgentError, Episode, RolloutResult
+from ..models.client import ChatResult, ModelCallError, ModelClient
+from ..models.factory import client_for, sampling_from
+from ..models.options import ModelOptions
 from ..row import call_function
-from .client import ChatResult, ModelCallError, ModelClient
+from ..spec import Spec
+from .base import Agent, AgentError, Episode, RolloutResult
 
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "stop", "function_call": "stop"}
 
@@ -231,3 +234,10 @@ def _wire_call(call: Any, turn: int, index: int) -> dict[str, Any]:
         "type": "function",
         "function": {"name": str(fn.get("name") or ""), "arguments": arguments or ""},
     }
+
+
+def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
+    """A `ModelAgent` for `--agent openai:…` (or any model reference)."""
+    sampling_from(options)  # fail on bad sampling before the first rollout
+    client = client_for(ref, options)
+    return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)

@@ -1,0 +1,66 @@
+"""The package layering of `whileai_core`, written down once and enforced by
+`tests/test_layers.py`.
+
+A module imports, at module level, only from its own layer and the layers below it;
+`whileai_core` never imports `whileai_cli` or `whileai_server` (the CLI and the server
+import the core, never the other way); and module-level imports form no cycle. A
+function-local import may reach up (to keep an optional or heavy backend out of a light
+path) only where `LAZY_UPWARD` lists it, with the reason; a new one fails the test until it
+is moved down or listed. `UPWARD` lists the module-level upward imports that remain from
+before the layering was enforced, each with the step that removes it; the list only
+shrinks (an entry that no longer occurs fails the test too).
+
+    layer        holds
+    -----------  ----------------------------------------------------------------------
+    foundation   errors, settings, the registry and plug-in loading, the spec, the row
+                 (row, rowrules, rowbuffer, privileged), JSONL i/o, seeding, schemas, and
+                 the package root (whose names all load lazily)
+    metrics      statistics over rows: pass@k, intervals, tallies, correlations
+    scale        executors (this process, Ray) and the shards a run splits into
+    models       the one model client: references, providers, client, cache (a leaf)
+    agents       the agent protocols and the agents: seeded, callable, command, model
+    judges       the judge contract, the built-in judges and verifiers, grading files
+    simulate     the simulation: grid, world, person and writers, scheduler, rows
+    traces       traces in: load, mine, aim a run, infer a spec, leakage, split
+    stages       what runs over rows after simulate: compare, select, export, policy,
+                 trust
+    platform     the store and its operations (push, cut, profile), run handles
+    front door   `api` (the library's one-call stages and `plan_run`), `testing`
+"""
+
+from __future__ import annotations
+
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundation", frozenset({
+        "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
+        "spec", "row", "rowrules", "rowbuffer", "privileged", "jsonl", "validate", "seeding",
+    })),
+    ("metrics", frozenset({"metrics"})),
+    ("scale", frozenset({"scale"})),
+    ("models", frozenset({"models"})),
+    ("agents", frozenset({"agents"})),
+    ("judges", frozenset({"judges"})),
+    ("simulate", frozenset({"simulate"})),
+    ("traces", frozenset({"traces"})),
+    ("stages", frozenset({"compare", "select", "export", "policy", "trust"})),
+    ("platform", frozenset({"store", "runs"})),
+    ("front door", frozenset({"api", "testing"})),
+)  # fmt: skip
+
+# Module-level imports that still go up: (importer, imported) -> what removes it.
+UPWARD: dict[tuple[str, str], str] = {
+    ("whileai_core.jsonl", "whileai_core.store.limits"):
+        "the row size caps move beside the row code (issue 22: the store split)",
+}  # fmt: skip
+
+# Function-local imports that reach up on purpose: (importer, imported) -> why.
+_PLATFORM_SOURCE = (
+    "rows from the platform (a dataset id, agent:NAME traces) only when the user names "
+    "one; the store's reading half moves below with the store split (issue 22)"
+)
+LAZY_UPWARD: dict[tuple[str, str], str] = {
+    ("whileai_core.policy.decontaminate", "whileai_core.store"): _PLATFORM_SOURCE,
+    ("whileai_core.traces.load", "whileai_core.store"): _PLATFORM_SOURCE,
+    ("whileai_core.traces.load", "whileai_core.store.cut"): _PLATFORM_SOURCE,
+    ("whileai_core.traces.load", "whileai_core.store.source"): _PLATFORM_SOURCE,
+}
