@@ -25,6 +25,9 @@ SETTINGS = "whileai_core/settings.py"
 CHILD_ENVIRONMENTS = {
     # A throwaway local Ray: its raylet and workers read RAY_AUTH_MODE when they start.
     "whileai_core/scale/ray_executor.py": 1,
+    # The exported RL environment's own file (a package of its own once exported, run by
+    # verifiers in another venv): WHILEAI_ENV_ROWS names where it appends graded rows.
+    "whileai_core/export/env_package/rows.py": 1,
 }
 _ENV_NAMES = frozenset({"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"})
 

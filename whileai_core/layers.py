@@ -35,9 +35,13 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
         "spec", "row", "rowrules", "rowbuffer", "privileged", "jsonl", "validate", "seeding",
     })),
+    # Tokens, shingles, MinHash, coverage and prompt similarity: a leaf every stage asks.
+    ("text", frozenset({"text"})),
+    # A leaf: the model client, cache, specs and providers (what metrics' self-judged check
+    # asks: whether two references name one model).
+    ("models", frozenset({"models"})),
     ("metrics", frozenset({"metrics"})),
     ("scale", frozenset({"scale"})),
-    ("models", frozenset({"models"})),
     ("agents", frozenset({"agents"})),
     ("judges", frozenset({"judges"})),
     ("simulate", frozenset({"simulate"})),

@@ -97,9 +97,6 @@ VARIABLES: tuple[Variable, ...] = (
              "(comma-separated addresses, or *); --forwarded-allow-ips wins."),
     Variable("WHILEAI_ENV_ROWS", "unset",
              "An exported RL environment appends every graded rollout to this file as a row."),
-    Variable("WHILEAI_FORWARDED_ALLOW_IPS", "unset: no proxy is believed",
-             "The proxies whose X-Forwarded-For `whileai serve` believes"
-             " (also --forwarded-allow-ips)."),
     Variable("ZEROPROOF_HOME", "~/.zeroproof",
              "The original SDK's folder; only its saved credentials are read."),
     Variable("ZEROPROOF_API_URL", "unset", "Read after WHILEAI_API_URL (the SDK's old name)."),

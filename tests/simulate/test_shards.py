@@ -199,7 +199,7 @@ def test_executor_ray_without_ray_names_the_extra() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=REPO, timeout=60)
     assert done.returncode == 1
     lines = done.stderr.decode().strip().splitlines()
-    assert len(lines) == 1 and "pip install 'whileai[ray]'" in lines[0]
+    assert len(lines) == 1 and "pip install 'whileai-toolkit[ray]'" in lines[0]
 
 
 @pytest.mark.parametrize("command", ["grade", "evaluate"])
