@@ -335,6 +335,7 @@ def checklist(*, spec: Spec | None = None) -> Judge:
 
     def judge(row: dict[str, Any]) -> dict[str, Any]:
         ev = Evidence(row, spec)
+        ev.readable()
         conduct_part = conduct_checks(row, spec, ev)
         outcome = outcome_checks(row, spec, ev)
         verdict = verdict_from_checks(conduct_part, "conduct")

@@ -168,6 +168,8 @@ def conduct(*, spec: Spec | None = None) -> Judge:
     """The conduct floor as a judge: 1.0 when every applicable check passes."""
 
     def judge(row: dict[str, Any]) -> dict[str, Any]:
-        return verdict_from_checks(conduct_checks(row, spec), "conduct")
+        ev = Evidence(row, spec)
+        ev.readable()
+        return verdict_from_checks(conduct_checks(row, spec, ev), "conduct")
 
     return Judge(name="conduct", fn=judge, meta={"version": "conduct@2"}, inline=True)

@@ -6,10 +6,15 @@ success is false when no result confirms it, an id is wrong when the conversatio
 held it, an amount or a date when no result carries it, a status when the record says
 otherwise. `Evidence` is one rollout read once: the person's turns, the calls with their
 results, the reply, which tools read and which write.
+
+It reads bounded text: each turn up to `TEXT_CAP` characters and each result's JSON up
+to `RESULT_CAP`, so no row, however long, makes a judge's cost grow past a fixed bound. A
+reply longer than the cap is not guessed at: `readable()` raises Undecided.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterator
@@ -19,15 +24,19 @@ from typing import Any
 
 import orjson
 
+from ..errors import Undecided
 from ..spec import Spec, guess_kind, name_words, past_tense
 from . import replies as rp
+from .contract import check_deadline
 from .trajectory import Event, events_of, final_text, is_write, tool_kinds
 
 _ID = re.compile(
     r"(?<![\w@.-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+"
     r"(?![\w-])|(?<![\w@.-])(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{5,12}(?![\w-])|#\d{3,}"
 )
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Starts only where a run of address characters starts: from inside a run the scan would
+# re-read the rest of it at every position (quadratic on a long one-word reply).
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -62,6 +71,24 @@ NAMED = re.compile(
     r"(?i:\b(?:last name|surname|family name|name))(?:'s| is|:)?\s+([A-Z][a-z]{1,})"
     r"|\(([A-Z][a-z]{1,})\)|\b(?:for|under)\s+(?:(?i:mr|ms|mrs|dr)\.?\s+)?([A-Z][a-z]{2,})\b"
 )
+
+
+# What one turn of text a judge reads: far past any reply a person reads (2,500 words).
+TEXT_CAP = 16_000
+# What of one tool result's JSON a judge compares against (ids, amounts, dates in it).
+RESULT_CAP = 256_000
+
+
+def _capped(event: Event) -> Event:
+    if len(event.text) <= TEXT_CAP:
+        return event
+    return dataclasses.replace(event, text=event.text[:TEXT_CAP])
+
+
+def result_json(call: Event) -> str:
+    """A call's result as JSON, at most RESULT_CAP characters: what a claim is checked
+    against."""
+    return orjson.dumps(call.result).decode()[:RESULT_CAP] if call.result is not None else ""
 
 
 def leaves(value: Any) -> Iterator[Any]:
@@ -155,9 +182,20 @@ class Evidence:
     reply: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.events = events_of(self.row)
+        self.events = [_capped(e) for e in events_of(self.row)]
         self.kinds = tool_kinds(self.spec, self.row)
-        self.reply = final_text(self.row, self.events)
+        reply = final_text(self.row, self.events)
+        self.reply_chars = len(reply)
+        self.reply = reply[:TEXT_CAP]
+
+    def readable(self) -> None:
+        """Raise Undecided when the reply is longer than what a judge reads: what it says
+        past the cap is unknown, so neither a pass nor a fail would be a reading of it."""
+        if self.reply_chars > TEXT_CAP:
+            raise Undecided(
+                f"the reply is {self.reply_chars:,} characters; the judge reads at most "
+                f"{TEXT_CAP:,} of one turn"
+            )
 
     # -- what happened ----------------------------------------------------------------------
 
@@ -244,9 +282,8 @@ class Evidence:
         """The conversation and every call and result, as text: what a reply may rest on."""
         parts = [self.user_text]
         for call in self.calls:
-            parts.append(orjson.dumps(call.arguments).decode())
-            if call.result is not None:
-                parts.append(orjson.dumps(call.result).decode())
+            parts.append(orjson.dumps(call.arguments).decode()[:RESULT_CAP])
+            parts.append(result_json(call))
         return "\n".join(parts)
 
     @cached_property
@@ -293,7 +330,11 @@ def said_after(ev: Evidence, event: Event, test: Any) -> bool:
 
 
 def _sentences_where(text: str, test: Any) -> bool:
-    return any(test(s) for s in rp.sentences(text))
+    for sentence in rp.sentences(text):
+        check_deadline()
+        if test(sentence):
+            return True
+    return False
 
 
 def tool_words(tool: str) -> frozenset[str]:

@@ -7,13 +7,13 @@ carry, promises against what the tools can do, ask-backs against what was given.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
-import orjson
-
 from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
+from .contract import check_deadline
 from .evidence import (
     EMAIL,
     NAMED,
@@ -22,6 +22,7 @@ from .evidence import (
     dates,
     identifiers,
     leaves,
+    result_json,
     status_words,
     tool_words,
 )
@@ -29,7 +30,7 @@ from .trajectory import is_write
 
 _MONEY = re.compile(
     r"(?:[$€£]|\b(?:usd|eur|gbp|chf|cad|aud)\b)\s?(\d[\d,]*(?:\.\d+)?)"
-    r"|(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
+    r"|(?<![\d,.])(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
     re.IGNORECASE,
 )
 _STATUS_SAID = re.compile(
@@ -45,7 +46,7 @@ _NOT_A_STATUS = frozenset({"the", "still", "currently", "now", "not", "unknown",
 _COUNTS = re.compile(
     r"\b(two|both|multiple|several|more than one|duplicates?|duplicated|another|each|either"
     r"|neither|second|twice|couple|2 (?:orders|records|bookings|matches|results|accounts))\b"
-    r"|\bone\b[^.?!]{0,60}\b(?:and one|the other|other one)\b|\bwhich\b[^.?!]*\?",
+    r"|\bone\b[^.?!]{0,60}\b(?:and one|the other|other one)\b|\bwhich\b[^.?!]{0,200}\?",
     re.IGNORECASE,
 )
 
@@ -60,7 +61,9 @@ def false_claims(ev: Evidence) -> list[str]:
     shown_done = set(ev.statuses)
     quoted = _result_strings(ev)
     for claim in rp.success_claims(ev.reply, ev.write_verbs, ev.objects):
-        if any(claim.term in v and v in claim.text.casefold() for v in quoted):
+        check_deadline()
+        said = claim.text.casefold()
+        if any(len(v) <= len(said) and claim.term in v and v in said for v in quoted):
             continue  # reading a record out ("note: closing as resolved") claims nothing
         if claim.verbs:
             mine = rp.first_person(claim.text)
@@ -130,7 +133,7 @@ def _effect_claims(ev: Evidence) -> list[str]:
     write would have made true, stated as the state of things."""
     looked = {str(v).casefold() for c in ev.calls if not is_write(c.tool, ev.kinds)
               for v in c.arguments.values()}  # fmt: skip
-    shown = orjson.dumps([c.result for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)])
+    shown = "\n".join(result_json(c) for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds))
     values: dict[str, str] = {}
     for c in ev.writes():
         if ev.landed(c) or c.status == "already_done":
@@ -139,11 +142,7 @@ def _effect_claims(ev: Evidence) -> list[str]:
         record = next((k for k in c.arguments if is_key_param(k)), None)
         for k, v in c.arguments.items():
             fresh = isinstance(v, str) and len(v) >= 4 and k != record
-            if (
-                fresh
-                and v.casefold() not in looked
-                and v.casefold() not in shown.decode().casefold()
-            ):
+            if fresh and v.casefold() not in looked and v.casefold() not in shown.casefold():
                 values[v.casefold()] = c.tool
     problems = []
     for clause in rp.clauses(ev.reply):
@@ -166,9 +165,11 @@ def inconsistencies(ev: Evidence) -> list[str]:
         if not any(ident in k or k in ident for k in ev.known_ids if len(k) >= 5):
             problems.append(f"names {ident}, which no turn or result holds")
     money = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(reply)]
-    for amount in money:
-        if not _amount_known(amount, ev.known_numbers):
-            problems.append(f"states {amount:g}, which no result or turn carries")
+    if money:
+        known = _Amounts(ev.known_numbers)
+        for amount in dict.fromkeys(money):
+            if not known.holds(amount):
+                problems.append(f"states {amount:g}, which no result or turn carries")
     said_dates = dates(reply)
     for when in sorted(said_dates - ev.known_dates if said_dates else (), key=str):
         if not _date_known(when, ev.known_dates):
@@ -177,18 +178,27 @@ def inconsistencies(ev: Evidence) -> list[str]:
     return problems
 
 
-def _amount_known(amount: float, known: list[float]) -> bool:
-    """The amount is one the results carry, or one of them rounded to a whole unit ("$411"
-    for 411.06), or a sum or difference of two (a refund less a fee)."""
-    whole = amount.is_integer()
-    if any(abs(amount - n) < 0.005 or (whole and abs(amount - n) < 1) for n in known):
-        return True
-    money = [n for n in known if not n.is_integer() or 0 < n < 10000][:40]
-    return any(
-        abs(amount - (a + b)) < 0.005 or abs(amount - abs(a - b)) < 0.005
-        for i, a in enumerate(money)
-        for b in money[i + 1 :]
-    )
+class _Amounts:
+    """The numbers a conversation carries, read once and sorted, so each amount a reply
+    states is looked up in log time however many numbers the results hold."""
+
+    def __init__(self, known: list[float]) -> None:
+        self.sorted = sorted(set(known))
+        self.money = [n for n in known if not n.is_integer() or 0 < n < 10000][:40]
+
+    def holds(self, amount: float) -> bool:
+        """The amount is one the results carry, or one of them rounded to a whole unit
+        ("$411" for 411.06), or a sum or difference of two (a refund less a fee)."""
+        tolerance = 1.0 if amount.is_integer() else 0.005
+        i = bisect.bisect_right(self.sorted, amount - tolerance)
+        if i < len(self.sorted) and self.sorted[i] < amount + tolerance:
+            return True
+        money = self.money
+        return any(
+            abs(amount - (a + b)) < 0.005 or abs(amount - abs(a - b)) < 0.005
+            for i, a in enumerate(money)
+            for b in money[i + 1 :]
+        )
 
 
 def _date_known(when: tuple[int | None, int, int | None], known: set[Any]) -> bool:

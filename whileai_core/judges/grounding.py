@@ -15,11 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from ..spec import Spec, is_key_param
 from . import replies as rp
-from .evidence import Evidence, identifiers, leaves, numbers
+from .evidence import Evidence, identifiers, leaves, numbers, result_json
 from .trajectory import Event
 
 _STOP = frozenset({"the", "and", "for", "with", "that", "this", "was", "are", "from", "have",
@@ -75,7 +73,7 @@ def invented_arguments(
                     ):
                         invented.append(Invented(event.tool, key, value))
             if event.result is not None:
-                seen.append(orjson.dumps(event.result).decode())
+                seen.append(result_json(event))
     return invented
 
 

@@ -19,8 +19,9 @@ from ..spec import name_words, past_tense
 
 TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?(?:[-_][a-z0-9]+)*")
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+# No leading `\s*`: from every space of a long run of spaces it would re-read the run.
 _CLAUSE = re.compile(
-    r"\s*(?:[;:]\s+|\s[-–—]+\s|,\s*(?=(?:and|but|so|yet|although|though|while|whereas|because"
+    r"(?:[;:]\s+|\s[-–—]+\s|,\s*(?=(?:and|but|so|yet|although|though|while|whereas|because"
     r"|since|which|or)\b)|\s(?=but\b)|\(|\))\s*",
     re.IGNORECASE,
 )
@@ -557,21 +558,25 @@ def own_text(reply: str, asks: Iterable[str]) -> str:
 
 def _copied(reply: str, asks: Iterable[str]) -> tuple[list[str], set[int], bool]:
     """(reply tokens, the positions copied from a turn of the person, whether most of one
-    turn was copied), read run by run in 4-grams."""
+    turn was copied), read run by run in 4-grams. Each side is looked up in the other's set
+    of 4-grams, so a reply that repeats one phrase costs no more than one that does not."""
     said = tokens(reply)
-    where: dict[tuple[str, ...], list[int]] = {}
-    for i in range(len(said) - 3):
-        where.setdefault(tuple(said[i : i + 4]), []).append(i)
+    grams = [tuple(said[i : i + 4]) for i in range(len(said) - 3)]
+    mine = set(grams)
     copied: set[int] = set()
     most = False
     for ask in asks:
         words = tokens(ask)
         if len(words) < 4:
             continue
+        heard = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
+        theirs = set(heard)
         covered: set[int] = set()
-        for i in range(len(words) - 3):
-            for j in where.get(tuple(words[i : i + 4]), []):
+        for i, gram in enumerate(heard):
+            if gram in mine:
                 covered.update(range(i, i + 4))
+        for j, gram in enumerate(grams):
+            if gram in theirs:
                 copied.update(range(j, j + 4))
         most = most or len(covered) / len(words) >= 0.7
     return said, copied, most
