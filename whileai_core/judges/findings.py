@@ -15,16 +15,21 @@ from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
 from .contract import check_deadline
 from .evidence import (
-    EMAIL,
-    NAMED,
     Event,
     Evidence,
+    asked_fields,
     dates,
+    deadlines,
+    given_fields,
     identifiers,
     leaves,
+    own_side,
+    phone_numbers,
     result_json,
     status_words,
+    time_frames,
     tool_words,
+    web_addresses,
 )
 from .trajectory import is_write
 
@@ -34,15 +39,17 @@ _MONEY = re.compile(
     re.IGNORECASE,
 )
 _STATUS_SAID = re.compile(
-    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of))?(?:\s+(?:now|currently|still))?\s*[:=]?\s*"
-    r"[\"'`]?([a-z][a-z_-]{2,24})",
+    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of|to|as)|\s*[:=])(?:\s+(?:now|currently"
+    r"|still))?\s*[\"'`]?([a-z][a-z_-]{2,24})",
     re.IGNORECASE,
 )
-_NOT_A_STATUS = frozenset({"the", "still", "currently", "now", "not", "unknown", "unclear",
-                           "marked", "showing", "listed", "as", "that", "this", "page", "update",
-                           "check",
-                           "and", "for", "from", "with", "here", "there", "shows", "reads",
-                           "report", "updates"})  # fmt: skip
+# Words after "status" that are not a status: function words ("status has been
+# updated", "the status may have changed") and words about the status itself.
+_NOT_A_STATUS = rp.FUNCTION_WORDS | frozenset(
+    {"currently", "unknown", "unclear", "marked", "showing", "listed", "page", "update",
+     "check", "shows", "reads", "report", "updates", "says", "said", "changed", "field",
+     "code", "line", "bar", "quo"}
+)  # fmt: skip
 _COUNTS = re.compile(
     r"\b(two|both|multiple|several|more than one|duplicates?|duplicated|another|each|either"
     r"|neither|second|twice|couple|2 (?:orders|records|bookings|matches|results|accounts))\b"
@@ -175,6 +182,63 @@ def inconsistencies(ev: Evidence) -> list[str]:
         if not _date_known(when, ev.known_dates):
             problems.append(f"states the date {_show_date(when)}, which no result carries")
     problems += _status_conflicts(ev)
+    problems += _contact_facts(ev)
+    problems += _time_facts(ev)
+    return problems
+
+
+def _contact_facts(ev: Evidence) -> list[str]:
+    """Phone numbers and web addresses no turn, result or system prompt holds: contact
+    details made up ("call us on 1-800-...") are a wrong fact like a wrong amount."""
+    problems = []
+    phones = phone_numbers(ev.reply)
+    if phones:
+        known = phone_numbers(ev.known_text)
+        for phone in sorted(phones):
+            if not any(k.endswith(phone) or phone.endswith(k) for k in known if len(k) >= 7):
+                problems.append(f"gives the phone number {phone}, which nothing it was told holds")
+    sites = web_addresses(ev.reply)
+    if sites:
+        known_sites = web_addresses(ev.known_text)
+        for site in sorted(sites - known_sites):
+            problems.append(f"gives the address {site}, which nothing it was told holds")
+    return problems
+
+
+# A clause that says when something will happen, as opposed to one that tells the person
+# when to try again.
+_EXPECTS = re.compile(
+    r"\b(?:will|'ll|should|expect|expected|usually|typically|normally|generally|takes?"
+    r"|taking|allow|within|up to|over the next|by|in|until)\b",
+    re.IGNORECASE,
+)
+# Telling the person when to try again, or a condition ("if it has not arrived by
+# Friday"): neither promises anything.
+_SUGGESTS = re.compile(
+    r"\b(?:try|retry|check back|come back|wait|give it|if|unless|in case)\b", re.IGNORECASE
+)
+
+
+def _time_facts(ev: Evidence) -> list[str]:
+    """Time frames and deadlines the reply promises ("within 24 hours", "5-7 business days",
+    "by tomorrow evening") that no result, turn or system prompt gives."""
+    problems: list[str] = []
+    known_spans: set[tuple[tuple[float, ...], str]] | None = None
+    known_deadlines: set[str] | None = None
+    for clause in rp.clauses(ev.reply):
+        if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
+            continue
+        spans, named = time_frames(clause), deadlines(clause)
+        if not (spans or named) or not (_EXPECTS.search(clause) or named):
+            continue
+        if known_spans is None:
+            known_spans, known_deadlines = time_frames(ev.known_text), deadlines(ev.known_text)
+        assert known_deadlines is not None
+        for values, unit in sorted(spans - known_spans):
+            shown = "-".join(f"{v:g}" for v in values)
+            problems.append(f"promises {shown} {unit}(s), which no result or instruction gives")
+        for when in sorted(named - known_deadlines):
+            problems.append(f"promises '{when}', which no result or instruction gives")
     return problems
 
 
@@ -277,23 +341,26 @@ def _tells_apart(text: str, records: list[Any]) -> bool:
     return hits >= 2
 
 
-def given(ev: Evidence) -> dict[str, bool]:
-    """What the person's turns already hold, for ask-backs: an id, an email, a name."""
-    text = ev.user_text
-    return {
-        "id": bool(identifiers(text)),
-        "email": bool(EMAIL.search(text)),
-        "name": bool(NAMED.search(text)),
-        "more": bool(identifiers(text)),
-        "other": False,
-    }
+def unmet(ev: Evidence) -> tuple[set[str], set[str]]:
+    """(what the reply asks the person for, the part of it the person has not given)."""
+    wanted = asked_fields(ev, rp.own_text(ev.reply, ev.user_turns))
+    have = given_fields(ev)
+    return wanted, {w for w in wanted if not have.get(w, False)}
+
+
+def claims_fault(text: str) -> bool:
+    """The text blames a fault of the agent's own side ("the system is down", "our lookup
+    is timing out")."""
+    return any(rp.troubled(c) and own_side(c) for c in rp.clauses(text))
 
 
 def stalled(ev: Evidence) -> str | None:
-    """No call at all though the person gave what the tools take: an echo, a refusal of what
-    the tools do, or an ask-back for what was already given. Asking for what is still
-    missing, or for the person's decision on a named action, is not stalling."""
-    if ev.calls or not ev.tools:
+    """No call at all, and nothing in its place: an echo, pleasantries, a refusal that names
+    nothing of the ask, a fault no call ever met, an ask-back for what was already given,
+    or (the person having given what the tools take) a refusal of what the tools do.
+    Asking for what is still missing, or for the person's decision on a named action, is
+    not stalling."""
+    if ev.calls:
         return None
     reply = ev.reply
     if rp.echoed(reply, ev.user_turns, ev.objects):
@@ -301,15 +368,18 @@ def stalled(ev: Evidence) -> str | None:
     own = rp.own_text(reply, ev.user_turns)
     if rp.content_free(own):
         return "said nothing of substance"
-    if not identifiers(ev.user_text):
-        return None
-    wanted = rp.asked_for(own)
-    have = given(ev)
-    if any(not have[w] for w in wanted):
+    if any(rp.stock_refusal(c) for c in rp.clauses(own)) and not rp.named_tools(own, ev.tools):
+        return "declined with a refusal that names nothing of the ask"
+    if claims_fault(own):
+        return "blamed a fault or an inability though it never called a tool"
+    wanted, missing = unmet(ev)
+    if missing:
         return None
     if wanted - {"other"}:
-        named = "/".join(sorted(wanted - {"more", "other"})) or "details"
-        return f"asked for the {named} already given"
+        named = "/".join(sorted(w.replace("_", " ") for w in wanted - {"more", "other"}))
+        return f"asked for the {named or 'details'} already given"
+    if not ev.tools or not identifiers(ev.user_text):
+        return None
     if offers_action(ev):
         return None
     if rp.refuses(own) and not rp.named_tools(own, ev.tools):
@@ -339,8 +409,7 @@ def engages(ev: Evidence, tool: str) -> bool:
 def needs_unmet(ev: Evidence) -> bool:
     """The reply asks for something the conversation does not hold yet (a fair ask-back);
     the person's own question quoted back asks for nothing."""
-    have = given(ev)
-    return any(not have[w] for w in rp.asked_for(rp.own_text(ev.reply, ev.user_turns)))
+    return bool(unmet(ev)[1])
 
 
 def delegated_calls(ev: Evidence) -> list[str]:
