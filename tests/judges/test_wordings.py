@@ -1,9 +1,10 @@
 """The default judge reads ask-backs, acknowledged faults and invented facts in wordings it
 was not written from (issue 23).
 
-`tests/data/wordings.py` holds two hand-written sets: `TUNE`, which the readers in
-`judges/replies.py` and `judges/evidence.py` were developed against, and `MEASURE`, kept
-aside and only scored here. Each item becomes a row shaped as `simulate` writes them (a
+`tests/data/wordings.py` holds hand-written sets: `TUNE`, which the readers in
+`judges/replies.py` and `judges/evidence.py` were developed against, and `MEASURE` and
+`MEASURE2`, kept aside and only scored here (MEASURE2 was written once MEASURE had been
+scored and general bugs it showed were fixed). Each item becomes a row shaped as `simulate` writes them (a
 system prompt, the person's turn, the calls with the world's results, grid coordinates,
 the privileged block with the tool kinds) and is graded by the default judge with no
 `--spec`, as `whileai grade rows.jsonl` would.
@@ -23,7 +24,7 @@ from whileai_core.judges import parse_judge
 from whileai_core.judges.contract import judge_once
 from whileai_core.spec import Spec, load_spec, record_readers
 
-from ..data.wordings import MEASURE, TUNE
+from ..data.wordings import MEASURE, MEASURE2, TUNE
 from ..helpers import REPO
 
 _TARGETS = {
@@ -113,15 +114,21 @@ def _wrong(items: list[dict[str, Any]]) -> tuple[Counter[str], list[str]]:
     return total, wrong
 
 
-@pytest.mark.parametrize("name", ["TUNE", "MEASURE"])
+SETS = {"TUNE": TUNE, "MEASURE": MEASURE, "MEASURE2": MEASURE2}
+
+
+@pytest.mark.parametrize("name", list(SETS))
 def test_every_wording_set_is_read_right(name: str) -> None:
     """The bar on each set: at most one item in 20 read wrong, of each kind."""
-    items = TUNE if name == "TUNE" else MEASURE
+    items = SETS[name]
     total, wrong = _wrong(items)
     by_kind = Counter(w.split("/")[0] for w in wrong)
     for kind, count in total.items():
         assert by_kind[kind] <= count // 20, json.dumps(wrong, indent=1)
 
 
-def test_the_two_sets_share_no_reply() -> None:
-    assert not {i["reply"] for i in TUNE} & {i["reply"] for i in MEASURE}
+def test_the_sets_share_no_reply() -> None:
+    replies = [{i["reply"] for i in items} for items in SETS.values()]
+    for i, one in enumerate(replies):
+        for other in replies[i + 1 :]:
+            assert not one & other
