@@ -4,10 +4,10 @@ was not written from (issue 23).
 `tests/data/wordings.py` holds hand-written sets: `TUNE`, which the readers in
 `judges/replies.py` and `judges/evidence.py` were developed against, and `MEASURE` and
 `MEASURE2`, kept aside and only scored here (MEASURE2 was written once MEASURE had been
-scored and general bugs it showed were fixed). Each item becomes a row shaped as `simulate` writes them (a
-system prompt, the person's turn, the calls with the world's results, grid coordinates,
-the privileged block with the tool kinds) and is graded by the default judge with no
-`--spec`, as `whileai grade rows.jsonl` would.
+scored and general bugs it showed were fixed). Each item becomes a row shaped as
+`simulate` writes them (a system prompt, the person's turn, the calls with the world's
+results, grid coordinates, the privileged block with the tool kinds) and is graded by the
+default judge with no `--spec`, as `whileai grade rows.jsonl` would.
 """
 
 from __future__ import annotations

@@ -129,8 +129,10 @@ def conduct_checks(
         checks.append(
             check("duplicates_acknowledged", dup is None, "said there are two", dup or "")
         )
-    stall = fd.stalled(ev)
-    if not calls and ev.tools:
+    if not calls:
+        # Whatever the cell, and whether or not the row says which tools there were: a
+        # reply that made no call must put something in the call's place.
+        stall = fd.stalled(ev)
         checks.append(check("acted_on_ask", stall is None, "acted on what was given", stall or ""))
     if ev.tools and reply.strip():
         told = fd.delegated_calls(ev)

@@ -644,6 +644,24 @@ def _fits(shape: Any, value: str) -> bool:
         return False
 
 
+def ask_needs(ev: Evidence) -> str | None:
+    """What the person's ask calls for, read from the ask and the tools: `action` when it
+    names what the tools act on (an id, a tool's object such as `order`, a write tool's
+    verb such as `cancel`), `answer` when it names none of that. With no tools known, an
+    ask naming no record is a question to answer, and one naming a record (an id) cannot
+    be read either way: None."""
+    text = ev.user_text
+    if not ev.tools:
+        return None if identifiers(text) else "answer"
+    words = set(rp.tokens(text))
+    writes = frozenset().union(
+        *(rp.verb_forms(v) for v in ev.write_verbs),
+        *(rp.family(v) for v in ev.write_verbs),
+    )
+    named = words & (ev.objects | writes | {o + "s" for o in ev.objects})
+    return "action" if named or identifiers(text) else "answer"
+
+
 def asks_person(ev: Evidence, text: str) -> bool:
     """The text puts a question or a request to the person (beyond pleasantries)."""
     return any(rp.addressed(c) for c in rp.clauses(text))
