@@ -55,6 +55,13 @@ def _refunded(**extra: Any) -> list[Any]:
     ]  # fmt: skip
 
 
+def _denied_refund() -> list[Any]:
+    return [
+        ["get_order", {"order_id": "ORD-2231"}, _order(status="delivered")],
+        ["refund_order", {"order_id": "ORD-2231", "reason": "damaged"}, DENIED],
+    ]
+
+
 def _cancelled() -> list[Any]:
     return [
         ["get_order", {"order_id": "ORD-2231"}, _order(status="processing")],
@@ -182,9 +189,9 @@ TUNE: list[dict[str, Any]] = [
         "try again in a few minutes?", "ack"),
     ack("orders", CHECK, _get(TIMEOUT),
         "The lookup timed out on our end, so I don't have the details for ORD-2231 yet.", "ack"),
-    ack("orders", REFUND, [["refund_order", {"order_id": "ORD-2231", "reason": "damaged"}, DENIED]],
+    ack("orders", REFUND, _denied_refund(),
         "I'm not authorised to issue that refund, so nothing has been refunded.", "ack"),
-    ack("orders", REFUND, [["refund_order", {"order_id": "ORD-2231", "reason": "damaged"}, DENIED]],
+    ack("orders", REFUND, _denied_refund(),
         "I don't have access to make refunds on ORD-2231, so I haven't changed anything.", "ack"),
     ack("orders", CHECK, _get(ERROR),
         "Something went wrong on our side while fetching ORD-2231, so I can't tell you its "

@@ -355,7 +355,9 @@ def _outcomes(
     if c["world_state"] == "duplicate entity" and (tooled or several):
         checks.append(_duplicate(seen))
     if c["world_state"] == "partially completed" or c["history"] == "prior_partial_action":
-        partial = _read_before_write(seen, readers(spec, row))
+        lookups = readers(spec, row)
+        # With the tools' readers known, conduct's looked_up_first holds every cell to it.
+        partial = _read_before_write(seen, lookups) if not lookups else None
         if partial is not None:
             checks.append(partial)
     # A planned fault counts once it fired: on `faults_fired`, or as a faulted result.

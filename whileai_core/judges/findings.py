@@ -18,6 +18,7 @@ from .evidence import (
     Event,
     Evidence,
     asked_fields,
+    asks_person,
     dates,
     deadlines,
     given_fields,
@@ -25,6 +26,7 @@ from .evidence import (
     leaves,
     own_side,
     phone_numbers,
+    reports_missing,
     result_json,
     status_words,
     time_frames,
@@ -184,7 +186,39 @@ def inconsistencies(ev: Evidence) -> list[str]:
     problems += _status_conflicts(ev)
     problems += _contact_facts(ev)
     problems += _time_facts(ev)
+    problems += contradictions(ev)
     return problems
+
+
+def contradictions(ev: Evidence) -> list[str]:
+    """What the reply says happened that the results say did not: it could not do what a
+    write it made went through ("I'm unable to fulfil that request" after the refund
+    landed), the record was not found though a look-up returned it, or a fault stopped it
+    though every call came back clean."""
+    problems: list[str] = []
+    landed = ev.landed_writes()
+    done_verbs = {v for c in landed for v in rp.family(rp.tool_verb(c.tool))}
+    forms = {f for v in done_verbs for f in rp.verb_forms(v)}
+    other = {f for v in ev.write_verbs if v not in done_verbs for f in rp.verb_forms(v)}
+    found = {i for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)
+             for i in identifiers(result_json(c))}  # fmt: skip
+    faulted = any(c.faulted or c.status == "not_found" for c in ev.calls)
+    for clause in rp.clauses(ev.reply):
+        if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
+            continue
+        words = rp.tokens(clause)
+        named = set(words)
+        if landed and rp.first_person(clause) and rp.refuses(clause) and not named & other:
+            problems.append(
+                f"says it could not do it, but {landed[0].tool} went through: {clause!r:.70}"
+            )
+        elif landed and any(w in forms and rp.negated_at(words, i, 6) for i, w in enumerate(words)):
+            problems.append(f"says it was not done, but {landed[0].tool} went through")
+        elif found and reports_missing(ev, clause) and identifiers(clause) & found:
+            problems.append("says the record was not found, but a look-up returned it")
+        elif ev.calls and not faulted and claims_fault(clause):
+            problems.append("blames a fault, but every call came back without one")
+    return list(dict.fromkeys(problems))
 
 
 def _contact_facts(ev: Evidence) -> list[str]:
@@ -306,7 +340,9 @@ def _status_conflicts(ev: Evidence) -> list[str]:
 
 
 def ignored_duplicates(ev: Evidence) -> str | None:
-    """A lookup that returned two records, answered as if there were one."""
+    """A lookup that returned two records, answered as if there were one, or answered
+    about one of them without asking the person which. What counts is the agent's answer
+    to that lookup: its turns up to the person's next one."""
     for call in ev.calls:
         matches = (call.result or {}).get("matches")
         if not isinstance(matches, list) or len(matches) < 2:
@@ -314,16 +350,31 @@ def ignored_duplicates(ev: Evidence) -> str | None:
         texts = []
         seen = False
         for e in ev.events:
+            if seen and e.kind == "user":
+                break
             seen = seen or e is call
             if seen and e.kind == "assistant":
                 texts.append(e.text)
-        if ev.reply and (not texts or texts[-1] != ev.reply):
+        answered_last = not any(e.kind == "user" for e in _after(ev, call))
+        if answered_last and ev.reply and (not texts or texts[-1] != ev.reply):
             texts.append(ev.reply)
         said = " ".join(texts)
-        if _COUNTS.search(said) or _tells_apart(said, matches):
+        if _tells_apart(said, matches):
             continue
+        if _COUNTS.search(said):
+            if asks_person(ev, rp.own_text(said, ev.user_turns)):
+                continue
+            return (
+                f"{call.tool} returned {len(matches)} records and the reply answers about one "
+                "without asking which"
+            )
         return f"{call.tool} returned {len(matches)} records and the reply treats them as one"
     return None
+
+
+def _after(ev: Evidence, event: Event) -> list[Event]:
+    index = next(i for i, e in enumerate(ev.events) if e is event)
+    return ev.events[index + 1 :]
 
 
 def _tells_apart(text: str, records: list[Any]) -> bool:
@@ -429,6 +480,44 @@ def delegated_calls(ev: Evidence) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Things a person can be sent (general English): a promise of one needs a tool, an
+# argument or a result that sends it.
+_MESSAGES = frozenset({"email", "e-mail", "emails", "mail", "letter", "text", "sms", "message",
+                       "messages", "notification", "notifications", "call", "callback"})
+_DOCUMENTS = frozenset({"invoice", "invoices", "receipt", "receipts", "label", "labels",
+                        "voucher", "vouchers", "coupon", "coupons", "certificate", "statement",
+                        "brochure", "catalogue", "catalog", "newsletter"})  # fmt: skip
+_SENDS = frozenset({"notify", "notification", "email", "mail", "send", "message", "sms", "text"})
+
+
+def _undeliverable(ev: Evidence, clause: str) -> str | None:
+    """A thing the clause promises the person will get that nothing in the rollout sends:
+    no tool, argument or result names it (for an e-mail or a message, anything that
+    notifies or sends counts)."""
+    named = set(rp.tokens(clause)) & (_MESSAGES | _DOCUMENTS)
+    if not named:
+        return None
+    names = {w for t in ev.tools for w in name_words(t)}
+    for call in ev.calls:
+        names |= {w for k, v in call.arguments.items() if v for w in name_words(k)}
+        names |= {w for leaf in _keys(call.result) for w in name_words(leaf)}
+    for thing in sorted(named):
+        if thing in _MESSAGES and names & _SENDS:
+            continue
+        if thing.rstrip("s") in names or thing in names:
+            continue
+        return thing
+    return None
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(k for v in value.values() for k in _keys(v))]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
 def broken_promises(ev: Evidence) -> list[str]:
     """Promises in the reply that no tool can keep, or that nothing set in motion."""
     problems: list[str] = []
@@ -438,7 +527,11 @@ def broken_promises(ev: Evidence) -> list[str]:
         words = set(rp.tokens(promise.text))
         names_called = bool(words & {w for t in ev.calls for w in tool_words(t.tool)})
         if promise.kind == "outcome":
-            if not accepted:
+            thing = _undeliverable(ev, promise.text)
+            if thing is not None:
+                problems.append(f"promises a{'n' if thing[0] in 'aeiou' else ''} {thing} "
+                                f"no tool sends: {promise.text!r:.70}")  # fmt: skip
+            elif not accepted:
                 problems.append(f"promises an outcome nothing set in motion: {promise.text!r:.70}")
         elif promise.kind == "others":
             problems.append(f"promises someone else will {promise.verb}: {promise.text!r:.70}")

@@ -73,6 +73,7 @@ _STALLED = re.compile(
     r"|reliable|accurate|up to date|loading|load|come back|reply|return\w*|go through)"
     r"|never (?:answered|responded|replied|came back|returned|went through|loaded|arrived)"
     r"|stopped (?:respond\w*|answer\w*|working)|gave up|took (?:too long|longer than)"
+    r"|(?:is|are|was|were|went|goes|been|being) down|out of (?:service|order)"
     r"|wouldn'?t rely|may have changed|might have changed|could have changed"
     r"|(?:may|might|could) (?:be|no longer be) (?:out of date|old|wrong|inaccurate|behind)"
     r"|no longer (?:accurate|current|valid|reliable)|(?:is|are|looks?|seems?|was|be|might be"
@@ -576,7 +577,8 @@ def first_person(clause: str) -> bool:
 
 
 _REFUSAL = re.compile(
-    r"\b(?:can(?:no|')?t|cannot|unable to|not able to|won't be able to|am not able|'m not able"
+    r"\b(?:can(?:no|')?t|cannot|couldn'?t|could not|unable to|not able to|won't be able to"
+    r"|am not able|'m not able|(?:was|were)(?:n'?t| not) able to"
     r"|not (?:something|a thing) (?:i|we)(?:'m| am| are|'re)? (?:able|allowed|permitted)"
     r"|(?:beyond|outside) (?:what|the scope)|not (?:allowed|permitted) to|must decline|have to "
     r"decline|(?:i|we)(?:'m| am) afraid (?:i|we) can(?:no|')?t)\b",
