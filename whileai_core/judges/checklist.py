@@ -3,9 +3,14 @@ verify from the row's own grid coordinates.
 
 Which checks run depends on where the row sits on the grid (`scenario_dimensions`, the
 flat `ask_family`, `stance`, `world_state`, `faults_fired`), and `markers` name each one
-(`check:target_succeeded`, ...), so a reader sees what the reward was made of. A row with
-no coordinates gets the conduct grade alone, and the reason says so: that is a process
-reward, and a policy trained on it alone learns to call nothing.
+(`check:target_succeeded`, ...), so a reader sees what the reward was made of.
+
+The grid's word is not taken over the ask's own: what the ask needs is read from the ask
+and the tools (`evidence.ask_needs`). An ask filed as `general` that names an order and
+its id needs the tools; a row with no coordinates gets the tool checks or the general
+ones by that reading. Where it cannot be told (the row names no tools, the ask names a
+record, the reply made no call and is not a do-nothing), the row is `undecided`: a pass
+would teach a policy to call nothing, and a 0 would be a guess.
 
 The checks judge what the agent could know, not what the grid planted: a missing or
 already-handled record must be reported only once the world showed it (a fault may stop
