@@ -649,8 +649,9 @@ def ask_needs(ev: Evidence) -> str | None:
     names what the tools act on (an id, a tool's object such as `order`, a write tool's
     verb such as `cancel`), `answer` when it names none of that. With no tools known, an
     ask naming no record is a question to answer, and one naming a record (an id) cannot
-    be read either way: None."""
-    text = ev.user_text
+    be read either way: None. The ask is the person's opening turn: a later one may only
+    answer the agent ("I don't know the order number")."""
+    text = ev.user_turns[0] if ev.user_turns else ""
     if not ev.tools:
         return None if identifiers(text) else "answer"
     words = set(rp.tokens(text))
