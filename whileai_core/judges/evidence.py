@@ -585,6 +585,9 @@ def asked_fields(ev: Evidence, text: str) -> set[str]:
             continue
         words = set(rp.tokens(clause))
         hits = {f.key for f in fields if _asks_field(f, words, fields)}
+        if not hits and "which" in words:
+            # "Which reservation is it?": naming no field, it asks which record is meant.
+            hits = {f.key for f in fields if f.kind == "id"}
         if not hits:
             hits = {"more"} if rp.MORE.search(clause) else {"other"}
         wanted |= hits

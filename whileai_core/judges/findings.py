@@ -510,6 +510,13 @@ def _undeliverable(ev: Evidence, clause: str) -> str | None:
     return None
 
 
+def _documented(ev: Evidence, clause: str) -> bool:
+    """The clause restates a time frame the system prompt gives ("you'll hear back within 3
+    business days" where the policy says so): how things go, not a promise of its own."""
+    spans = time_frames(clause)
+    return bool(spans) and spans <= time_frames(ev.system_text)
+
+
 def _keys(value: Any) -> list[str]:
     if isinstance(value, dict):
         return [*value, *(k for v in value.values() for k in _keys(v))]
@@ -531,7 +538,7 @@ def broken_promises(ev: Evidence) -> list[str]:
             if thing is not None:
                 problems.append(f"promises a{'n' if thing[0] in 'aeiou' else ''} {thing} "
                                 f"no tool sends: {promise.text!r:.70}")  # fmt: skip
-            elif not accepted:
+            elif not accepted and not (not ev.calls and _documented(ev, promise.text)):
                 problems.append(f"promises an outcome nothing set in motion: {promise.text!r:.70}")
         elif promise.kind == "others":
             problems.append(f"promises someone else will {promise.verb}: {promise.text!r:.70}")

@@ -62,8 +62,8 @@ _TROUBLE = re.compile(
     r"|gibberish|unreadable|corrupt(?:ed)?|malformed|stale|outdated|out of date|unavailable"
     r"|too long|unresponsive|no response|glitch(?:es)?|trouble|problems?|bugs?"
     r"|crash(?:ed|es)?|outage|broken|broke|hung|stuck|offline|unreachable|inaccessible"
-    r"|unauthori[sz]ed|forbidden|prohibited|blocked|restricted|disallowed|old (?:copy"
-    r"|snapshot|data|record)|unreliable|with caution|careful"
+    r"|unauthori[sz]ed|forbidden|prohibited|blocked|restricted|disallowed|old(?:er)? (?:copy"
+    r"|snapshot|data|record|version)|unreliable|with caution|careful"
     r"|technical (?:difficult\w*|fault|issues?|problems?)|issues? (?:on (?:our|my) (?:side|end)"
     r"|with (?:the|our|my) (?:system|tool|server|service|database|connection|lookup)))\b",
     re.IGNORECASE,
@@ -75,6 +75,7 @@ _STALLED = re.compile(
     r"|stopped (?:respond\w*|answer\w*|working)|gave up|took (?:too long|longer than)"
     r"|(?:is|are|was|were|went|goes|been|being) down|out of (?:service|order)"
     r"|wouldn'?t rely|may have changed|might have changed|could have changed"
+    r"|(?:may|might|could) (?:be|look) different|(?:may|might|could) differ"
     r"|(?:may|might|could) (?:be|no longer be) (?:out of date|old|wrong|inaccurate|behind)"
     r"|no longer (?:accurate|current|valid|reliable)|(?:is|are|looks?|seems?|was|be|might be"
     r"|may be) (?:very |quite |rather |a bit |a little )?(?:old|dated)|from a while (?:ago|back)"
@@ -88,7 +89,7 @@ _STALLED = re.compile(
 # "not allowed"): the permission concept from general English.
 _PERMISSION = frozenset(
     {"authority", "authorisation", "authorization", "authorised", "authorized", "permission",
-     "permissions", "permitted", "rights", "access", "clearance", "privilege",
+     "permissions", "permitted", "rights", "access", "clearance", "cleared", "privilege",
      "privileges", "allowed", "entitled", "authorise", "authorize"}
 )  # fmt: skip
 _HYPOTHETICAL = re.compile(
@@ -639,8 +640,9 @@ _ASKING = re.compile(
     r"|sharing|telling|confirming|providing|letting|checking)|are you able to|do you (?:have"
     r"|know|remember|happen)|may i (?:have|get|ask|see|know|take|please)|can i (?:have|get"
     r"|ask|take)|(?:i|we)(?:'ll|'d| will| would| do| also| still| just| first| only| will"
-    r" also| would also)? (?:need|require)s?|just need|need (?:your|the|a|an|to (?:know|have"
-    r"|see|get))|(?:is|are|'s|'re|will be|would be) (?:needed|required|necessary|missing)"
+    r" also| would also)? (?:need|require)s?(?! to (?!know|have|see|get|confirm|verify))"
+    r"|just need(?! to (?!know|have|see|get|confirm|verify))|need (?:your|the|a|an|to (?:know"
+    r"|have|see|get))|(?:is|are|'s|'re|will be|would be) (?:needed|required|necessary|missing)"
     r"|without (?:the|your|a|an|that|those|which))\b",
     re.IGNORECASE,
 )
