@@ -164,6 +164,7 @@ def negated_at(words: list[str], index: int, window: int = 5) -> bool:
     return any(is_negator(w) for w in words[max(0, index - window) : index])
 
 
+@functools.lru_cache(maxsize=8192)
 def troubled(clause: str) -> bool:
     """A report of trouble; a status code quoted as sent (`permission_denied`) counts. A
     word for a bad event that a negator cancels ("no problem", "without any issues",
@@ -655,6 +656,7 @@ MORE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def addressed(clause: str) -> bool:
     """The clause asks the person for something: a question, a request opening on a verb of
     giving or telling ("please send", "tell me", "kindly provide"), or a statement of what
