@@ -14,7 +14,6 @@ from typing import Any
 from ..errors import ConfigError
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..metrics.passat import PassReport, summary_line
-from ..models.spec import same_model
 from ..scale.executor import Executor, LocalExecutor
 from ..scale.shards import Shard, shard_rows
 from .contract import Judge, grade_rows

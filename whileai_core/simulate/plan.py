@@ -13,10 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
-from ..spec import Spec, load_spec
+from ..spec import Spec
 from ..text.similarity import SimilarityIndex
-from .config import SimulateConfig
 from .tasks import TaskSource
 
 

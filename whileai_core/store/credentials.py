@@ -11,7 +11,6 @@ is never shown whole: `mask` keeps just enough to tell two keys apart.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
