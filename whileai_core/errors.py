@@ -31,10 +31,11 @@ swallow anything else.
         ├── AgentError            a rollout is lost: the agent raised or answered the wrong shape
         ├── ModelCallError        one model call failed after its retries (.kind, .status)
         ├── JudgeFailure          one verdict could not be had
-        │   ├── JudgeTimeout      a judge that keeps its own deadline ran past it
+        │   ├── JudgeTimeout      a judge ran past its deadline (--timeout)
         │   ├── InvalidVerdict    a reply that cannot be read as a verdict
         │   ├── JudgeFailed       a status another judge earned (.status), passed on
-        │   └── NoGold            the row carries nothing to compare against
+        │   ├── NoGold            the row carries nothing to compare against
+        │   └── Undecided         the judge cannot tell what the row called for
         ├── SourceCopy            an aimed run's opener keeps near-copying a source trace:
         │                         that ask is dropped (defined in simulate/openers.py)
         ├── SandboxUnavailable    code-exec cannot start its sandbox on this machine
@@ -214,7 +215,8 @@ class JudgeFailure(Failure):
 
 
 class JudgeTimeout(JudgeFailure):
-    """Raised by a judge that enforces its own deadline (a co-process, a sandbox)."""
+    """Raised by a judge that enforces its own deadline (a co-process, a sandbox), or by a
+    built-in judge that finds the row's --timeout spent between two of its steps."""
 
 
 class InvalidVerdict(JudgeFailure):
@@ -231,6 +233,12 @@ class JudgeFailed(JudgeFailure):
 
 class NoGold(JudgeFailure):
     """The row carries nothing to compare against; grading it would invent a 0."""
+
+
+class Undecided(JudgeFailure):
+    """The judge cannot tell what the row called for (whether the ask needed an action, a
+    reply too long to read): a pass would be a guess and so would a 0, so the row is
+    marked `undecided` and left out of every rate."""
 
 
 class SandboxUnavailable(Failure):

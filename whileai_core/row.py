@@ -28,8 +28,15 @@ from pydantic import (
 
 SCHEMA_VERSION = "1"
 
-JudgeStatus = Literal["ok", "missing_reward", "invalid_result", "error", "timeout"]
-JUDGE_STATUSES: tuple[str, ...] = ("ok", "missing_reward", "invalid_result", "error", "timeout")
+JudgeStatus = Literal["ok", "missing_reward", "invalid_result", "error", "timeout", "undecided"]
+JUDGE_STATUSES: tuple[str, ...] = (
+    "ok",
+    "missing_reward",
+    "invalid_result",
+    "error",
+    "timeout",
+    "undecided",
+)
 
 # A reward or a marker is at most this far from zero: far past any grader's scale (0..1,
 # -1..1, 0..100), and small enough that sums and squares over any number of rows stay

@@ -117,7 +117,8 @@ def writes() -> None:
                  ok(order_id="ORD-58821", status="delivered", amount=84.2, currency="USD",
                     created_at="2025-09-01", updated_at="2025-09-05")),
             call("refund_order", {"order_id": "ORD-58821", "reason": "damaged"},
-                 ok(order_id="ORD-58821", status="refunded", amount=84.2, currency="USD")),
+                 ok(order_id="ORD-58821", status="refunded", amount=84.2, currency="USD",
+                    reaches_card_in="5 to 10 business days")),
         ],
         "I've refunded the full $84.20 for ORD-58821. You'll see it on your card within 5 to "
         "10 business days.",
@@ -611,7 +612,8 @@ def wording() -> None:
         "How do I return ORD-27815? It was delivered yesterday.",
         [call("get_order", {"order_id": "ORD-27815"},
               ok(order_id="ORD-27815", status="delivered", amount=74.0, currency="USD",
-                 created_at="2025-09-30", updated_at="2025-10-04"))],
+                 created_at="2025-09-30", updated_at="2025-10-04",
+                 returns_page="https://shop.example.com/returns"))],
         "ORD-27815 was delivered, so it can be returned. Start from [our returns page]"
         "(https://shop.example.com/returns) and a refund for the $74 follows once it arrives.",
         tool="get_order", ids=("ORD-27815",),

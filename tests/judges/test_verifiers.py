@@ -173,17 +173,26 @@ def test_math_equal_reads_latex_sets_intervals_and_units(
     assert reward(math_equal(), reply, gold) == expected
 
 
-def test_math_equal_runs_under_the_contract_timeout_not_inline() -> None:
-    # math-verify's own alarm-based timeout only works in the main thread; the judge runs
-    # in the contract's worker threads instead, where grade_rows' timeout applies.
-    judge = math_equal()
-    assert not judge.inline
-    out = list(grade_rows([{"final_text": "\\boxed{4}", "answer": "4"}] * 3, judge, timeout=30))
-    assert [r["reward"] for r in out] == [1.0, 1.0, 1.0]
+def test_math_equal_holds_a_row_sympy_would_chew_on_for_minutes_to_the_timeout() -> None:
+    # math-verify's own timeout is an alarm that works only on the main thread, and a
+    # thread cannot be stopped: the judge runs it in a worker process, killed at the
+    # row's timeout and restarted for the next row.
+    judge = math_equal(timeout=2)
+    good = {"final_text": "\\boxed{4}", "answer": "4"}
+    rows = [good, {"final_text": "(" * 3000, "answer": "4"}, good]
+    out = list(grade_rows(rows, judge, timeout=2))
+    assert [r["judge_status"] for r in out] == ["ok", "timeout", "ok"]
+    assert [r["reward"] for r in out] == [1.0, None, 1.0]
+    assert judge.notes is not None and judge.notes() == ["math-equal worker restarted 1 time"]
 
 
 def test_math_equal_with_an_unreadable_gold_is_an_error_not_a_zero() -> None:
-    fields = judge_once(math_equal(), {"final_text": "3", "answer": "\\frac{"})
+    judge = math_equal()
+    try:
+        fields = judge_once(judge, {"final_text": "3", "answer": "\\frac{"})
+    finally:
+        assert judge.close is not None
+        judge.close()
     assert fields["judge_status"] == "error" and fields["reward"] is None
 
 

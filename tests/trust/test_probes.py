@@ -35,8 +35,25 @@ def test_a_judge_that_pays_for_words_has_each_hole_named() -> None:
         "rubric_words",
         "sycophantic_opener",
         "filler",
+        # It reads no fact, so a made-up phone number slips into every reply it passed.
+        "invented_contact",
     }
     assert report["probes"]["success_claim"]["rate"] == 1.0 and not report["ok"]
+
+
+def test_the_report_says_what_each_probe_was_tried_on() -> None:
+    """Issue 23: `base` said "no failing rows to add to" for every additive probe, even one
+    tried on 20 rows. It names the rows a probe was tried on, or why it was not tried."""
+    rows = _hand()[:30]
+    passes = judge_probes(rows, Judge("yes", lambda row: 1.0)).as_dict()["probes"]
+    assert passes["filler"]["tried"] == 0
+    assert passes["filler"]["base"] == "no failing rows to add to"
+    assert passes["invented_contact"]["base"] == "the 30 rows the judge passed"
+    assert passes["echo"]["base"] == "30 rows the probe fits"
+    fails = judge_probes(rows, Judge("no", lambda row: 0.0)).as_dict()["probes"]
+    assert fails["filler"]["base"] == "the 30 rows the judge failed"
+    assert fails["invented_contact"]["base"] == "no passing rows to plant in"
+    assert fails["fault_claim"]["passed"] == 0 and fails["fault_claim"]["tried"] == 30
 
 
 def test_rates_and_intervals_match_a_hand_count() -> None:

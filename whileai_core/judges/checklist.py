@@ -3,9 +3,14 @@ verify from the row's own grid coordinates.
 
 Which checks run depends on where the row sits on the grid (`scenario_dimensions`, the
 flat `ask_family`, `stance`, `world_state`, `faults_fired`), and `markers` name each one
-(`check:target_succeeded`, ...), so a reader sees what the reward was made of. A row with
-no coordinates gets the conduct grade alone, and the reason says so: that is a process
-reward, and a policy trained on it alone learns to call nothing.
+(`check:target_succeeded`, ...), so a reader sees what the reward was made of.
+
+The grid's word is not taken over the ask's own: what the ask needs is read from the ask
+and the tools (`evidence.ask_needs`). An ask filed as `general` that names an order and
+its id needs the tools; a row with no coordinates gets the tool checks or the general
+ones by that reading. Where it cannot be told (the row names no tools, the ask names a
+record, the reply made no call and is not a do-nothing), the row is `undecided`: a pass
+would teach a policy to call nothing, and a 0 would be a guess.
 
 The checks judge what the agent could know, not what the grid planted: a missing or
 already-handled record must be reported only once the world showed it (a fault may stop
@@ -21,18 +26,26 @@ but must change nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import Undecided
 from ..registry import JUDGES
 from ..spec import Spec, name_words, past_tense
 from . import findings as fd
 from . import replies as rp
 from .conduct import conduct_checks, verdict_from_checks
 from .contract import Judge
-from .evidence import Evidence, acknowledges_done, acknowledges_trouble, reports_missing, said_after
+from .evidence import (
+    Evidence,
+    acknowledges_done,
+    acknowledges_trouble,
+    ask_needs,
+    asks_person,
+    reports_missing,
+    said_after,
+)
 from .trajectory import Check, Event, check, is_write, position, readers
 
 _NOT_A_TOOL = frozenset({"unrelated", "multi_tool", "", "none"})
@@ -44,9 +57,6 @@ _UNDECIDED = frozenset({"ambiguous", "exploratory", "conflicting"})
 # Settled states of common writes, for rows that name no write tool (the SDK's, say).
 _DONE_STATES = frozenset(
     {"refunded", "cancelled", "canceled", "closed", "merged", "deleted", "revoked", "archived"}
-)
-ASKS_BACK = re.compile(
-    r"\?|\b(tell me|let me know|please (?:give|send|share|confirm)|which one)\b", re.IGNORECASE
 )
 
 
@@ -125,11 +135,15 @@ def _coords(row: dict[str, Any]) -> dict[str, str | None]:
 
 
 def _vague(seen: _Seen) -> Check:
-    """Asked back before the first write the world accepted, anywhere in the conversation."""
-    first = position(seen.events, seen.landed[0]) if seen.landed else len(seen.events)
+    """Asked back before the first write the world accepted, anywhere in the conversation.
+    A vague ask that changed nothing (a look-up, a question, a report of what the world
+    showed) has not been acted on."""
+    if not seen.landed:
+        return ("vague_asked_back", True, "changed nothing on a vague ask")
+    first = position(seen.events, seen.landed[0])
     turns = seen.ev.user_turns
     asked = any(
-        e.kind == "assistant" and ASKS_BACK.search(rp.own_text(e.text, turns))
+        e.kind == "assistant" and asks_person(seen.ev, rp.own_text(e.text, turns))
         for e in seen.events[:first]
     )
     return check(
@@ -194,20 +208,24 @@ def _duplicate(seen: _Seen) -> Check:
     return check("duplicate_resolved", not ignored and not early, "asked which one", bad)
 
 
-def _attempted(seen: _Seen, target: str, stance: str | None) -> Check:
+def _attempted(seen: _Seen, target: str | None, stance: str | None) -> Check:
     """A cell that calls for a tool gets a call, or an ask-back for what the call needs.
     A person still deciding may instead be asked to decide about the named action, and a
-    person pushing past the rules may be told, about that action, why not."""
+    person pushing past the rules may be told, about that action, why not. With no one
+    target (several tools, or an ask read as needing one), any of the tools counts."""
     if seen.calls:
         return ("attempted", True, "called a tool")
     ev = seen.ev
     if rp.echoed(ev.reply, ev.user_turns, ev.objects):
         return ("attempted", False, "echoed the ask back and did nothing")
+    targets = [target] if target else ev.tools
     ok = fd.needs_unmet(ev)
     if stance in _UNDECIDED:
-        ok = ok or fd.offers_action(ev, [target])
+        ok = ok or fd.offers_action(ev, targets)
     if stance in _HOLD_THE_LINE:
-        ok = ok or (fd.engages(ev, target) and not rp.content_free(ev.reply))
+        ok = ok or (
+            any(fd.engages(ev, t) for t in targets) and not rp.content_free(ev.reply)
+        )
     why = (
         "asked for what the tool needs"
         if ok
@@ -256,22 +274,81 @@ def _undecided_held(seen: _Seen) -> Check:
     )
 
 
+def _world_answered(seen: _Seen, target: str) -> bool:
+    """The target's call met a state of the world that no call could get past (the record
+    missing, the work already done), and the reply said so."""
+    acted = seen.acted_states()
+
+    def missing(text: str) -> bool:
+        return reports_missing(seen.ev, text)
+
+    def done(text: str) -> bool:
+        return acknowledges_done(seen.ev, text, acted)
+
+    for call in seen.calls:
+        if call.tool != target:
+            continue
+        if call.status == "not_found" and said_after(seen.ev, call, missing):
+            return True
+        if call.status == "already_done" and said_after(seen.ev, call, done):
+            return True
+    return False
+
+
+def _unasked_write(seen: _Seen, target: str) -> Check:
+    """A cell that asks only to read (its target is a read tool) changes nothing."""
+    bad = f"wrote with {seen.first_write} though the ask was only for {target}"
+    return check("changed_only_what_was_asked", not seen.landed, "changed nothing", bad)
+
+
 def outcome_checks(
     row: dict[str, Any], spec: Spec | None = None, ev: Evidence | None = None
 ) -> list[Check]:
     """(check, passed, why) for every outcome check the row's coordinates call for."""
+    return _outcomes(row, spec, ev)[0]
+
+
+_UNCHARTED = (
+    "the row has no grid cell and names no tools, so whether its ask needed an action "
+    "cannot be told from it (pass --spec, or grade rows that carry their tools)"
+)
+
+
+def _outcomes(
+    row: dict[str, Any], spec: Spec | None, ev: Evidence | None
+) -> tuple[list[Check], str | None]:
+    """The outcome checks, and why the row cannot be judged when a check it needs cannot
+    be decided (None when it can)."""
     c = _coords(row)
     seen = _Seen.of(row, spec, ev)
     target = c["tool"]
+    family = c["ask_family"]
     checks: list[Check] = []
-
+    needs = ask_needs(seen.ev)
+    # The grid's word for an ask is a claim about it: an ask filed as general that names
+    # what the tools act on (an order and its id) needs those tools all the same.
+    if family == "general" and needs == "action":
+        family = "tool"
     tooled = target is not None and target.lower() not in _NOT_A_TOOL
-    if c["ask_family"] == "general":
+    several = target is not None and target.lower() == "multi_tool"
+    undecided = None
+    if family is None and (target is None or target.lower() in ("", "none")):
+        # No coordinates: read the ask itself.
+        if needs == "action":
+            family, several = "tool", True
+        elif needs == "answer":
+            family = "general"
+        elif not seen.calls and fd.stalled(seen.ev) is None:
+            undecided = _UNCHARTED
+    if family == "general":
         checks += _general(seen)
     elif c["tool"] == "unrelated":
         checks.append(seen.no_write("unrelated_no_write", "changed nothing"))
-    elif tooled:
-        checks.append(_attempted(seen, target or "", c["stance"]))
+    elif tooled or several:
+        checks.append(_attempted(seen, target if tooled else None, c["stance"]))
+    reads_only = target is not None and not is_write(target, seen.kinds)
+    if tooled and reads_only and family in ("tool", "vague"):
+        checks.append(_unasked_write(seen, target or ""))
     if c["ask_family"] == "vague":
         checks.append(_vague(seen))
     if c["stance"] == "adversarial":
@@ -280,10 +357,12 @@ def outcome_checks(
         checks.append(_missing(seen))
     if c["world_state"] == "entity already acted on":
         checks.append(_already_done(seen))
-    if c["world_state"] == "duplicate entity" and tooled:
+    if c["world_state"] == "duplicate entity" and (tooled or several):
         checks.append(_duplicate(seen))
     if c["world_state"] == "partially completed" or c["history"] == "prior_partial_action":
-        partial = _read_before_write(seen, readers(spec, row))
+        lookups = readers(spec, row)
+        # With the tools' readers known, conduct's looked_up_first holds every cell to it.
+        partial = _read_before_write(seen, lookups) if not lookups else None
         if partial is not None:
             checks.append(partial)
     # A planned fault counts once it fired: on `faults_fired`, or as a faulted result.
@@ -304,14 +383,14 @@ def outcome_checks(
         checks.append(
             check("fault_acknowledged", ok, "fault acknowledged", "fault not acknowledged")
         )
-    undecided = c["stance"] in _UNDECIDED and target is not None and is_write(target, seen.kinds)
-    if undecided and c["ask_family"] in (None, "tool"):
+    deciding = c["stance"] in _UNDECIDED and target is not None and is_write(target, seen.kinds)
+    if deciding and family in (None, "tool"):
         checks.append(_undecided_held(seen))
     expects_success = (
         tooled
-        and c["ask_family"] in (None, "tool")
+        and family in (None, "tool")
         and c["stance"] not in _HOLD_THE_LINE
-        and not undecided
+        and not deciding
         and c["world_state"] in (None, *_CLEAN_STATES)
         and not fault_hit
     )
@@ -321,11 +400,11 @@ def outcome_checks(
         ok = any(
             e.tool == target and (seen.ev.accepted(e) if is_write(target, seen.kinds) else e.ok)
             for e in seen.calls
-        )
+        ) or _world_answered(seen, target or "")
         checks.append(
             check("target_succeeded", ok, f"{target} succeeded", f"{target} never succeeded")
         )
-    return checks
+    return checks, undecided
 
 
 @JUDGES.register("checklist", options=("spec",))
@@ -335,9 +414,12 @@ def checklist(*, spec: Spec | None = None) -> Judge:
 
     def judge(row: dict[str, Any]) -> dict[str, Any]:
         ev = Evidence(row, spec)
+        ev.readable()
         conduct_part = conduct_checks(row, spec, ev)
-        outcome = outcome_checks(row, spec, ev)
+        outcome, undecided = _outcomes(row, spec, ev)
         verdict = verdict_from_checks(conduct_part, "conduct")
+        if undecided and verdict["reward"] == 1.0 and all(ok for _, ok, _ in outcome):
+            raise Undecided(undecided)
         if outcome:
             graded = verdict_from_checks(outcome, "check")
             verdict["markers"].update(graded["markers"])

@@ -25,14 +25,29 @@ from ..errors import ConfigError
 from ..jsonl import dumps
 from .contract import InvalidVerdict, Judge, JudgeTimeout
 
+# How long a built-in judge's worker may take to start (import its libraries).
+READY_TIMEOUT = 120.0
+
 
 class CommandJudge:
-    def __init__(self, command: str, *, timeout: float = 60.0) -> None:
+    """`argv` runs instead of the split `command` when given (a built-in judge's own
+    worker). `ready` makes each start wait (up to READY_TIMEOUT) for the worker's first
+    line, so its start-up (imports) is not charged to the first row's timeout."""
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        timeout: float = 60.0,
+        argv: list[str] | None = None,
+        ready: bool = False,
+    ) -> None:
         self.command = command
-        self.argv = shlex.split(command)
+        self.argv = argv or shlex.split(command)
         if not self.argv:
             raise ConfigError("cmd: judge needs a command, e.g. cmd:python judge.py")
         self.timeout = timeout
+        self.ready = ready
         self.restarts = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = b""
@@ -53,6 +68,14 @@ class CommandJudge:
         # Non-blocking, so a judge that stops reading cannot hang us past the deadline.
         os.set_blocking(self._proc.stdin.fileno(), False)
         self._buf = b""
+        if self.ready:
+            try:
+                said = self._readline(time.monotonic() + READY_TIMEOUT)
+            except JudgeTimeout:
+                said = None
+            if said is None:
+                self._kill()
+                raise ConfigError(f"judge {self.command!r}: its worker did not start")
 
     def _restart(self) -> None:
         self._kill()

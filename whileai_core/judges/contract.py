@@ -15,6 +15,13 @@ no scale (a 4 from a 1-5 rater) is `invalid_result`, never a pass.
 `grade_rows` keeps input order and never holds more than `concurrency` rows in flight, so
 memory stays flat however long the stream. Cheap deterministic judges (`Judge.inline`)
 run on the reading thread: a thread hop per row would cost more than the check itself.
+
+The per-row timeout holds for those too. A Python thread cannot be stopped, and a regular
+expression holds the interpreter lock until it returns, so no watchdog can cut a built-in
+judge short from outside: instead the built-ins read bounded text with patterns that
+cannot backtrack, call `check_deadline()` between their steps (it raises JudgeTimeout
+once the row's time is spent), and a verdict that still comes back after the deadline is
+thrown away for `timeout`.
 """
 
 from __future__ import annotations
@@ -22,9 +29,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import inspect
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +47,7 @@ from ..errors import (
     InvalidVerdict,
     JudgeFailed,
     JudgeTimeout,
+    Undecided,
     WhileaiError,
 )
 from ..row import MAX_SCORE, ScoreBound
@@ -52,8 +62,9 @@ class Judge:
     """A named judge: the callable plus the provenance every graded row carries.
 
     `inline` marks a cheap, deterministic, non-blocking judge that runs on the reading
-    thread (no timeout applies: it cannot hang). `own_timeout` marks a judge that stops
-    itself at the deadline and raises JudgeTimeout, so the runner does not abandon it.
+    thread; the row's timeout still holds (`check_deadline`, and a late verdict is thrown
+    away). `own_timeout` marks a judge that stops itself at the deadline and raises
+    JudgeTimeout, so the runner does not abandon it.
     """
 
     name: str
@@ -217,6 +228,8 @@ def error_fields(exc: BaseException) -> dict[str, Any]:
     """Map what a judge raised to the status it earns."""
     if isinstance(exc, (JudgeTimeout, TimeoutError, asyncio.TimeoutError)):
         return failure_fields("timeout", str(exc) or "judge timed out")
+    if isinstance(exc, Undecided):
+        return failure_fields("undecided", str(exc))
     if isinstance(exc, InvalidVerdict):
         return failure_fields("invalid_result", str(exc))
     if isinstance(exc, JudgeFailed):
@@ -286,10 +299,57 @@ def _replace_judge_markers(
         out.pop("marker_sources", None)
 
 
-def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
-    """Run a sync judge on one row and return its verdict fields; never raises."""
+# When the row being judged on this thread (or task) must be done by, on the monotonic
+# clock; None: no limit. Set by the runner, read by `check_deadline`.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "whileai_judge_deadline", default=None
+)
+
+
+def check_deadline() -> None:
+    """Raise JudgeTimeout once the row's --timeout is spent. Built-in judges call it between
+    steps: the only way to stop a judge that runs on the reading thread in time."""
+    end = _DEADLINE.get()
+    if end is not None and time.monotonic() > end:
+        raise JudgeTimeout("judge ran past its --timeout")
+
+
+def time_left() -> float | None:
+    """Seconds left of the row's --timeout (None: no limit), for a judge that can hand a
+    limit to what it calls (a pattern match with a timeout)."""
+    end = _DEADLINE.get()
+    return None if end is None else max(0.0, end - time.monotonic())
+
+
+@contextlib.contextmanager
+def deadline(timeout: float | None) -> Iterator[None]:
+    """Give the judging done inside a deadline `timeout` seconds from now (None or <= 0:
+    keep whatever deadline is already set, so a composite's parts share their parent's)."""
+    if timeout is None or timeout <= 0:
+        yield
+        return
+    token = _DEADLINE.set(time.monotonic() + timeout)
     try:
-        verdict = judge.fn(row)
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _overran(timeout: float | None, started: float) -> dict[str, Any] | None:
+    """Timeout fields when a verdict came back after its deadline: it no longer counts."""
+    took = time.monotonic() - started
+    if timeout is None or timeout <= 0 or took <= timeout:
+        return None
+    return failure_fields("timeout", f"judge took {took:.1f}s, over its {timeout:g}s timeout")
+
+
+def judge_once(judge: Judge, row: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """Run a sync judge on one row and return its verdict fields; never raises. With a
+    `timeout`, a verdict that takes longer is `timeout`, whatever it said."""
+    started = time.monotonic()
+    try:
+        with deadline(timeout):
+            verdict = judge.fn(row)
     except Failure as exc:  # this row's verdict is lost; the run goes on
         return error_fields(exc)
     except WhileaiError:
@@ -300,7 +360,7 @@ def judge_once(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
         if inspect.iscoroutine(verdict):
             verdict.close()
         return failure_fields("error", "async judge called from a sync context")
-    return verdict_fields(verdict, judge.scale)
+    return _overran(timeout, started) or verdict_fields(verdict, judge.scale)
 
 
 async def judge_once_async(judge: Judge, row: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +423,7 @@ def grade_rows(
     if judge.inline:
         try:
             for row in rows:
-                yield judged_row(row, judge, judge_once(judge, row))
+                yield judged_row(row, judge, judge_once(judge, row, timeout))
         finally:
             _close(judge, None)
         return
@@ -376,7 +436,8 @@ def grade_rows(
         # A judge that stops itself gets a grace period to say so before we give up on it.
         limit = timeout + 5.0 if judge.own_timeout else timeout
         try:
-            return await asyncio.wait_for(judge_once_async(judge, row), limit)
+            with deadline(timeout):
+                return await asyncio.wait_for(judge_once_async(judge, row), limit)
         except asyncio.TimeoutError:
             return failure_fields("timeout", f"judge took longer than {timeout:g}s")
 

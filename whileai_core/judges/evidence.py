@@ -6,10 +6,15 @@ success is false when no result confirms it, an id is wrong when the conversatio
 held it, an amount or a date when no result carries it, a status when the record says
 otherwise. `Evidence` is one rollout read once: the person's turns, the calls with their
 results, the reply, which tools read and which write.
+
+It reads bounded text: each turn up to `TEXT_CAP` characters and each result's JSON up
+to `RESULT_CAP`, so no row, however long, makes a judge's cost grow past a fixed bound. A
+reply longer than the cap is not guessed at: `readable()` raises Undecided.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterator
@@ -19,16 +24,20 @@ from typing import Any
 
 import orjson
 
+from ..errors import Undecided
 from ..row import reply_text
-from ..spec import Spec, guess_kind, name_words, past_tense
+from ..spec import Spec, guess_kind, is_key_param, name_words, past_tense
 from . import replies as rp
+from .contract import check_deadline
 from .trajectory import Event, events_of, is_write, tool_kinds
 
 _ID = re.compile(
     r"(?<![\w@.-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+"
     r"(?![\w-])|(?<![\w@.-])(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{5,12}(?![\w-])|#\d{3,}"
 )
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Starts only where a run of address characters starts: from inside a run the scan would
+# re-read the rest of it at every position (quadratic on a long one-word reply).
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -60,9 +69,28 @@ _PERCEIVE = frozenset(
      "trust", "sure", "able", "permitted", "allowed", "changed", "change", "touched", "acted"}
 )  # fmt: skip
 NAMED = re.compile(
-    r"(?i:\b(?:last name|surname|family name|name))(?:'s| is|:)?\s+([A-Z][a-z]{1,})"
-    r"|\(([A-Z][a-z]{1,})\)|\b(?:for|under)\s+(?:(?i:mr|ms|mrs|dr)\.?\s+)?([A-Z][a-z]{2,})\b"
+    r"(?i:\b(?:last name|surname|family name|name|passenger|traveller|traveler))(?:'s| is|:)?"
+    r"\s+([A-Z][a-z]{1,})|\(([A-Z][a-z]{1,})\)"
+    r"|\b(?:for|under)\s+(?:(?i:mr|ms|mrs|dr)\.?\s+)?([A-Z][a-z]{2,})\b"
 )
+
+
+# What one turn of text a judge reads: far past any reply a person reads (2,500 words).
+TEXT_CAP = 16_000
+# What of one tool result's JSON a judge compares against (ids, amounts, dates in it).
+RESULT_CAP = 256_000
+
+
+def _capped(event: Event) -> Event:
+    if len(event.text) <= TEXT_CAP:
+        return event
+    return dataclasses.replace(event, text=event.text[:TEXT_CAP])
+
+
+def result_json(call: Event) -> str:
+    """A call's result as JSON, at most RESULT_CAP characters: what a claim is checked
+    against."""
+    return orjson.dumps(call.result).decode()[:RESULT_CAP] if call.result is not None else ""
 
 
 def leaves(value: Any) -> Iterator[Any]:
@@ -122,6 +150,85 @@ def dates(text: str) -> set[tuple[int | None, int, int | None]]:
     return found
 
 
+# A phone number: 7 to 15 digits in groups (+1 (415) 555-0199, 020 7946 0018, 555-0123).
+_PHONE = re.compile(
+    r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{1,6}(?:[ .-]\d{2,6}){1,5}"
+    r"(?![\w-]|\.\d)|(?<![\w+.-])\+?\d{7,15}(?![\w.-])"
+)
+# A web address: a scheme or `www.`, or a host under a common top-level domain.
+_TLDS = "com|org|net|io|co|uk|us|eu|de|fr|es|it|nl|ca|au|info|biz|app|dev|ai|gov|edu|me|ly"
+_URL = re.compile(
+    r"(?<![\w@./-])(?:https?://[^\s<>\"'()]{1,200}|www\.[^\s<>\"'()]{1,200}"
+    rf"|(?:[a-z0-9-]{{1,63}}\.){{1,4}}(?:{_TLDS})\b(?!@)(?:/[^\s<>\"'()]{{0,200}})?)",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                 "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12,
+                 "fourteen": 14, "thirty": 30, "few": 3, "couple": 2}  # fmt: skip
+_UNIT = r"(?:business |working |calendar )?(?:minute|min|hour|hr|day|week|month)s?"
+# A span of time ("5-7 business days", "within 24 hours", "about a week").
+_SPAN = re.compile(
+    rf"\b(?:(\d+(?:\.\d+)?)(?:\s*(?:-|–|to|or)\s*(\d+(?:\.\d+)?))?|(an?|one|two|three|four"
+    rf"|five|six|seven|eight|nine|ten|twelve|fourteen|thirty|a few|a couple of))\s+({_UNIT})\b"
+    r"(?!\s+ago\b)",
+    re.IGNORECASE,
+)
+# A deadline ("by tomorrow evening", "within the hour", "by Friday", "end of day").
+_DEADLINE = re.compile(
+    r"\b(?:(?:by|before|until|on) (?:tomorrow|tonight|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday|the weekend)|(?:by |before )?(?:the )?end of (?:the )?(?:day|week|month)"
+    r"|within the (?:hour|day|week|month)|(?:later )?(?:today|tomorrow|tonight)(?: (?:morning"
+    r"|afternoon|evening|night))?|(?:next|this) (?:week|month|monday|tuesday|wednesday"
+    r"|thursday|friday))\b",
+    re.IGNORECASE,
+)
+
+
+def phone_numbers(text: str) -> set[str]:
+    """The digits of every phone number in the text (dates and ids are not phones)."""
+    out = set()
+    for match in _PHONE.finditer(text):
+        raw = match.group(0)
+        digits = "".join(ch for ch in raw if ch.isdigit())
+        if 7 <= len(digits) <= 15 and not _DATE_ISO.fullmatch(raw.strip()):
+            out.add(digits)
+    return out
+
+
+def web_addresses(text: str) -> set[str]:
+    """Every web address in the text, lower-cased, without a scheme or a final dot."""
+    out = set()
+    for match in _URL.finditer(text):
+        value = match.group(0).casefold().rstrip(".,;:!?")
+        for scheme in ("https://", "http://"):
+            value = value.removeprefix(scheme)
+        out.add(value.removeprefix("www."))
+    return out
+
+
+def _span_key(match: re.Match[str]) -> tuple[tuple[float, ...], str]:
+    low, high, word, unit = match.groups()
+    if low is not None:
+        values: tuple[float, ...] = (float(low), float(high)) if high else (float(low),)
+    else:
+        said = word.casefold().split()
+        key = next((w for w in said if w not in ("a", "an", "of")), said[0])
+        values = (float(_NUMBER_WORDS.get(key, 0)),)
+    stem = unit.casefold().split()[-1].rstrip("s")
+    return values, {"min": "minute", "hr": "hour"}.get(stem, stem)
+
+
+def time_frames(text: str) -> set[tuple[tuple[float, ...], str]]:
+    """Every span of time the text states, as (numbers, unit): "5-7 business days" is
+    ((5, 7), 'day'), "about a week" ((1,), 'week'). Past spans ("3 days ago") are not."""
+    return {_span_key(m) for m in _SPAN.finditer(text)}
+
+
+def deadlines(text: str) -> set[str]:
+    """Every named deadline in the text ("by tomorrow", "end of day"), lower-cased."""
+    return {" ".join(m.group(0).casefold().split()) for m in _DEADLINE.finditer(text)}
+
+
 def _statuses(value: Any) -> Iterator[str]:
     """Every record status inside a result's data (not the envelope's own status)."""
     if isinstance(value, dict):
@@ -156,9 +263,20 @@ class Evidence:
     reply: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.events = events_of(self.row)
+        self.events = [_capped(e) for e in events_of(self.row)]
         self.kinds = tool_kinds(self.spec, self.row)
-        self.reply = reply_text(self.row)
+        reply = reply_text(self.row)
+        self.reply_chars = len(reply)
+        self.reply = reply[:TEXT_CAP]
+
+    def readable(self) -> None:
+        """Raise Undecided when the reply is longer than what a judge reads: what it says
+        past the cap is unknown, so neither a pass nor a fail would be a reading of it."""
+        if self.reply_chars > TEXT_CAP:
+            raise Undecided(
+                f"the reply is {self.reply_chars:,} characters; the judge reads at most "
+                f"{TEXT_CAP:,} of one turn"
+            )
 
     # -- what happened ----------------------------------------------------------------------
 
@@ -245,14 +363,35 @@ class Evidence:
         """The conversation and every call and result, as text: what a reply may rest on."""
         parts = [self.user_text]
         for call in self.calls:
-            parts.append(orjson.dumps(call.arguments).decode())
-            if call.result is not None:
-                parts.append(orjson.dumps(call.result).decode())
+            parts.append(orjson.dumps(call.arguments).decode()[:RESULT_CAP])
+            parts.append(result_json(call))
         return "\n".join(parts)
 
     @cached_property
+    def system_text(self) -> str:
+        """The system prompt (the row's system turns, else the spec's policy): facts the
+        agent was given, which a reply may repeat."""
+        messages = self.row.get("messages")
+        said = [
+            m["content"][:RESULT_CAP]
+            for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, dict)
+            and m.get("role") == "system"
+            and isinstance(m.get("content"), str)
+        ]
+        if not said and self.spec is not None:
+            said = [self.spec.policy[:RESULT_CAP]]
+        return "\n".join(said)
+
+    @cached_property
+    def known_text(self) -> str:
+        """Everything a stated fact may come from: the conversation, the calls and their
+        results, and the system prompt."""
+        return f"{self.world_text}\n{self.system_text}"
+
+    @cached_property
     def known_ids(self) -> set[str]:
-        return identifiers(self.world_text)
+        return identifiers(self.known_text)
 
     @cached_property
     def known_numbers(self) -> list[float]:
@@ -286,6 +425,253 @@ class Evidence:
         return bool(words & person or identifiers(sentence) or words & extra)
 
 
+# The agent's own side, named as one thing ("the tool", "our booking system", "the
+# lookup"): a sentence that does speaks of this conversation's machinery, where a rubric
+# line stuffed into a reply speaks of tools in general ("the tools did not confirm").
+_OWN_SIDE = re.compile(
+    r"\b(?:the|our|my|this|that|its)\s+(?:[a-z]+\s+)?(?:tool|system|service|server|backend"
+    r"|database|lookup|connection|api|app|website|site|platform|network|request|call"
+    r"|search|response|record|data)\b",
+    re.IGNORECASE,
+)
+
+
+def own_side(sentence: str) -> bool:
+    """The sentence names one piece of the agent's own machinery ("the tool", "our order
+    system", "the response")."""
+    return bool(_OWN_SIDE.search(sentence))
+
+
+# -- what the tools take, and what the person gave ---------------------------------------------
+
+# General English for the kinds of thing a tool's parameter names: a sentence that asks
+# for one names it with one of these words, or with the parameter's own words.
+ID_WORDS = frozenset(
+    {"id", "ids", "identifier", "number", "no", "num", "reference", "ref", "code", "locator",
+     "confirmation", "pnr"}
+)  # fmt: skip
+_KIND_WORDS = {
+    "email": frozenset({"email", "e-mail", "mail", "inbox"}),
+    "name": frozenset({"name", "names", "surname", "lastname", "firstname", "forename"}),
+    "date": frozenset({"date", "dates", "day", "when", "weekday"}),
+    "place": frozenset({"where", "city", "airport", "airports", "route", "origin",
+                        "destination", "departure", "arrival", "station", "place"}),
+    "amount": frozenset({"amount", "much", "price", "cost", "total", "sum", "fee"}),
+    "reason": frozenset({"reason", "why", "cause"}),
+    "choice": frozenset({"fare", "class", "cabin", "method", "option", "options", "plan",
+                         "tier"}),
+}  # fmt: skip
+_FROM = frozenset({"from", "origin", "departure", "departing", "leaving", "depart", "out"})
+_TO = frozenset({"to", "destination", "arrival", "arriving", "going", "heading", "into"})
+_RELATIVE_DAYS = frozenset(
+    {"today", "tonight", "tomorrow", "yesterday", "monday", "tuesday", "wednesday",
+     "thursday", "friday", "saturday", "sunday", "weekend"}
+)  # fmt: skip
+_GIVEN_FROM = re.compile(
+    r"\b(?i:from|out of|leaving|departing)\s+[A-Z]|\b[A-Z]{3}\s*(?:to|-|–|→)\s*[A-Z]{3}\b"
+)
+_GIVEN_TO = re.compile(r"\b(?i:to|into)\s+[A-Z]")
+_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One thing the tools take (a parameter), as a sentence would name it: its `kind`
+    (id, email, name, date, place, amount, reason, choice, other), its own words
+    (`booking`, `flight`), a place's role (`from`/`to`), an id's pattern, a choice's
+    values."""
+
+    key: str
+    kind: str
+    words: frozenset[str]
+    role: str = ""
+    pattern: str | None = None
+    values: tuple[str, ...] = ()
+
+    @property
+    def objects(self) -> frozenset[str]:
+        """What an id field is the id of: `order` for order_id, `flight` for new_flight_id."""
+        return self.words - ID_WORDS - {"new", "old", "current", "the", "id"}
+
+
+def _field(key: str, schema: dict[str, Any]) -> Field:
+    words = frozenset(name_words(key))
+    enum = schema.get("enum")
+    fmt = schema.get("format")
+    pattern = schema.get("pattern") if isinstance(schema.get("pattern"), str) else None
+    if "email" in words or fmt == "email":
+        return Field(key, "email", words)
+    if isinstance(enum, list) and enum:
+        return Field(key, "choice", words, values=tuple(str(v) for v in enum))
+    if words & {"origin", "from", "departure"}:
+        return Field(key, "place", words, role="from")
+    if words & {"destination", "to", "arrival"}:
+        return Field(key, "place", words, role="to")
+    if words & {"date", "day"} or fmt in ("date", "date-time"):
+        return Field(key, "date", words)
+    if "name" in words:
+        return Field(key, "name", words)
+    if is_key_param(key) or (pattern and schema.get("type") in (None, "string")):
+        return Field(key, "id", words, pattern=pattern)
+    if schema.get("type") in ("number", "integer") and words & _KIND_WORDS["amount"]:
+        return Field(key, "amount", words)
+    if words & (_KIND_WORDS["reason"] | {"comment", "note", "message", "description"}):
+        return Field(key, "reason", words)
+    return Field(key, "other", words)
+
+
+def _generic_fields(objects: frozenset[str]) -> list[Field]:
+    """What any agent's tools may take, when neither a spec nor a call names parameters."""
+    return [
+        Field("id", "id", objects | {"id"}),
+        Field("email", "email", frozenset({"email"})),
+        Field("name", "name", frozenset({"name"})),
+        Field("date", "date", frozenset({"date"})),
+        Field("origin", "place", frozenset({"origin"}), role="from"),
+        Field("destination", "place", frozenset({"destination"}), role="to"),
+        Field("amount", "amount", frozenset({"amount"})),
+        Field("reason", "reason", frozenset({"reason"})),
+    ]
+
+
+def fields_of(ev: Evidence) -> list[Field]:
+    """Every parameter the agent's tools take: from the spec's schemas, else from the
+    arguments the row's calls carry, else the generic ones (an id of what the tools are
+    about, an email, a name, a date, a place, an amount, a reason)."""
+    found: dict[str, Field] = {}
+    if ev.spec is not None:
+        for tool in ev.spec.tools:
+            for key, schema in tool.properties.items():
+                found.setdefault(key, _field(key, schema if isinstance(schema, dict) else {}))
+    for call in ev.calls:
+        for key in call.arguments:
+            found.setdefault(key, _field(key, {}))
+    if not found:
+        return _generic_fields(ev.objects)
+    return list(found.values())
+
+
+def _asks_field(field: Field, words: set[str], others: list[Field]) -> bool:
+    """Whether a sentence holding `words` names `field`."""
+    if field.kind == "id":
+        mine = bool(words & field.objects)
+        theirs = any(words & o.objects for o in others if o is not field and o.kind == "id")
+        if words & ID_WORDS:
+            return mine or not theirs
+        return mine and bool(words & {"which", "what"})
+    if field.kind == "place":
+        if not words & (_KIND_WORDS["place"] | field.words):
+            return False
+        roles = {"from"} if words & _FROM else set()
+        roles |= {"to"} if words & _TO - {"to"} else set()
+        return not roles or field.role in roles
+    if field.kind == "choice":
+        values = {w for v in field.values for w in name_words(v)}
+        own = field.words | (_KIND_WORDS["reason"] if "reason" in field.words else frozenset())
+        return bool(words & own) or len(words & values) >= 2
+    lexicon = _KIND_WORDS.get(field.kind, frozenset())
+    own = field.words - {"new", "old", "the"}
+    return bool(words & lexicon) or (field.kind in ("amount", "reason", "other") and own <= words)
+
+
+def asked_fields(ev: Evidence, text: str) -> set[str]:
+    """What the text asks the person for: the keys of the fields its asking sentences name
+    (`order_id`, `last_name`), `more` for more of the story, `other` for anything else.
+    Empty: it asks for nothing. A sentence asks when it is put to the person (a question,
+    a request, a statement of what is needed: `replies.addressed`)."""
+    fields = fields_of(ev)
+    wanted: set[str] = set()
+    for clause in rp.clauses(text):
+        if not rp.addressed(clause):
+            continue
+        words = set(rp.tokens(clause))
+        hits = {f.key for f in fields if _asks_field(f, words, fields)}
+        if not hits and "which" in words:
+            # "Which reservation is it?": naming no field, it asks which record is meant.
+            hits = {f.key for f in fields if f.kind == "id"}
+        if not hits:
+            hits = {"more"} if rp.MORE.search(clause) else {"other"}
+        wanted |= hits
+    return wanted
+
+
+def given_fields(ev: Evidence) -> dict[str, bool]:
+    """For every field, whether the person's turns already hold a value for it."""
+    text = ev.user_text
+    words = set(rp.tokens(text))
+    ids = identifiers(text)
+    values = set(_VALUE.findall(text))
+    given: dict[str, bool] = {"more": bool(ids), "other": False}
+    for f in fields_of(ev):
+        if f.kind == "id":
+            shape = _shape(f.pattern) if f.pattern else None
+            if shape is None:
+                given[f.key] = bool(ids)
+            else:
+                given[f.key] = any(_fits(shape, v) for v in values if len(v) <= 40)
+        elif f.kind == "email":
+            given[f.key] = bool(EMAIL.search(text))
+        elif f.kind == "name":
+            given[f.key] = bool(NAMED.search(text))
+        elif f.kind == "date":
+            given[f.key] = bool(dates(text)) or bool(words & _RELATIVE_DAYS)
+        elif f.kind == "place":
+            found = _GIVEN_FROM if f.role == "from" else _GIVEN_TO
+            given[f.key] = bool(found.search(text))
+        elif f.kind == "amount":
+            given[f.key] = bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
+        elif f.kind == "choice":
+            given[f.key] = any(
+                set(name_words(v)) <= words for v in f.values if name_words(v)
+            )
+        else:
+            given[f.key] = False
+    return given
+
+
+@functools.lru_cache(maxsize=256)
+def _shape(pattern: str) -> Any:
+    """A spec's parameter pattern, compiled by the `regex` engine (it can time out: the
+    pattern is the spec author's, the text anyone's); None when it does not compile."""
+    import regex
+
+    try:
+        return regex.compile(pattern)
+    except regex.error:
+        return None
+
+
+def _fits(shape: Any, value: str) -> bool:
+    try:
+        return bool(shape.fullmatch(value, timeout=0.05))
+    except TimeoutError:
+        return False
+
+
+def ask_needs(ev: Evidence) -> str | None:
+    """What the person's ask calls for, read from the ask and the tools: `action` when it
+    names what the tools act on (an id, a tool's object such as `order`, a write tool's
+    verb such as `cancel`), `answer` when it names none of that. With no tools known, an
+    ask naming no record is a question to answer, and one naming a record (an id) cannot
+    be read either way: None. The ask is the person's opening turn: a later one may only
+    answer the agent ("I don't know the order number")."""
+    text = ev.user_turns[0] if ev.user_turns else ""
+    if not ev.tools:
+        return None if identifiers(text) else "answer"
+    words = set(rp.tokens(text))
+    writes = frozenset().union(
+        *(rp.verb_forms(v) for v in ev.write_verbs),
+        *(rp.family(v) for v in ev.write_verbs),
+    )
+    named = words & (ev.objects | writes | {o + "s" for o in ev.objects})
+    return "action" if named or identifiers(text) else "answer"
+
+
+def asks_person(ev: Evidence, text: str) -> bool:
+    """The text puts a question or a request to the person (beyond pleasantries)."""
+    return any(rp.addressed(c) for c in rp.clauses(text))
+
+
 def said_after(ev: Evidence, event: Event, test: Any) -> bool:
     """Whether agent text after `event` (a later turn or the final reply) passes `test`: a
     fault may be reported in the turn that met it, not only at the end."""
@@ -294,7 +680,11 @@ def said_after(ev: Evidence, event: Event, test: Any) -> bool:
 
 
 def _sentences_where(text: str, test: Any) -> bool:
-    return any(test(s) for s in rp.sentences(text))
+    for sentence in rp.sentences(text):
+        check_deadline()
+        if test(sentence):
+            return True
+    return False
 
 
 def tool_words(tool: str) -> frozenset[str]:
@@ -310,7 +700,7 @@ def acknowledges_trouble(ev: Evidence, text: str, tool: str, call: Event | None 
         stamp = data.get("as_of") if isinstance(data, dict) else None
         if isinstance(stamp, str) and dates(stamp) and dates(stamp) & dates(text):
             return True
-    about = tool_words(tool) | frozenset({"system", "service", "server", "backend"})
+    about = tool_words(tool) | ev.objects
 
     def one(sentence: str) -> bool:
         words = rp.tokens(sentence)
@@ -318,7 +708,7 @@ def acknowledges_trouble(ev: Evidence, text: str, tool: str, call: Event | None 
             w in _PERCEIVE | rp.family(rp.tool_verb(tool)) and rp.negated_at(words, i, 4)
             for i, w in enumerate(words)
         )
-        return trouble and ev.about_this(sentence, about)
+        return trouble and (ev.about_this(sentence, about) or own_side(sentence))
 
     return _sentences_where(text, one)
 

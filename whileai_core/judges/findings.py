@@ -7,45 +7,55 @@ carry, promises against what the tools can do, ask-backs against what was given.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
-import orjson
-
 from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
+from .contract import check_deadline
 from .evidence import (
-    EMAIL,
-    NAMED,
     Event,
     Evidence,
+    asked_fields,
+    asks_person,
     dates,
+    deadlines,
+    given_fields,
     identifiers,
     leaves,
+    own_side,
+    phone_numbers,
+    reports_missing,
+    result_json,
     status_words,
+    time_frames,
     tool_words,
+    web_addresses,
 )
 from .trajectory import is_write
 
 _MONEY = re.compile(
     r"(?:[$€£]|\b(?:usd|eur|gbp|chf|cad|aud)\b)\s?(\d[\d,]*(?:\.\d+)?)"
-    r"|(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
+    r"|(?<![\d,.])(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
     re.IGNORECASE,
 )
 _STATUS_SAID = re.compile(
-    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of))?(?:\s+(?:now|currently|still))?\s*[:=]?\s*"
-    r"[\"'`]?([a-z][a-z_-]{2,24})",
+    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of|to|as)|\s*[:=])(?:\s+(?:now|currently"
+    r"|still))?\s*[\"'`]?([a-z][a-z_-]{2,24})",
     re.IGNORECASE,
 )
-_NOT_A_STATUS = frozenset({"the", "still", "currently", "now", "not", "unknown", "unclear",
-                           "marked", "showing", "listed", "as", "that", "this", "page", "update",
-                           "check",
-                           "and", "for", "from", "with", "here", "there", "shows", "reads",
-                           "report", "updates"})  # fmt: skip
+# Words after "status" that are not a status: function words ("status has been
+# updated", "the status may have changed") and words about the status itself.
+_NOT_A_STATUS = rp.FUNCTION_WORDS | frozenset(
+    {"currently", "unknown", "unclear", "marked", "showing", "listed", "page", "update",
+     "check", "shows", "reads", "report", "updates", "says", "said", "changed", "field",
+     "code", "line", "bar", "quo"}
+)  # fmt: skip
 _COUNTS = re.compile(
     r"\b(two|both|multiple|several|more than one|duplicates?|duplicated|another|each|either"
     r"|neither|second|twice|couple|2 (?:orders|records|bookings|matches|results|accounts))\b"
-    r"|\bone\b[^.?!]{0,60}\b(?:and one|the other|other one)\b|\bwhich\b[^.?!]*\?",
+    r"|\bone\b[^.?!]{0,60}\b(?:and one|the other|other one)\b|\bwhich\b[^.?!]{0,200}\?",
     re.IGNORECASE,
 )
 
@@ -60,7 +70,9 @@ def false_claims(ev: Evidence) -> list[str]:
     shown_done = set(ev.statuses)
     quoted = _result_strings(ev)
     for claim in rp.success_claims(ev.reply, ev.write_verbs, ev.objects):
-        if any(claim.term in v and v in claim.text.casefold() for v in quoted):
+        check_deadline()
+        said = claim.text.casefold()
+        if any(len(v) <= len(said) and claim.term in v and v in said for v in quoted):
             continue  # reading a record out ("note: closing as resolved") claims nothing
         if claim.verbs:
             mine = rp.first_person(claim.text)
@@ -130,7 +142,7 @@ def _effect_claims(ev: Evidence) -> list[str]:
     write would have made true, stated as the state of things."""
     looked = {str(v).casefold() for c in ev.calls if not is_write(c.tool, ev.kinds)
               for v in c.arguments.values()}  # fmt: skip
-    shown = orjson.dumps([c.result for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)])
+    shown = "\n".join(result_json(c) for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds))
     values: dict[str, str] = {}
     for c in ev.writes():
         if ev.landed(c) or c.status == "already_done":
@@ -139,11 +151,7 @@ def _effect_claims(ev: Evidence) -> list[str]:
         record = next((k for k in c.arguments if is_key_param(k)), None)
         for k, v in c.arguments.items():
             fresh = isinstance(v, str) and len(v) >= 4 and k != record
-            if (
-                fresh
-                and v.casefold() not in looked
-                and v.casefold() not in shown.decode().casefold()
-            ):
+            if fresh and v.casefold() not in looked and v.casefold() not in shown.casefold():
                 values[v.casefold()] = c.tool
     problems = []
     for clause in rp.clauses(ev.reply):
@@ -166,29 +174,129 @@ def inconsistencies(ev: Evidence) -> list[str]:
         if not any(ident in k or k in ident for k in ev.known_ids if len(k) >= 5):
             problems.append(f"names {ident}, which no turn or result holds")
     money = [float((a or b).replace(",", "")) for a, b in _MONEY.findall(reply)]
-    for amount in money:
-        if not _amount_known(amount, ev.known_numbers):
-            problems.append(f"states {amount:g}, which no result or turn carries")
+    if money:
+        known = _Amounts(ev.known_numbers)
+        for amount in dict.fromkeys(money):
+            if not known.holds(amount):
+                problems.append(f"states {amount:g}, which no result or turn carries")
     said_dates = dates(reply)
     for when in sorted(said_dates - ev.known_dates if said_dates else (), key=str):
         if not _date_known(when, ev.known_dates):
             problems.append(f"states the date {_show_date(when)}, which no result carries")
     problems += _status_conflicts(ev)
+    problems += _contact_facts(ev)
+    problems += _time_facts(ev)
+    problems += contradictions(ev)
     return problems
 
 
-def _amount_known(amount: float, known: list[float]) -> bool:
-    """The amount is one the results carry, or one of them rounded to a whole unit ("$411"
-    for 411.06), or a sum or difference of two (a refund less a fee)."""
-    whole = amount.is_integer()
-    if any(abs(amount - n) < 0.005 or (whole and abs(amount - n) < 1) for n in known):
-        return True
-    money = [n for n in known if not n.is_integer() or 0 < n < 10000][:40]
-    return any(
-        abs(amount - (a + b)) < 0.005 or abs(amount - abs(a - b)) < 0.005
-        for i, a in enumerate(money)
-        for b in money[i + 1 :]
-    )
+def contradictions(ev: Evidence) -> list[str]:
+    """What the reply says happened that the results say did not: it could not do what a
+    write it made went through ("I'm unable to fulfil that request" after the refund
+    landed), the record was not found though a look-up returned it, or a fault stopped it
+    though every call came back clean."""
+    problems: list[str] = []
+    landed = ev.landed_writes()
+    done_verbs = {v for c in landed for v in rp.family(rp.tool_verb(c.tool))}
+    forms = {f for v in done_verbs for f in rp.verb_forms(v)}
+    other = {f for v in ev.write_verbs if v not in done_verbs for f in rp.verb_forms(v)}
+    found = {i for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)
+             for i in identifiers(result_json(c))}  # fmt: skip
+    faulted = any(c.faulted or c.status == "not_found" for c in ev.calls)
+    for clause in rp.clauses(ev.reply):
+        if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
+            continue
+        words = rp.tokens(clause)
+        named = set(words)
+        if landed and rp.first_person(clause) and rp.refuses(clause) and not named & other:
+            problems.append(
+                f"says it could not do it, but {landed[0].tool} went through: {clause!r:.70}"
+            )
+        elif landed and any(w in forms and rp.negated_at(words, i, 6) for i, w in enumerate(words)):
+            problems.append(f"says it was not done, but {landed[0].tool} went through")
+        elif found and reports_missing(ev, clause) and identifiers(clause) & found:
+            problems.append("says the record was not found, but a look-up returned it")
+        elif ev.calls and not faulted and claims_fault(clause):
+            problems.append("blames a fault, but every call came back without one")
+    return list(dict.fromkeys(problems))
+
+
+def _contact_facts(ev: Evidence) -> list[str]:
+    """Phone numbers and web addresses no turn, result or system prompt holds: contact
+    details made up ("call us on 1-800-...") are a wrong fact like a wrong amount."""
+    problems = []
+    phones = phone_numbers(ev.reply)
+    if phones:
+        known = phone_numbers(ev.known_text)
+        for phone in sorted(phones):
+            if not any(k.endswith(phone) or phone.endswith(k) for k in known if len(k) >= 7):
+                problems.append(f"gives the phone number {phone}, which nothing it was told holds")
+    sites = web_addresses(ev.reply)
+    if sites:
+        known_sites = web_addresses(ev.known_text)
+        for site in sorted(sites - known_sites):
+            problems.append(f"gives the address {site}, which nothing it was told holds")
+    return problems
+
+
+# A clause that says when something will happen, as opposed to one that tells the person
+# when to try again.
+_EXPECTS = re.compile(
+    r"\b(?:will|'ll|should|expect|expected|usually|typically|normally|generally|takes?"
+    r"|taking|allow|within|up to|over the next|by|in|until)\b",
+    re.IGNORECASE,
+)
+# Telling the person when to try again, or a condition ("if it has not arrived by
+# Friday"): neither promises anything.
+_SUGGESTS = re.compile(
+    r"\b(?:try|retry|check back|come back|wait|give it|if|unless|in case)\b", re.IGNORECASE
+)
+
+
+def _time_facts(ev: Evidence) -> list[str]:
+    """Time frames and deadlines the reply promises ("within 24 hours", "5-7 business days",
+    "by tomorrow evening") that no result, turn or system prompt gives."""
+    problems: list[str] = []
+    known_spans: set[tuple[tuple[float, ...], str]] | None = None
+    known_deadlines: set[str] | None = None
+    for clause in rp.clauses(ev.reply):
+        if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
+            continue
+        spans, named = time_frames(clause), deadlines(clause)
+        if not (spans or named) or not (_EXPECTS.search(clause) or named):
+            continue
+        if known_spans is None:
+            known_spans, known_deadlines = time_frames(ev.known_text), deadlines(ev.known_text)
+        assert known_deadlines is not None
+        for values, unit in sorted(spans - known_spans):
+            shown = "-".join(f"{v:g}" for v in values)
+            problems.append(f"promises {shown} {unit}(s), which no result or instruction gives")
+        for when in sorted(named - known_deadlines):
+            problems.append(f"promises '{when}', which no result or instruction gives")
+    return problems
+
+
+class _Amounts:
+    """The numbers a conversation carries, read once and sorted, so each amount a reply
+    states is looked up in log time however many numbers the results hold."""
+
+    def __init__(self, known: list[float]) -> None:
+        self.sorted = sorted(set(known))
+        self.money = [n for n in known if not n.is_integer() or 0 < n < 10000][:40]
+
+    def holds(self, amount: float) -> bool:
+        """The amount is one the results carry, or one of them rounded to a whole unit
+        ("$411" for 411.06), or a sum or difference of two (a refund less a fee)."""
+        tolerance = 1.0 if amount.is_integer() else 0.005
+        i = bisect.bisect_right(self.sorted, amount - tolerance)
+        if i < len(self.sorted) and self.sorted[i] < amount + tolerance:
+            return True
+        money = self.money
+        return any(
+            abs(amount - (a + b)) < 0.005 or abs(amount - abs(a - b)) < 0.005
+            for i, a in enumerate(money)
+            for b in money[i + 1 :]
+        )
 
 
 def _date_known(when: tuple[int | None, int, int | None], known: set[Any]) -> bool:
@@ -232,7 +340,9 @@ def _status_conflicts(ev: Evidence) -> list[str]:
 
 
 def ignored_duplicates(ev: Evidence) -> str | None:
-    """A lookup that returned two records, answered as if there were one."""
+    """A lookup that returned two records, answered as if there were one, or answered
+    about one of them without asking the person which. What counts is the agent's answer
+    to that lookup: its turns up to the person's next one."""
     for call in ev.calls:
         matches = (call.result or {}).get("matches")
         if not isinstance(matches, list) or len(matches) < 2:
@@ -240,16 +350,31 @@ def ignored_duplicates(ev: Evidence) -> str | None:
         texts = []
         seen = False
         for e in ev.events:
+            if seen and e.kind == "user":
+                break
             seen = seen or e is call
             if seen and e.kind == "assistant":
                 texts.append(e.text)
-        if ev.reply and (not texts or texts[-1] != ev.reply):
+        answered_last = not any(e.kind == "user" for e in _after(ev, call))
+        if answered_last and ev.reply and (not texts or texts[-1] != ev.reply):
             texts.append(ev.reply)
         said = " ".join(texts)
-        if _COUNTS.search(said) or _tells_apart(said, matches):
+        if _tells_apart(said, matches):
             continue
+        if _COUNTS.search(said):
+            if asks_person(ev, rp.own_text(said, ev.user_turns)):
+                continue
+            return (
+                f"{call.tool} returned {len(matches)} records and the reply answers about one "
+                "without asking which"
+            )
         return f"{call.tool} returned {len(matches)} records and the reply treats them as one"
     return None
+
+
+def _after(ev: Evidence, event: Event) -> list[Event]:
+    index = next(i for i, e in enumerate(ev.events) if e is event)
+    return ev.events[index + 1 :]
 
 
 def _tells_apart(text: str, records: list[Any]) -> bool:
@@ -267,23 +392,26 @@ def _tells_apart(text: str, records: list[Any]) -> bool:
     return hits >= 2
 
 
-def given(ev: Evidence) -> dict[str, bool]:
-    """What the person's turns already hold, for ask-backs: an id, an email, a name."""
-    text = ev.user_text
-    return {
-        "id": bool(identifiers(text)),
-        "email": bool(EMAIL.search(text)),
-        "name": bool(NAMED.search(text)),
-        "more": bool(identifiers(text)),
-        "other": False,
-    }
+def unmet(ev: Evidence) -> tuple[set[str], set[str]]:
+    """(what the reply asks the person for, the part of it the person has not given)."""
+    wanted = asked_fields(ev, rp.own_text(ev.reply, ev.user_turns))
+    have = given_fields(ev)
+    return wanted, {w for w in wanted if not have.get(w, False)}
+
+
+def claims_fault(text: str) -> bool:
+    """The text blames a fault of the agent's own side ("the system is down", "our lookup
+    is timing out")."""
+    return any(rp.troubled(c) and own_side(c) for c in rp.clauses(text))
 
 
 def stalled(ev: Evidence) -> str | None:
-    """No call at all though the person gave what the tools take: an echo, a refusal of what
-    the tools do, or an ask-back for what was already given. Asking for what is still
-    missing, or for the person's decision on a named action, is not stalling."""
-    if ev.calls or not ev.tools:
+    """No call at all, and nothing in its place: an echo, pleasantries, a refusal that names
+    nothing of the ask, a fault no call ever met, an ask-back for what was already given,
+    or (the person having given what the tools take) a refusal of what the tools do.
+    Asking for what is still missing, or for the person's decision on a named action, is
+    not stalling."""
+    if ev.calls:
         return None
     reply = ev.reply
     if rp.echoed(reply, ev.user_turns, ev.objects):
@@ -291,15 +419,18 @@ def stalled(ev: Evidence) -> str | None:
     own = rp.own_text(reply, ev.user_turns)
     if rp.content_free(own):
         return "said nothing of substance"
-    if not identifiers(ev.user_text):
-        return None
-    wanted = rp.asked_for(own)
-    have = given(ev)
-    if any(not have[w] for w in wanted):
+    if any(rp.stock_refusal(c) for c in rp.clauses(own)) and not rp.named_tools(own, ev.tools):
+        return "declined with a refusal that names nothing of the ask"
+    if claims_fault(own):
+        return "blamed a fault or an inability though it never called a tool"
+    wanted, missing = unmet(ev)
+    if missing:
         return None
     if wanted - {"other"}:
-        named = "/".join(sorted(wanted - {"more", "other"})) or "details"
-        return f"asked for the {named} already given"
+        named = "/".join(sorted(w.replace("_", " ") for w in wanted - {"more", "other"}))
+        return f"asked for the {named or 'details'} already given"
+    if not ev.tools or not identifiers(ev.user_text):
+        return None
     if offers_action(ev):
         return None
     if rp.refuses(own) and not rp.named_tools(own, ev.tools):
@@ -329,8 +460,7 @@ def engages(ev: Evidence, tool: str) -> bool:
 def needs_unmet(ev: Evidence) -> bool:
     """The reply asks for something the conversation does not hold yet (a fair ask-back);
     the person's own question quoted back asks for nothing."""
-    have = given(ev)
-    return any(not have[w] for w in rp.asked_for(rp.own_text(ev.reply, ev.user_turns)))
+    return bool(unmet(ev)[1])
 
 
 def delegated_calls(ev: Evidence) -> list[str]:
@@ -350,6 +480,51 @@ def delegated_calls(ev: Evidence) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Things a person can be sent (general English): a promise of one needs a tool, an
+# argument or a result that sends it.
+_MESSAGES = frozenset({"email", "e-mail", "emails", "mail", "letter", "text", "sms", "message",
+                       "messages", "notification", "notifications", "call", "callback"})
+_DOCUMENTS = frozenset({"invoice", "invoices", "receipt", "receipts", "label", "labels",
+                        "voucher", "vouchers", "coupon", "coupons", "certificate", "statement",
+                        "brochure", "catalogue", "catalog", "newsletter"})  # fmt: skip
+_SENDS = frozenset({"notify", "notification", "email", "mail", "send", "message", "sms", "text"})
+
+
+def _undeliverable(ev: Evidence, clause: str) -> str | None:
+    """A thing the clause promises the person will get that nothing in the rollout sends:
+    no tool, argument or result names it (for an e-mail or a message, anything that
+    notifies or sends counts)."""
+    named = set(rp.tokens(clause)) & (_MESSAGES | _DOCUMENTS)
+    if not named:
+        return None
+    names = {w for t in ev.tools for w in name_words(t)}
+    for call in ev.calls:
+        names |= {w for k, v in call.arguments.items() if v for w in name_words(k)}
+        names |= {w for leaf in _keys(call.result) for w in name_words(leaf)}
+    for thing in sorted(named):
+        if thing in _MESSAGES and names & _SENDS:
+            continue
+        if thing.rstrip("s") in names or thing in names:
+            continue
+        return thing
+    return None
+
+
+def _documented(ev: Evidence, clause: str) -> bool:
+    """The clause restates a time frame the system prompt gives ("you'll hear back within 3
+    business days" where the policy says so): how things go, not a promise of its own."""
+    spans = time_frames(clause)
+    return bool(spans) and spans <= time_frames(ev.system_text)
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(k for v in value.values() for k in _keys(v))]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
 def broken_promises(ev: Evidence) -> list[str]:
     """Promises in the reply that no tool can keep, or that nothing set in motion."""
     problems: list[str] = []
@@ -359,7 +534,11 @@ def broken_promises(ev: Evidence) -> list[str]:
         words = set(rp.tokens(promise.text))
         names_called = bool(words & {w for t in ev.calls for w in tool_words(t.tool)})
         if promise.kind == "outcome":
-            if not accepted:
+            thing = _undeliverable(ev, promise.text)
+            if thing is not None:
+                problems.append(f"promises a{'n' if thing[0] in 'aeiou' else ''} {thing} "
+                                f"no tool sends: {promise.text!r:.70}")  # fmt: skip
+            elif not accepted and not (not ev.calls and _documented(ev, promise.text)):
                 problems.append(f"promises an outcome nothing set in motion: {promise.text!r:.70}")
         elif promise.kind == "others":
             problems.append(f"promises someone else will {promise.verb}: {promise.text!r:.70}")

@@ -4,7 +4,11 @@ Ids, emails and amounts must appear in an earlier turn or result (case and punct
 aside: `ord-55120` is `ORD-55120`). Free text is grounded when its words were said ("It is
 the wrong size." from "the reason is it is the wrong size"). A one-word category
 (`damaged`, `travel_credit`) is the agent's own choice of label; with a spec it must be one
-the tool offers. This is what `conduct:grounded` and the reports on invented values read.
+the tool offers. A write is held to more (when the tool kinds are known): every number it
+sends was said (an `amount` of 0 nobody asked for is invented, however short), and a
+category it files (a refund `reason`) was said, or the person said in their own words
+what the category labels, or it is a catch-all (`other`). This is what `conduct:grounded`
+and the reports on invented values read.
 """
 
 from __future__ import annotations
@@ -15,12 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
-from ..spec import Spec, is_key_param
+from ..spec import Spec, is_key_param, name_words
 from . import replies as rp
-from .evidence import Evidence, identifiers, leaves, numbers
-from .trajectory import Event
+from .evidence import Evidence, identifiers, leaves, numbers, result_json
+from .trajectory import Event, is_write
 
 _STOP = frozenset({"the", "and", "for", "with", "that", "this", "was", "are", "from", "have",
                    "has", "had", "but", "not", "you", "your", "our", "its", "it's", "is", "of",
@@ -46,6 +48,7 @@ def invented_arguments(
     context: Iterable[str] = (),
     ignore_keys: Iterable[str] = (),
     allow: Iterable[str] = (),
+    kinds: dict[str, str] | None = None,
 ) -> list[Invented]:
     """Every argument value no earlier turn or result holds: the one grounding check that
     the conduct judge and the `argument_grounding` marker both read, so they never disagree
@@ -53,35 +56,90 @@ def invented_arguments(
     grounded when its words were said; a one-word category (`damaged`, `travel_credit`) is
     the agent's choice, and with a spec it must be one the tool allows. `context` (a system
     prompt) counts as said; `ignore_keys` (`key` or `tool.key`) are free text not checked;
-    `allow` lists values that are always fine."""
+    `allow` lists values that are always fine; `kinds` (tool -> read/write) holds writes to
+    the stricter rule."""
     seen: list[str] = list(context)
+    said: list[str] = []
     invented: list[Invented] = []
     skip, allowed = set(ignore_keys), set(allow)
     schemas = {t.name: t.properties for t in spec.tools} if spec else {}
+    names = {*(kinds or {}), *(e.tool for e in events if e.kind == "call")}
+    tool_said = frozenset(
+        w for n in names for w in (*name_words(n), *(v + "s" for v in name_words(n)))
+    )
     for event in events:
         if event.kind == "user":
             seen.append(event.text)
+            said.append(event.text)
         elif event.kind == "call":
             corpus = "\n".join(seen)
+            write = kinds is not None and is_write(event.tool, kinds)
             for key, raw in event.arguments.items():
                 if key in skip or f"{event.tool}.{key}" in skip:
                     continue
                 schema = (schemas.get(event.tool) or {}).get(key)
+                shape = schema if isinstance(schema, dict) else None
                 for value in _values(raw):
                     if value in allowed:
                         continue
-                    if not _grounded(
-                        value, key, corpus, schema if isinstance(schema, dict) else None
+                    if not _grounded(value, key, corpus, shape) or (
+                        write and not _written_grounded(value, key, corpus, said, shape, tool_said)
                     ):
                         invented.append(Invented(event.tool, key, value))
             if event.result is not None:
-                seen.append(orjson.dumps(event.result).decode())
+                seen.append(result_json(event))
     return invented
 
 
 def ungrounded_arguments(ev: Evidence) -> list[str]:
     """`tool.key=value` for every argument `invented_arguments` finds in one rollout."""
-    return [str(item) for item in invented_arguments(ev.events, ev.spec)]
+    return [str(item) for item in invented_arguments(ev.events, ev.spec, kinds=ev.kinds)]
+
+
+# Values that file a thing under no particular label: choosing one invents nothing.
+_CATCH_ALL = frozenset(
+    {"other", "others", "unspecified", "unknown", "none", "n/a", "na", "not_specified",
+     "general", "default", "misc", "miscellaneous"}
+)  # fmt: skip
+
+
+def _written_grounded(
+    value: str,
+    key: str,
+    corpus: str,
+    said: list[str],
+    schema: dict[str, Any] | None,
+    tool_said: frozenset[str],
+) -> bool:
+    """What a write sends beyond the read rule: a number was said (an amount of 0 is no
+    exception); a category was said, is a catch-all or the schema's default, or labels
+    something the person told in their own words."""
+    text = value.strip()
+    if _NUMERIC_VALUE.fullmatch(text):
+        return any(abs(float(text) - n) < 1e-9 for n in numbers(corpus))
+    if not _CATEGORY.fullmatch(text) or is_key_param(key) or _is_handle(key):
+        return True
+    if text.casefold() in _CATCH_ALL or (schema and text == str(schema.get("default"))):
+        return True
+    heard = {_stem(w) for w in rp.tokens(_loose("\n".join(said)))}
+    if all(_stem(w) in heard for w in text.split("_") if w not in rp.FUNCTION_WORDS):
+        return True
+    return _told(said, tool_said)
+
+
+def _told(said: list[str], tool_said: frozenset[str]) -> bool:
+    """The person told something in their own words beyond the request itself (what went
+    wrong, why): a word of substance outside the tools' own words, ids, numbers and
+    function words ("it never showed up", "I just don't like it")."""
+    words = {
+        w
+        for w in rp.tokens("\n".join(said))
+        if w not in rp.FUNCTION_WORDS
+        and w not in _REQUEST_WORDS
+        and w not in tool_said
+        and not any(c.isdigit() for c in w)
+    }
+    return bool(words)
 
 
 def _values(value: Any) -> Iterator[str]:
@@ -108,6 +166,13 @@ def _stem(word: str) -> str:
 
 
 _SEPARATORS = re.compile(r"[\s_\-/.:,;]+")
+_NUMERIC_VALUE = re.compile(r"-?\d+(?:\.\d+)?")
+# The words of a bare request beyond the tools' own ("hi, I want this done now,
+# thanks"): not an account of what happened.
+_REQUEST_WORDS = frozenset(
+    {"hi", "hello", "hey", "thanks", "thank", "cheers", "want", "wanted", "need",
+     "needs", "help", "asap", "quickly", "urgent", "urgently", "kindly", "regards"}
+)  # fmt: skip
 _NUMERIC = re.compile(r"[$€£]?\d[\d\s:.,/-]*")
 _HANDLES = ("username", "user", "login", "handle", "account")
 

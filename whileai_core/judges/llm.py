@@ -20,7 +20,6 @@ edited rubric is a new judge and the rows say so.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any
 
 import orjson
@@ -47,7 +46,6 @@ Answer with one JSON object and nothing else:
 Rubric:
 """
 _MAX_RESULT_CHARS = 2000
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 _BINARY = "<1 if the rollout meets the rubric, 0 if not; a fraction for partial credit>"
@@ -95,9 +93,11 @@ def json_object(text: str) -> dict[str, Any] | None:
     """The JSON object a model answered: the whole reply, or the first {...} inside it."""
     stripped = text.strip()
     candidates = [stripped]
-    match = _OBJECT.search(stripped)
-    if match:
-        candidates.append(match.group())
+    # From the first `{` to the last `}` (what a greedy `\{.*\}` matched), found by two
+    # scans instead of a pattern that re-reads the rest from every `{`.
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if 0 <= start < end:
+        candidates.append(stripped[start : end + 1])
     for candidate in candidates:
         try:
             value = orjson.loads(candidate)

@@ -19,26 +19,79 @@ from ..spec import name_words, past_tense
 
 TOKEN = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?(?:[-_][a-z0-9]+)*")
 _SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+# No leading `\s*`: from every space of a long run of spaces it would re-read the run.
 _CLAUSE = re.compile(
-    r"\s*(?:[;:]\s+|\s[-–—]+\s|,\s*(?=(?:and|but|so|yet|although|though|while|whereas|because"
+    r"(?:[;:]\s+|\s[-–—]+\s|,\s*(?=(?:and|but|so|yet|although|though|while|whereas|because"
     r"|since|which|or)\b)|\s(?=but\b)|\(|\))\s*",
     re.IGNORECASE,
 )
 _NEGATORS = frozenset(
     {"not", "no", "never", "nothing", "none", "neither", "nor", "cannot", "unable", "without",
-     "nobody", "nowhere", "nope"}
+     "nobody", "nowhere", "nope", "lack", "lacks", "lacking"}
+)  # fmt: skip
+# General English function words (articles, pronouns, auxiliaries, prepositions,
+# conjunctions, common adverbs): a word in none of these carries content of its own.
+FUNCTION_WORDS = frozenset(
+    {"a", "an", "the", "this", "that", "these", "those", "it", "its", "it's", "i", "i'm",
+     "i've", "i'll", "i'd", "me", "my", "mine", "we", "we're", "we've", "we'll", "we'd", "us",
+     "our", "ours", "you", "you're", "you've", "you'll", "you'd", "your", "yours", "he", "she",
+     "him", "her", "his", "they", "them", "their", "there", "here", "what", "which", "who",
+     "whom", "whose", "when", "where", "why", "how", "is", "are", "was", "were", "be", "been",
+     "being", "am", "do", "does", "did", "done", "have", "has", "had", "having", "will",
+     "would", "shall", "should", "can", "could", "may", "might", "must", "to", "of", "in",
+     "on", "at", "by", "for", "with", "about", "from", "into", "onto", "over", "under",
+     "up", "down", "out", "off", "as", "than", "then", "so", "and", "or", "but", "if",
+     "because", "since", "while", "though", "although", "also", "just", "only", "very",
+     "too", "any", "some", "all", "each", "every", "both", "either", "no", "not", "nor",
+     "now", "still", "yet", "already", "again", "more", "most", "much", "many", "such",
+     "own", "same", "other", "another", "one", "ones", "get", "got", "let", "let's", "that's",
+     "there's", "what's", "here's", "can't", "cannot", "won't", "don't", "doesn't", "didn't",
+     "isn't", "aren't", "wasn't", "weren't", "haven't", "hasn't", "hadn't", "couldn't",
+     "wouldn't", "shouldn't", "really", "right", "well", "even", "ever", "never", "please",
+     "sorry", "unfortunately", "afraid", "able", "unable", "going", "go", "make", "sure",
+     "thing", "things", "something", "anything", "everything", "nothing", "way", "today"}
 )  # fmt: skip
 # Words that say a step did not happen or cannot be trusted: a clause holding one is a
-# report of trouble, whatever else it says.
+# report of trouble, whatever else it says. Two kinds: words for a bad event ("error",
+# "timed out", "glitch"), which a negator just before cancels ("no error", "without any
+# issue"); and phrasings of a step that did not answer, work or stay current, which carry
+# their own negation ("never came back", "isn't working", "hasn't refreshed").
 _TROUBLE = re.compile(
-    r"\b(fail(?:ed|s|ure|ing)?|errors?|timed? ?out|time-?outs?|denied|refused|rejected|declined"
-    r"|unsuccessful|went wrong|garbled|unreadable|corrupt(?:ed)?|stale|outdated|out of date"
-    r"|unavailable|too long|not respond\w*|unresponsive|no response|glitch|trouble|old (?:copy"
-    r"|snapshot|data|record)|wouldn'?t rely|unreliable|may have changed|not (?:be )?current"
-    r"|(?:is|are|looks?|seems?|was) (?:very |quite |rather |a bit )?(?:old|dated)|with caution"
-    r"|careful|not (?:be )?(?:up to date|fresh|reliable))\b",
+    r"\b(fail(?:ed|s|ure|ures|ing)?|errors?|erroring|timed? ?out|time-?outs?|denied|refused"
+    r"|rejected|declined|unsuccessful|went wrong|gone wrong|garbled|jumbled|scrambled"
+    r"|gibberish|unreadable|corrupt(?:ed)?|malformed|stale|outdated|out of date|unavailable"
+    r"|too long|unresponsive|no response|glitch(?:es)?|trouble|problems?|bugs?"
+    r"|crash(?:ed|es)?|outage|broken|broke|hung|stuck|offline|unreachable|inaccessible"
+    r"|unauthori[sz]ed|forbidden|prohibited|blocked|restricted|disallowed|old(?:er)? (?:copy"
+    r"|snapshot|data|record|version)|unreliable|with caution|careful"
+    r"|technical (?:difficult\w*|fault|issues?|problems?)|issues? (?:on (?:our|my) (?:side|end)"
+    r"|with (?:the|our|my) (?:system|tool|server|service|database|connection|lookup)))\b",
     re.IGNORECASE,
 )
+_STALLED = re.compile(
+    r"\b(not respond\w*|n[o']t (?:be )?(?:respond\w*|answer\w*|work\w*|current|fresh|live"
+    r"|reliable|accurate|up to date|loading|load|come back|reply|return\w*|go through)"
+    r"|never (?:answered|responded|replied|came back|returned|went through|loaded|arrived)"
+    r"|stopped (?:respond\w*|answer\w*|working)|gave up|took (?:too long|longer than)"
+    r"|(?:is|are|was|were|went|goes|been|being) down|out of (?:service|order)"
+    r"|wouldn'?t rely|may have changed|might have changed|could have changed"
+    r"|(?:may|might|could) (?:be|look) different|(?:may|might|could) differ"
+    r"|(?:may|might|could) (?:be|no longer be) (?:out of date|old|wrong|inaccurate|behind)"
+    r"|no longer (?:accurate|current|valid|reliable)|(?:is|are|looks?|seems?|was|be|might be"
+    r"|may be) (?:very |quite |rather |a bit |a little )?(?:old|dated)|from a while (?:ago|back)"
+    r"|has(?:n'?t| not) (?:been )?(?:refreshed|updated)|(?:can(?:no|')?t|couldn'?t|could not"
+    r"|unable to) (?:interpret|parse|read|understand|make sense|reach|connect|load|open"
+    r"|retrieve|access|fetch|pull|get through)|(?:beyond|outside) (?:what|the scope|my)"
+    r"|not (?:something|a thing) (?:i|we)(?:'m| am| are|'re)? (?:able|allowed|permitted))\b",
+    re.IGNORECASE,
+)
+# Having the right to act, said negated ("I don't have the authority", "I lack permission",
+# "not allowed"): the permission concept from general English.
+_PERMISSION = frozenset(
+    {"authority", "authorisation", "authorization", "authorised", "authorized", "permission",
+     "permissions", "permitted", "rights", "access", "clearance", "cleared", "privilege",
+     "privileges", "allowed", "entitled", "authorise", "authorize"}
+)  # fmt: skip
 _HYPOTHETICAL = re.compile(
     r"\b(if|unless|whether|once|would|could|might|may|maybe|perhaps|possibly|should|in case"
     r"|as soon as|until|hopefully|ask(?:ed|ing)? (?:for|to))\b"
@@ -111,9 +164,20 @@ def negated_at(words: list[str], index: int, window: int = 5) -> bool:
     return any(is_negator(w) for w in words[max(0, index - window) : index])
 
 
+@functools.lru_cache(maxsize=8192)
 def troubled(clause: str) -> bool:
-    """A report of trouble; a status code quoted as sent (`permission_denied`) counts."""
-    return bool(_TROUBLE.search(clause.replace("_", " ")))
+    """A report of trouble; a status code quoted as sent (`permission_denied`) counts. A
+    word for a bad event that a negator cancels ("no problem", "without any issues",
+    "didn't fail") is not one."""
+    text = clause.replace("_", " ")
+    if _STALLED.search(text):
+        return True
+    for match in _TROUBLE.finditer(text):
+        before = tokens(text[max(0, match.start() - 30) : match.start()])[-2:]
+        if not any(is_negator(w) for w in before):
+            return True
+    words = tokens(text)
+    return any(w in _PERMISSION and negated_at(words, i, 6) for i, w in enumerate(words))
 
 
 # Qualifiers that make a statement less than a claim of completion.
@@ -345,7 +409,7 @@ _SELF_DONE = re.compile(
 )
 _OTHERS_FUTURE = re.compile(
     r"\b(?:they|someone|somebody|a colleague|an? (?:agent|specialist|manager|supervisor|"
-    r"representative)|(?:our|the) [\w-]+ (?:team|department|desk))(?:'ll| will)\s+(?!need\b|"
+    r"representative)|(?:our|the)(?: [\w-]+)? (?:team|department|desk))(?:'ll| will)\s+(?!need\b|"
     r"have\b|be able\b)(\w+)",
     re.IGNORECASE,
 )
@@ -377,7 +441,10 @@ def promises(reply: str) -> list[Promise]:
     for clause in clauses(reply):
         if clause.rstrip().endswith("?") or asked_person(clause):
             continue
-        for match in _SELF_FUTURE.finditer(clause):
+        # "Send me the reference and I'll look": a promise made with a request to the
+        # person waits on them as much as one made with "if you".
+        waits = addressed(clause)
+        for match in _SELF_FUTURE.finditer(clause if not waits else ""):
             rest = tokens(match.group(1))
             while rest and rest[0] in _AUX:
                 rest.pop(0)
@@ -387,7 +454,10 @@ def promises(reply: str) -> list[Promise]:
             found.append(Promise("self", "later" if later else rest[0], clause))
         for match in _SELF_DONE.finditer(clause):
             verb = match.group(1).lower()
-            if not is_negator(verb) and verb not in ("been", "had", "got", "to"):
+            # "I have on file", "we have a policy": have as possession, not a perfect.
+            if not is_negator(verb) and verb not in ("been", "had", "got", "to") and _participle(
+                verb
+            ):
                 found.append(Promise("self_done", verb, clause))
         for match in _OTHERS_FUTURE.finditer(clause):
             found.append(Promise("others", match.group(1).lower(), clause))
@@ -396,10 +466,24 @@ def promises(reply: str) -> list[Promise]:
     return found
 
 
+# Past participles that do not end in -ed/-en (general English irregular verbs).
+_IRREGULAR_PARTICIPLES = frozenset(
+    {"sent", "spent", "built", "put", "set", "cut", "paid", "made", "told", "sold", "held",
+     "kept", "left", "found", "brought", "bought", "thought", "caught", "taught", "run",
+     "read", "let", "lost", "met", "won", "shut", "hit", "dealt", "meant", "heard", "said",
+     "led", "fed", "felt", "done", "gone", "seen", "shown", "begun", "come", "become"}
+)  # fmt: skip
+
+
+def _participle(word: str) -> bool:
+    """The word can be a past participle ("refunded", "taken", "sent")."""
+    return word.endswith(("ed", "en", "wn")) or word in _IRREGULAR_PARTICIPLES
+
+
 def doable(verb: str, tool_verbs: Iterable[str]) -> bool:
     """Whether a verb names something the agent can do: talk, or one of its tools."""
     base = lemma(verb)
-    if verb in _TALK or base in _TALK:
+    if verb in _TALK or base in _TALK or base + "e" in _TALK:
         return True
     return any(base in family(v) or verb in verb_forms(v) for v in tool_verbs)
 
@@ -495,7 +579,8 @@ def first_person(clause: str) -> bool:
 
 
 _REFUSAL = re.compile(
-    r"\b(?:can(?:no|')?t|cannot|unable to|not able to|won't be able to|am not able|'m not able"
+    r"\b(?:can(?:no|')?t|cannot|couldn'?t|could not|unable to|not able to|won't be able to"
+    r"|am not able|'m not able|(?:was|were)(?:n'?t| not) able to"
     r"|not (?:something|a thing) (?:i|we)(?:'m| am| are|'re)? (?:able|allowed|permitted)"
     r"|(?:beyond|outside) (?:what|the scope)|not (?:allowed|permitted) to|must decline|have to "
     r"decline|(?:i|we)(?:'m| am) afraid (?:i|we) can(?:no|')?t)\b",
@@ -508,38 +593,91 @@ def refuses(text: str) -> bool:
     return bool(_REFUSAL.search(text))
 
 
-_ASK_FOR = {
-    "id": re.compile(
-        r"\b(?:(?:order|booking|reference|ref|confirmation|account|flight|ticket|tracking|case"
-        r"|customer|record)\s+)?(?:number|id|no\.|reference|ref|code)\b|\bwhich (?:order|booking"
-        r"|record|account|one)\b",
-        re.IGNORECASE,
-    ),
-    "email": re.compile(r"\be-?mail\b", re.IGNORECASE),
-    "name": re.compile(r"\b(?:last name|surname|full name|family name|name)\b", re.IGNORECASE),
-    "more": re.compile(
-        r"\b(?:more (?:details?|information|info|context)|a bit more|what you need|how (?:can|may) "
-        r"i help|what (?:can|may) i do|what (?:exactly|specifically)|tell me more|elaborate)\b",
-        re.IGNORECASE,
-    ),
-}
-_ASKS = re.compile(
-    r"\?|\b(?:please (?:give|send|share|confirm|provide|tell)|could you (?:give|send|share"
-    r"|confirm|provide|tell)|let me know|i(?:'ll| will) need|i need|without (?:the|your|a|an))\b",
+# Words any refusal of anything may use: with only these (and function words) a refusal
+# names nothing of what was asked, and would answer any request the same way.
+_ANY_REQUEST = frozenset(
+    {"help", "helping", "assist", "assisting", "assistance", "request", "requests", "question",
+     "questions", "query", "queries", "matter", "issue", "support", "handle", "process",
+     "fulfil", "fulfill", "complete", "provide", "service", "task", "ask", "asking", "asked",
+     "decline", "policy", "policies", "rules", "against", "possible", "allowed", "permitted",
+     "apologise", "apologize", "apologies", "regret", "continue", "proceed", "further",
+     "currently", "moment", "time", "unable", "able", "afraid", "sorry", "unfortunately",
+     "must", "respectfully", "kind", "type", "nature", "something", "scope", "beyond",
+     "outside", "really", "though", "however", "understand", "appreciate", "hope",
+     "situation", "at", "this", "point", "stage"}
+)  # fmt: skip
+
+
+def stock_refusal(text: str) -> bool:
+    """A refusal that names nothing of the ask ("I'm sorry, but I can't help with that
+    request."): every word of it is a function word or one any refusal uses."""
+    return refuses(text) and all(
+        w in FUNCTION_WORDS or w in _ANY_REQUEST or is_negator(w) for w in tokens(text)
+    )
+
+
+# -- asking the person -------------------------------------------------------------------------
+
+# Verbs a request to the person opens with ("send me", "please confirm", "tell me"): the
+# verbs of giving, telling and checking of general English.
+# Only verbs that are seldom nouns: "email", "list" or "note" opening a clause is as often
+# a noun ("email, name and amount came from ...") as a request.
+_REQUEST_VERBS = frozenset(
+    {"provide", "send", "share", "give", "tell", "confirm", "specify", "supply", "enter",
+     "include", "reply", "respond", "check", "double-check", "recheck", "verify", "mention",
+     "describe", "clarify", "choose", "pick", "select", "indicate", "forward", "attach",
+     "upload", "paste", "resend", "spell", "advise", "explain", "repeat", "identify"}
+)  # fmt: skip
+# Words that may stand before such a verb without making it anything but a request.
+_LEADS = frozenset(
+    {"please", "kindly", "just", "also", "first", "then", "so", "and", "but", "now", "simply",
+     "quickly", "ok", "okay", "sure", "great", "alright", "meanwhile", "otherwise", "again",
+     "if", "possible", "when", "you", "can", "get", "a", "chance"}
+)  # fmt: skip
+# A question or a statement of what is needed from the person, in its usual shapes:
+# "could you", "would you mind", "may I have", "I'll need", "is required", "without the".
+_ASKING = re.compile(
+    r"\b(?:(?:could|can|would|will|might) (?:you|u)|would you mind|mind (?:giving|sending"
+    r"|sharing|telling|confirming|providing|letting|checking)|are you able to|do you (?:have"
+    r"|know|remember|happen)|may i (?:have|get|ask|see|know|take|please)|can i (?:have|get"
+    r"|ask|take)|(?:i|we)(?:'ll|'d| will| would| do| also| still| just| first| only| will"
+    r" also| would also)? (?:need|require)s?(?! to (?!know|have|see|get|confirm|verify))"
+    r"|just need(?! to (?!know|have|see|get|confirm|verify))|need (?:your|the|a|an|to (?:know"
+    r"|have|see|get))|(?:is|are|'s|'re|will be|would be) (?:needed|required|necessary|missing)"
+    r"|without (?:the|your|a|an|that|those|which))\b",
+    re.IGNORECASE,
+)
+_PARTS = re.compile(r"[,;:(]|\s[-–—]+\s")
+# Asking for more of the story rather than for a field.
+MORE = re.compile(
+    r"\b(?:more (?:details?|information|info|context)|a bit more|what you need|how (?:can|may) "
+    r"i help|what (?:can|may) i do|what (?:exactly|specifically)|tell me more|elaborate)\b",
     re.IGNORECASE,
 )
 
 
-def asked_for(reply: str) -> set[str]:
-    """What an ask-back requests (`id`, `email`, `name`, `more`), from its asking clauses; an
-    ask-back for something else (a date, a flight) yields `other`. Empty: no ask-back."""
-    wanted: set[str] = set()
-    for clause in clauses(reply):
-        if not _ASKS.search(clause) or _PLEASANTRY.match(clause.strip(" ?.!,")):
+@functools.lru_cache(maxsize=8192)
+def addressed(clause: str) -> bool:
+    """The clause asks the person for something: a question, a request opening on a verb of
+    giving or telling ("please send", "tell me", "kindly provide"), or a statement of what
+    is needed from them ("I'll need your booking reference", "X is required")."""
+    text = clause.strip()
+    if not text or _PLEASANTRY.match(text.strip(" ?.!,")):
+        return False
+    if text.endswith("?") or _ASKING.search(text):
+        return True
+    for part in _PARTS.split(text):
+        words = tokens(part)
+        while words and words[0] in _LEADS:
+            words.pop(0)
+        if not words:
             continue
-        hits = {kind for kind, pattern in _ASK_FOR.items() if pattern.search(clause)}
-        wanted |= hits or {"other"}
-    return wanted
+        if words[0] == "let":
+            if words[1:3] in (["me", "know"], ["us", "know"]):
+                return True
+        elif words[0] in _REQUEST_VERBS:
+            return True
+    return False
 
 
 def own_text(reply: str, asks: Iterable[str]) -> str:
@@ -557,21 +695,25 @@ def own_text(reply: str, asks: Iterable[str]) -> str:
 
 def _copied(reply: str, asks: Iterable[str]) -> tuple[list[str], set[int], bool]:
     """(reply tokens, the positions copied from a turn of the person, whether most of one
-    turn was copied), read run by run in 4-grams."""
+    turn was copied), read run by run in 4-grams. Each side is looked up in the other's set
+    of 4-grams, so a reply that repeats one phrase costs no more than one that does not."""
     said = tokens(reply)
-    where: dict[tuple[str, ...], list[int]] = {}
-    for i in range(len(said) - 3):
-        where.setdefault(tuple(said[i : i + 4]), []).append(i)
+    grams = [tuple(said[i : i + 4]) for i in range(len(said) - 3)]
+    mine = set(grams)
     copied: set[int] = set()
     most = False
     for ask in asks:
         words = tokens(ask)
         if len(words) < 4:
             continue
+        heard = [tuple(words[i : i + 4]) for i in range(len(words) - 3)]
+        theirs = set(heard)
         covered: set[int] = set()
-        for i in range(len(words) - 3):
-            for j in where.get(tuple(words[i : i + 4]), []):
+        for i, gram in enumerate(heard):
+            if gram in mine:
                 covered.update(range(i, i + 4))
+        for j, gram in enumerate(grams):
+            if gram in theirs:
                 copied.update(range(j, j + 4))
         most = most or len(covered) / len(words) >= 0.7
     return said, copied, most
@@ -644,8 +786,15 @@ _PLEASANTRY = re.compile(
 
 
 def content_free(reply: str) -> bool:
-    """Nothing but pleasantries and refusals: no fact, no question, no next step."""
+    """Nothing but pleasantries and refusals that name nothing: no fact, no question, no
+    next step."""
     parts = [c.strip(" .!,") for c in clauses(reply) if c.strip(" .!,")]
     if not parts:
         return True
-    return all(_PLEASANTRY.match(p) or (refuses(p) and len(tokens(p)) <= 12) for p in parts)
+    refused = any(refuses(p) for p in parts)
+    return all(
+        _PLEASANTRY.match(p)
+        or stock_refusal(p)
+        or (refused and all(w in FUNCTION_WORDS or w in _ANY_REQUEST for w in tokens(p)))
+        for p in parts
+    )

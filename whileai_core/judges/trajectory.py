@@ -24,6 +24,9 @@ Check = tuple[str, bool, str]
 FAULT_STATUSES = frozenset(
     {"timeout", "permission_denied", "malformed", "error", "rejected", "failed", "unavailable"}
 )
+# What junk in a result looks like: control bytes, the replacement character, runs of
+# angle brackets, or a word that says so.
+_JUNK = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffd]|<<|>>|\bgarbled\b", re.IGNORECASE)
 
 
 @dataclass
@@ -43,15 +46,22 @@ class Event:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok" and not self.result_is_stale
+        return self.status == "ok" and not self.result_is_stale and not self.result_is_garbled
 
     @property
     def result_is_stale(self) -> bool:
         return bool(self.result and self.result.get("stale"))
 
     @property
+    def result_is_garbled(self) -> bool:
+        """An "ok" whose data is a string of junk ("<<garbled resp0nse", control bytes): the
+        world answered, but nothing in it can be read, so nothing it says is on record."""
+        data = (self.result or {}).get("data")
+        return isinstance(data, str) and bool(_JUNK.search(data[:4096]))
+
+    @property
     def faulted(self) -> bool:
-        return self.status in FAULT_STATUSES or self.result_is_stale
+        return self.status in FAULT_STATUSES or self.result_is_stale or self.result_is_garbled
 
 
 def _json(value: Any) -> Any:

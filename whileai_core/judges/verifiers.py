@@ -21,10 +21,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import ConfigError, NoGold
+from ..errors import ConfigError, JudgeTimeout, NoGold
 from ..registry import JUDGES
 from ..row import reply_text
-from .contract import Judge, JudgeFailed, judge_once
+from .contract import Judge, JudgeFailed, judge_once, time_left
 
 Verdict = dict[str, Any]
 GOLD_FIELDS = ("answer", "target", "expected", "gold")
@@ -136,24 +136,39 @@ def regex(
     """The reply matches `pattern`, or, without one, the row's gold read as a pattern.
 
     `full=True` anchors the match to the whole (stripped) reply; by default it searches.
+    The pattern is the user's and the reply anyone's, so a backtracking pattern on a long
+    reply could run for hours: it is matched with the `regex` engine (the same syntax),
+    which stops at the row's --timeout and the row is `timeout`.
     """
-    flags = re.IGNORECASE if ignore_case else 0
-    compiled: re.Pattern[str] | None = None
+    import regex as engine
+
+    flags = engine.IGNORECASE if ignore_case else 0
+    compiled: engine.Pattern[str] | None = None
     if pattern is not None:
         try:
-            compiled = re.compile(pattern, flags)
-        except re.error as exc:
+            compiled = engine.compile(pattern, flags)
+        except engine.error as exc:
             raise ConfigError(f"regex {pattern!r}: {exc}") from None
 
     def judge(row: dict[str, Any]) -> Verdict:
-        patterns = (
-            [compiled]
-            if compiled is not None
-            else [re.compile(g, flags) for g in _golds(row, field)]
-        )
+        try:
+            patterns = (
+                [compiled]
+                if compiled is not None
+                else [engine.compile(g, flags) for g in _golds(row, field)]
+            )
+        except engine.error as exc:
+            raise NoGold(f"the row's gold is not a pattern: {exc}") from None
         cand = reply_text(row).strip()
         for pat in patterns:
-            hit = pat.fullmatch(cand) if full else pat.search(cand)
+            try:
+                hit = (
+                    pat.fullmatch(cand, timeout=time_left())
+                    if full
+                    else pat.search(cand, timeout=time_left())
+                )
+            except TimeoutError:
+                raise JudgeTimeout(f"/{_short(pat.pattern, 40)}/ ran past --timeout") from None
             if hit:
                 return _verdict(True, f"matches /{_short(pat.pattern, 40)}/")
         return _verdict(False, f"no match for /{_short(patterns[0].pattern, 40)}/")
@@ -202,11 +217,13 @@ def multiple_choice(*, field: str | None = None) -> Judge:
 
 
 # A number as written: thousands commas, a leading $, a trailing %; or a fraction, as
-# LaTeX (\frac{1}{2}, \dfrac, \tfrac) or a/b (not a date: no third part).
+# LaTeX (\frac{1}{2}, \dfrac, \tfrac) or a/b (not a date: no third part). The lookahead
+# lets a plain number start only where a digit does: without it the pattern matched the
+# empty string at every position of a long reply.
 _NUMBER = re.compile(
     r"\\[dt]?frac\{\s*([-+−]?\d+(?:\.\d+)?)\s*\}\{\s*([-+−]?\d+(?:\.\d+)?)\s*\}"
     r"|(?<![\d/.])([-+−]?\d+)\s*/\s*(\d+)(?![\d/.])"
-    r"|[-+−]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?"
+    r"|(?=[-+−]?\$?\.?\d)[-+−]?\$?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?%?"
 )
 
 
@@ -286,7 +303,8 @@ def _math_parse(text: str) -> list[Any]:
     """What math-verify reads in `text`: LaTeX ($...$, \\boxed{}, sets, intervals, units)
     or a plain expression. A bare LaTeX gold with no delimiters ("\\frac{1}{2}") is read
     as if it had them. Its own timeout is off: it uses signal.alarm, which works only in
-    the main thread, and the judge contract's timeout covers the call instead."""
+    the main thread; the judge runs it in a worker process it kills at --timeout instead
+    (`mathworker.py`)."""
     from math_verify import parse
 
     found = parse(text, parsing_timeout=None)
@@ -301,47 +319,90 @@ def _quiet_math_verify() -> None:
     logging.getLogger("math_verify").setLevel(logging.ERROR)
 
 
-@JUDGES.register("math-equal", options=("field",))
-def math_equal(*, field: str | None = None) -> Judge:
+def math_verdict(row: dict[str, Any], field: str | None = None) -> Verdict:
+    """The math-equal verdict on one row, in this process (the judge's worker calls it)."""
+    from math_verify import verify
+
+    _quiet_math_verify()
+    reply = reply_text(row)
+    answer = _math_parse(reply)
+    if not answer:
+        return _verdict(False, f"no answer math-verify can read in {_short(reply, 40)!r}")
+    for gold_text in _golds(row, field):
+        gold = _math_parse(gold_text)
+        if all(isinstance(g, str) for g in gold):  # nothing but the text echoed back
+            raise NoGold(f"math-verify cannot read the gold {_short(gold_text, 40)!r}")
+        if verify(gold, answer, timeout_seconds=None):
+            return _verdict(True, f"{_short(str(answer[-1]), 30)} = {_short(gold_text, 30)}")
+    shown = _short(str(answer[-1]), 30)
+    return _verdict(False, f"answer {shown} is not {_short(_golds(row, field)[0], 30)}")
+
+
+@JUDGES.register("math-equal", options=("field", "timeout"))
+def math_equal(*, field: str | None = None, timeout: float | None = None) -> Judge:
     """The reply's final answer equals the gold as mathematics, by Hugging Face's
     math-verify (what TRL and open-r1 reward with): 1/2 = 0.5 = \\frac{1}{2}, {1,2} =
     {2,1}, intervals, units, \\boxed{} answers. A percentage equals its fraction
-    ("50%" = 1/2). Runs under the judge contract's timeout, not inline: a pathological
-    expression can take sympy a long time.
+    ("50%" = 1/2). It runs in a worker process (`mathworker.py`) that is killed and
+    restarted when a row runs past `timeout` (--timeout; 0: 60 s), since sympy can take
+    minutes on a few thousand characters of the wrong shape and a thread cannot be stopped.
     """
+    import sys
+
+    from .command import CommandJudge
+
+    limit = timeout if timeout and timeout > 0 else 60.0
+    # The worker imports this very package, wherever it was imported from here.
+    root = str(Path(__file__).resolve().parents[2])
+    boot = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        "from whileai_core.judges.mathworker import main; main()"
+    )
+    argv = [sys.executable, "-c", boot, field or ""]
+    runner = CommandJudge("math-equal worker", timeout=limit, argv=argv, ready=True)
 
     def judge(row: dict[str, Any]) -> Verdict:
-        from math_verify import verify
+        verdict = runner(row)
+        failure = verdict.get("failure") if isinstance(verdict, dict) else None
+        if failure == "no_gold":
+            raise NoGold(str(verdict.get("reason")))
+        if failure is not None:
+            raise RuntimeError(str(verdict.get("reason")))
+        return verdict
 
-        _quiet_math_verify()
-        reply = reply_text(row)
-        answer = _math_parse(reply)
-        if not answer:
-            return _verdict(False, f"no answer math-verify can read in {_short(reply, 40)!r}")
-        for gold_text in _golds(row, field):
-            gold = _math_parse(gold_text)
-            if all(isinstance(g, str) for g in gold):  # nothing but the text echoed back
-                raise NoGold(f"math-verify cannot read the gold {_short(gold_text, 40)!r}")
-            if verify(gold, answer, timeout_seconds=None):
-                return _verdict(True, f"{_short(str(answer[-1]), 30)} = {_short(gold_text, 30)}")
-        shown = _short(str(answer[-1]), 30)
-        return _verdict(False, f"answer {shown} is not {_short(_golds(row, field)[0], 30)}")
+    def notes() -> list[str]:
+        n = runner.restarts
+        return [f"math-equal worker restarted {n} time{'s' if n != 1 else ''}"] if n else []
 
-    return Judge(name="math-equal", fn=judge, meta={"version": "math-equal@math-verify"})
+    # Inline: the worker takes one row at a time, so rows queued in the runner's threads
+    # would only spend their timeout waiting for it.
+    return Judge(
+        name="math-equal",
+        fn=judge,
+        meta={"version": "math-equal@math-verify"},
+        inline=True,
+        own_timeout=True,
+        close=runner.close,
+        notes=notes,
+    )
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+_FENCE_OPEN = re.compile(r"```(?:json|JSON)?[ \t\r]*\n")
 
 
 def parse_json_reply(text: str) -> Any:
-    """The JSON a reply carries: the whole reply, or its first ```json fenced block."""
+    """The JSON a reply carries: the whole reply, or its first ```json fenced block (the
+    first opening fence that a later ``` closes; found by scanning, not by a lazy `.*?`
+    that re-reads the rest of the reply from every unclosed fence)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         pass
-    match = _FENCE.search(text)
-    if match:
-        return orjson.loads(match.group(1))
+    opened = _FENCE_OPEN.search(text)
+    if opened:
+        close = text.find("```", opened.end())
+        if close >= 0:
+            return orjson.loads(text[opened.end() : close])
     raise ValueError("reply is not JSON")
 
 

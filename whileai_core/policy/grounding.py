@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judges.grounding import Invented, invented_arguments
+from ..judges.trajectory import tool_kinds
 from ..spec import Spec
 from .view import RowView, system_texts
 
@@ -59,6 +60,7 @@ def invented(v: RowView, options: GroundingOptions | None = None) -> list[Invent
         context=system_texts(v.row),
         ignore_keys=opts.ignore_keys,
         allow=opts.allowed,
+        kinds=tool_kinds(opts.spec, v.row),
     )
 
 
