@@ -135,9 +135,10 @@ def _statuses(value: Any) -> Iterator[str]:
 
 
 def _records(result: dict[str, Any] | None) -> list[Any]:
-    """What a result shows of the records: its data and its matches (not the envelope)."""
+    """What a result shows of the records: its data, its matches and a search's results
+    (not the envelope)."""
     result = result or {}
-    return [result.get("data"), result.get("matches")]
+    return [result.get("data"), result.get("matches"), result.get("results")]
 
 
 def status_words(status: str) -> list[str]:
