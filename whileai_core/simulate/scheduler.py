@@ -35,6 +35,7 @@ from .grid import Grid, build_grid, seed_int
 from .novelty import HashingEmbedder, NearDuplicateFilter, SimilarityIndex
 from .openers import Openers, SourceCopy
 from .rowmake import RowContext, behavior_signature, build_row
+from .saturation import Saturation
 from .tasks import GridTasks, TaskSource
 from .world import World
 
@@ -140,8 +141,7 @@ class Engine:
         self.seq = 0
         self.stopping: str | None = None
         self._situations: set[str] = set()
-        self._signatures: set[str] = set()
-        self._since_new = 0
+        self.saturation = Saturation(self.tasks.cells)
         self.allocation = Allocation(self.probe)
         self._statuses = (spec.raw.get("world") or {}).get("statuses") if spec.raw else None
         self._lineage = {
@@ -326,18 +326,11 @@ class Engine:
     def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
         self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
         self.report.count_row(row)
-        sig = row.get("behavior_signature")
-        if sig not in self._signatures:
-            self._signatures.add(str(sig))
-            self._since_new = 0
-        else:
-            self._since_new += 1
-        if emitted and self.config.until == "saturation" and self._saturated():
+        if self.config.until != "saturation":
+            return
+        self.saturation.see(row)
+        if emitted and self.saturation.reached():
             self.stopping = self.stopping or "saturation"
-
-    def _saturated(self) -> bool:
-        window = max(50, len(self.grid.cells) // 4)
-        return self.asks_opened >= len(self.grid.cells) and self._since_new >= window
 
     # -- one rollout -----------------------------------------------------------------------
 
@@ -502,6 +495,8 @@ class Engine:
         if callable(person_stats):
             report.person = person_stats()
         report.cells_visited = self.tasks.cells_visited(self.asks_opened, self.n)
+        if self.config.until == "saturation":
+            report.saturation = self.saturation.describe()
         report.tasks = self.tasks.describe()
         report.elapsed = round(elapsed, 3)
         report.rows_per_s = (
