@@ -175,6 +175,26 @@ def simulate(
     top_p: Annotated[
         float | None, typer.Option("--top-p", min=0.0, max=1.0, envvar="WHILEAI_TOP_P")
     ] = None,
+    writer_max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--writer-max-tokens",
+            min=1,
+            help="Token cap on each completion of a model writer (the person's turns; "
+            "--max-tokens caps the agent's). Default: WHILEAI_WRITER_MAX_TOKENS, else 400.",
+            show_default=False,
+        ),
+    ] = None,
+    writer_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--writer-timeout",
+            min=0.001,
+            help="Seconds a model writer's call waits for its reply. Default: "
+            "WHILEAI_WRITER_TIMEOUT, else 60.",
+            show_default=False,
+        ),
+    ] = None,
     logprobs: Annotated[bool, typer.Option("--logprobs", help="Record summed logprobs.")] = False,
     logprobs_tokens: Annotated[
         bool, typer.Option("--logprobs-tokens", help="Also keep the per-token list.")
@@ -310,6 +330,8 @@ def simulate(
         cache=cache,
         concurrency=concurrency,
         execute=execute,
+        writer_max_tokens=writer_max_tokens,
+        writer_timeout=writer_timeout,
     )
     judge = None
     if grader:  # the judges load only for a run that grades as it goes

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from ..models.scaffold import not_an_answer
 from ..spec import Spec, guess_kind, name_words, past_tense
 from . import replies as rp
 from .trajectory import Event, events_of, final_text, is_write, tool_kinds
@@ -284,6 +285,13 @@ class Evidence:
         person = {"i", "i'm", "i've", "i'll", "i'd", "we", "we've", "we're", "our", "my", "me",
                   "you", "your", "you're", "you'll", "you've", "us"}  # fmt: skip
         return bool(words & person or identifiers(sentence) or words & extra)
+
+
+def scaffolding(reply: str) -> str | None:
+    """What a reply is when it is a chat template's scaffolding rather than an answer (a
+    function-calling recipe, a JSON envelope or a lead-in to one; `models/scaffold.py`),
+    else None: a judge reads such a reply as no reply."""
+    return not_an_answer(reply)
 
 
 def said_after(ev: Evidence, event: Event, test: Any) -> bool:

@@ -1,9 +1,12 @@
 """Turn `--agent`/`--writer` references and `ModelOptions` into model-backed components.
 
 The engine and the CLI call these lazily, only when a reference is a model spec, so an
-offline run never imports httpx. Everything model-backed in one run that talks to the
-same endpoint and model shares one `ModelClient` (kept on `options.clients`), so the
-concurrency bound, the retry budget and the failure counts are per run, not per role.
+offline run never imports httpx. Clients are kept on `options.clients`, one per role and
+endpoint: the agent's and the writer's traffic (calls, retries, tokens, failures) are
+reported apart, and the writer has its own token cap and read timeout
+(`--writer-max-tokens`, `--writer-timeout`, or `settings.writer_max_tokens` /
+`writer_timeout`); a judge or any other caller that names no role shares one client per
+endpoint. All of them share the run's cache.
 
 Sampling defaults: a flag wins, then WHILEAI_TEMPERATURE / WHILEAI_MAX_TOKENS /
 WHILEAI_TOP_P, then the server's own default (the key is left out of the request).
@@ -11,11 +14,11 @@ WHILEAI_TOP_P, then the server's own default (the key is left out of the request
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..agents.base import Agent, Writer
 from ..errors import ConfigError
+from ..settings import env_number, writer_max_tokens, writer_timeout
 from ..spec import Spec
 from .agent import ModelAgent
 from .cache import ModelCache
@@ -33,27 +36,17 @@ __all__ = [
 ]
 
 
-def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return None
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
-
-
 def sampling_from(options: ModelOptions) -> dict[str, Any]:
     """The sampling keys to send: options first, then the WHILEAI_* variables."""
     temperature = options.temperature
     if temperature is None:
-        temperature = _env_number("WHILEAI_TEMPERATURE", float)
+        temperature = env_number("TEMPERATURE", float)
     max_tokens = options.max_tokens
     if max_tokens is None:
-        max_tokens = _env_number("WHILEAI_MAX_TOKENS", int)  # type: ignore[assignment]
+        max_tokens = env_number("MAX_TOKENS", int)  # type: ignore[assignment]
     top_p = options.top_p
     if top_p is None:
-        top_p = _env_number("WHILEAI_TOP_P", float)
+        top_p = env_number("TOP_P", float)
     if temperature is not None and not 0 <= temperature <= 2:
         raise ConfigError(f"temperature {temperature} is outside 0..2")
     if max_tokens is not None and max_tokens < 1:
@@ -64,10 +57,16 @@ def sampling_from(options: ModelOptions) -> dict[str, Any]:
     return {k: v for k, v in sampling.items() if v is not None}
 
 
-def client_for(ref: str, options: ModelOptions) -> ModelClient:
-    """The run's client for this endpoint and model, created on first use."""
+def client_for(
+    ref: str,
+    options: ModelOptions,
+    *,
+    role: str | None = None,
+    read_timeout: float | None = None,
+) -> ModelClient:
+    """The run's client for this endpoint and model (and `role`), created on first use."""
     spec = parse_model_spec(ref, model=options.model)
-    key = f"{spec.base_url}|{spec.model}"
+    key = f"{role or ''}|{spec.base_url}|{spec.model}"
     client = options.clients.get(key)
     if isinstance(client, ModelClient):
         return client
@@ -79,19 +78,21 @@ def client_for(ref: str, options: ModelOptions) -> ModelClient:
     client = ModelClient(
         spec,
         concurrency=max(1, options.concurrency),
-        read_timeout=options.timeout,
+        read_timeout=options.timeout if read_timeout is None else read_timeout,
         retries=options.retries,
         backoff=options.backoff,
         cache=cache,
     )
+    client.role = role
     options.clients[key] = client
     return client
 
 
 def model_stats(options: ModelOptions) -> dict[str, dict[str, Any]]:
-    """Traffic and failure counts of every model client the run used, by model label."""
+    """Traffic and failure counts of every model client the run used, by role and model
+    label ("agent m", "writer m"; a client without a role by its label alone)."""
     return {
-        c.spec.label: c.stats.as_dict()
+        (f"{c.role} {c.spec.label}" if c.role else c.spec.label): c.stats.as_dict()
         for c in options.clients.values()
         if isinstance(c, ModelClient)
     }
@@ -100,16 +101,19 @@ def model_stats(options: ModelOptions) -> dict[str, dict[str, Any]]:
 def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
     """A `ModelAgent` for `--agent openai:…` (or any model spec)."""
     sampling_from(options)  # fail on bad sampling before the first rollout
-    client = client_for(ref, options)
+    client = client_for(ref, options, role="agent")
     return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)
 
 
 def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> Writer:
     """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
     to scrub policy text out of its prompts, never to show the policy to the model. The
-    person speaks at most avg_turns // 2 times, the opener included."""
-    client = client_for(ref, options)
+    person speaks at most avg_turns // 2 times, the opener included. Its completions are
+    capped and timed by the writer's own settings, never the agent's."""
+    client = client_for(
+        ref, options, role="writer", read_timeout=writer_timeout(options.writer_timeout)
+    )
     writer_sampling = sampling_from(options)
-    writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
+    writer_sampling["max_tokens"] = writer_max_tokens(options.writer_max_tokens)
     replies = max(0, avg_turns // 2 - 1)
     return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)
