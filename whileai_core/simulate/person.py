@@ -7,7 +7,8 @@ someone told me earlier"). The turn is read by meaning, from the facts the perso
 phrasing:
 
 - a **request** is a question, or a sentence built to get something ("please send ...",
-  "I'll need ...", "once I have ...", "mind sharing ...");
+  "I'll need ...", "once I have ...", "mind sharing ...", "without the method I cannot
+  go further");
 - what it asks **for** is matched against each fact's vocabulary: the words of its
   parameter name (`order_id` -> order), what kind of value it is (an id is also a
   number, a reference, a code; an email an e-mail or mail address) and the everyday words
@@ -64,13 +65,15 @@ _FOREIGN_FIELDS = (
 # Other fields a request may name, for saying which one the person does not have.
 _FIELD_NOUNS = (
     *_FOREIGN_FIELDS, "full name", "name", "email address", "email", "order number",
-    "booking reference", "confirmation code", "reference", "id", "number",
+    "booking reference", "confirmation code", "file path", "path", "branch", "reference",
+    "id", "number",
 )  # fmt: skip
 _REQUEST = re.compile(
     r"\b(?:please|kindly|could you|can you|would you|will you|mind|may i (?:have|get|ask)|"
     r"i(?:'ll| will| would)? need|we(?:'ll| will)? need|i require|once i have|as soon as i have|"
     r"if you (?:can |could )?(?:give|send|share|tell|provide)|let me know|"
-    r"(?:send|give|share|tell|provide|confirm|enter|type|specify|include) (?:me|us|the|your))\b"
+    r"(?:send|give|share|tell|provide|confirm|enter|type|specify|include) (?:me|us|the|your)|"
+    r"without (?:the|your|a|an))\b"
 )
 _CONFIRM = re.compile(
     r"\b(?:shall i|should i|do you want me to|would you like me to|want me to|ok to|okay to|"
@@ -196,8 +199,12 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
                 reading.options = [o for o in (first, choice.group(2).strip()) if o]
         if (question or "confirm" in low) and _CONFIRM.search(low):
             reading.confirm = True
-    if not reading.facts:
+    if not reading.facts and not reading.missing:  # a field named outright wins a guess
         reading.missing += [g for g in dict.fromkeys(guesses) if g not in reading.missing]
+    # "the order id" and "the order number" are one field: say it is not held once.
+    named = [m for m in reading.missing if m.split()[-1] in ("number", "id", "reference")]
+    if len(named) > 1:
+        reading.missing = [m for m in reading.missing if m not in named[1:]]
     return reading
 
 
@@ -294,6 +301,13 @@ def say_fact(fact: Fact, rng: random.Random, *, again: bool) -> str:
         return text
     head = text if text.startswith(str(fact.value)) else text[:1].lower() + text[1:]
     return f"As I said, {head}"
+
+
+def has_errand(situation: dict[str, Any]) -> bool:
+    """The person came to have something done or looked up with the tools (not to ask a
+    general question): an answer that leaves it undone is one they react to."""
+    human = situation.get("human") or {}
+    return bool(situation.get("tools")) and human.get("ask_family") != "general"
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
-from ..errors import Failure, WhileaiError
+from ..errors import Failure, PersonDropped, WhileaiError
 from ..metrics.tally import passed
 from ..spec import Spec
 from .allocation import Allocation, distinct
@@ -81,6 +81,7 @@ class _Outcome:
     verdict: Any = None
     error: str | None = None
     dropped: bool = False  # its opener near-copied a source trace: not a failure
+    person: str | None = None  # the simulated person broke role past every redraw (why)
 
 
 class Engine:
@@ -266,6 +267,10 @@ class Engine:
             self.report.source_copies_dropped += 1
             if self.report.source_copies_dropped >= max(16, 2 * self.config.budget):
                 self.stopping = self.stopping or "source_copies"
+        elif out.person is not None:
+            self.report.person_dropped += 1
+            if self.report.person_dropped >= max(16, 2 * self.config.budget):
+                self.stopping = self.stopping or "person_dropped"
         else:
             self.lost += 1
             self.report.agent_errors += 1
@@ -345,6 +350,8 @@ class Engine:
             prompt, novelty = await ask.opener
         except SourceCopy:
             return _Outcome(unit, None, dropped=True)
+        except PersonDropped as exc:  # no opener stayed in role: the ask is lost, counted
+            return _Outcome(unit, None, person=exc.reason)
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
         playing = CurrentRollout(prompt, unit.rollout_index, situation["scenario_id"])
@@ -379,6 +386,8 @@ class Engine:
                 raise AgentError(
                     f"agent {self.agent.name} returned {type(result).__name__}, not a RolloutResult"
                 )
+        except PersonDropped as exc:
+            return _Outcome(unit, None, person=exc.reason)
         except AgentError as exc:
             return _Outcome(unit, None, error=str(exc))
         except Failure as exc:  # e.g. a model call that failed for good: this rollout only
@@ -387,6 +396,9 @@ class Engine:
             raise
         except Exception as exc:
             return _Outcome(unit, None, error=f"{type(exc).__name__}: {exc}")
+        dropped = getattr(episode.user, "dropped", None)
+        if dropped:  # an agent that swallowed the drop still loses the rollout
+            return _Outcome(unit, None, person=str(dropped))
         reason = ask.reasons.get(unit.rollout_index) or (
             "rl probe" if self.k > 1 else f"{self.config.mode}: new ask"
         )

@@ -221,7 +221,12 @@ def _guesses(name: str, rng: random.Random) -> list[str]:
     if "date" in low or low.endswith("_on"):
         return [date_text(rng)]
     if "name" in low:
-        return [f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"]
+        first, last = rng.choice(_FIRST).title(), rng.choice(_LAST).title()
+        if "last" in low or "surname" in low or "family" in low:
+            return [last]  # a last name is one name: "Silva", never "Alex Silva"
+        if "first" in low or "given" in low:
+            return [first]
+        return [f"{first} {last}"]
     if "city" in low or "origin" in low or "destination" in low or "airport" in low:
         return [rng.choice(_CITIES), rng.choice(_AIRPORTS)]
     if "reason" in low or "note" in low or "message" in low:
