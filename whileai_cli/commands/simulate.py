@@ -129,8 +129,10 @@ def simulate(
         typer.Option(
             "--until",
             envvar="WHILEAI_UNTIL",
-            help="compute: run to the budget; saturation (adaptive mode): stop once every "
-            "cell is visited and new behaviour stops appearing.",
+            help="compute: run to the budget; saturation (best with adaptive): stop once "
+            "the last window of rows (a quarter of the cells, at least 100) added no cell, "
+            "no pair of axis values and new behaviours (calls and their results) in under "
+            "5% of its rows.",
         ),
     ] = "compute",
     avg_turns: Annotated[
