@@ -82,9 +82,27 @@ def test_a_person_s_plain_lines_pass() -> None:
 
 def test_an_opener_asks_and_a_vague_one_leaves_the_record_out() -> None:
     assert turn_problem("Order ID: ORD-1010", _turn(opener=True)) == "bare_details"
+    # The real model's opener on a vague ask: the writer acknowledging its instruction.
+    assert turn_problem("Sure, I understand.", _turn(opener=True)) == "no_ask"
     vague = _turn(opener=True, ask_family="vague", targets=("ORD-1010",))
     assert turn_problem("Something is off with my order ORD-1010, help?", vague) == "gave_the_id"
     assert turn_problem("Something is off with an order of mine, help?", vague) is None
+
+
+def test_a_person_does_not_say_the_same_line_twice() -> None:
+    """The real model answered 'Sure, I understand.' four times in one conversation."""
+    again = _turn("That is outside what I can look into here.", own=("Sure, I understand.",))
+    assert turn_problem("Sure, I understand.", again) == "repeats_itself"
+    assert turn_problem("So who can I ask about it?", again) is None
+
+
+def test_a_fact_asked_for_again_is_given_again_then_may_rest() -> None:
+    asked = "Which order is it? Please give me the order id."
+    once = _turn(asked, own=("Hi, my order ORD-1010 is late.",))
+    assert stop_problem(once) == "stopped_unanswered"
+    assert turn_problem("I told you already.", once) == "facts_not_given"
+    twice = _turn(asked, own=("Hi, my order ORD-1010 is late.", "It is ORD-1010."))
+    assert turn_problem("I told you already, twice.", twice) is None
 
 
 def test_no_ending_while_the_agent_waits_or_right_after_it_could_not_help() -> None:

@@ -67,6 +67,8 @@ def _misbehaving(request: Request) -> Reply:
         if mode == 2:
             return answer(VAGUE)  # leaves out the id the person holds
         return answer("you're welcome. done.")  # a finished conversation that goes on
+    if "already said" in notes[-1]:
+        return answer(f"still waiting on that order, message {len(messages)}")
     if "repeated" in notes[-1] or "written as the assistant" in notes[-1]:
         return answer("sorry, it's the order I mentioned, please look")
     if "exactly as listed" in notes[-1]:

@@ -20,6 +20,9 @@ named (and count why) instead of putting it in a row:
 - `facts_not_given`: the agent asked for something the person holds and the turn does
   not give it;
 - `bare_details` (openers): only labels and values ("Order ID: ORD-1010"), no ask;
+- `no_ask` (openers): only an acknowledgement ("Sure, I understand."): the writer
+  answering its own instruction, not a person starting an errand;
+- `repeats_itself`: a follow-up the person already said, word for word;
 - `gave_the_id` (openers): a vague ask that names the record it is meant to leave out;
 - `stopped_unanswered`: ending while the agent waits for an answer;
 - `stopped_unresolved`: ending straight after the agent could not do it (refused, failed,
@@ -114,6 +117,11 @@ _LABELS = frozenset(
     {"id", "ids", "number", "no", "ref", "reference", "code", "email", "e", "mail", "name",
      "date", "is", "my", "the", "and", "a", "an", "of", "for", "it", "hi", "hello", "here"}
 )  # fmt: skip
+# What a line made only of acknowledgements is made of ("Sure, I understand.").
+_ACK = _CLOSING | frozenset(
+    {"sure", "understand", "understood", "got", "yes", "yeah", "of", "course", "certainly",
+     "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go"}
+)  # fmt: skip
 _MISSING = re.compile(
     r"\b(?:not found|could ?n[o']t find|can ?n[o']t find|cannot find|unable to find|no record|"
     r"no such|does ?n[o']t exist|found nothing|nothing (?:was )?found|no (?:match|results?))\b",
@@ -177,6 +185,12 @@ def only_closing(text: str) -> bool:
         return False
     words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower())
     return bool(words) and len(words) <= 12 and all(w in _CLOSING for w in words)
+
+
+def acknowledges_only(text: str) -> bool:
+    """Nothing but an acknowledgement ("Sure, I understand.", "Okay, got it!")."""
+    words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower().replace("'", ""))
+    return bool(words) and len(words) <= 12 and all(w in _ACK for w in words)
 
 
 def unresolved(agent_turn: str) -> bool:
@@ -245,6 +259,7 @@ class Turn:
     targets: tuple[str, ...] = ()
     reacted: bool = False
     errand: bool = True
+    own: tuple[str, ...] = ()  # the person's earlier turns
 
     @cached_property
     def reading(self) -> Reading:
@@ -264,15 +279,19 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if turn.agent_last and parrots(text, turn.agent_last):
         return "parroting"
+    if _norm(text) in {_norm(said) for said in turn.own}:
+        return "repeats_itself"
     if third_person(text):
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
     low = text.lower()
-    if any(str(f.value).lower() not in low for f in turn.asked):
+    if any(str(f.value).lower() not in low for f in _pending(turn)):
         return "facts_not_given"
     if turn.opener and bare_details(text, turn.facts):
         return "bare_details"
+    if turn.opener and acknowledges_only(text):
+        return "no_ask"
     if turn.opener and turn.ask_family == "vague" and any(t.lower() in low for t in turn.targets):
         return "gave_the_id"
     return None
@@ -282,11 +301,30 @@ def stop_problem(turn: Turn) -> str | None:
     """Why the person may not end the conversation here, or None."""
     if turn.opener:
         return "empty"
-    if turn.agent_last and turn.reading.asked:
+    if turn.agent_last and _waits_for_answer(turn):
         return "stopped_unanswered"
     if turn.errand and not turn.reacted and unresolved(turn.agent_last):
         return "stopped_unresolved"
     return None
+
+
+def _pending(turn: Turn) -> list[Fact]:
+    """The facts the agent asked for that the person owes it: asked again for one they
+    gave once, a person says it again; asked for one they gave twice already, they have
+    no new way to say it and may let it be."""
+    given = " ".join(turn.own).lower()
+    return [f for f in turn.asked if given.count(str(f.value).lower()) < 2]
+
+
+def _waits_for_answer(turn: Turn) -> bool:
+    """The agent's last turn waits on the person: it asks for a fact they hold and have
+    not given yet, offers a choice, asks to confirm, or asks for something they lack
+    before they have said anything at all after their opener."""
+    reading = turn.reading
+    return bool(
+        _pending(turn) or reading.options or reading.which_of_two or reading.confirm
+        or (reading.missing and len(turn.own) <= 1)
+    )
 
 
 def invented_facts(text: str, turn: Turn) -> list[str]:

@@ -66,6 +66,10 @@ _NOTES = {
     "their values in the reply, exactly as listed.",
     "bare_details": "Your draft only listed details. Write the person's message: what "
     "they want, in their own words.",
+    "no_ask": "Your draft only acknowledged the instructions. Write the person's first "
+    "message: what they want from the service.",
+    "repeats_itself": "Your draft repeated something the person already said. Reply to "
+    "the assistant's last message with something new.",
     "gave_the_id": "Your draft named the record. In this first message the person leaves "
     "out which record it is.",
     "stopped_unanswered": "The assistant asked the person something. Answer it as the "
@@ -240,6 +244,7 @@ class ModelUser:
             given=self._given,
             reacted=self._reacted,
             errand=self._errand,
+            own=tuple(m["content"] for m in chat[1:-1] if m["role"] == "assistant"),
         )
         if self._ending:  # the person said their last line; end unless that leaves them hanging
             self._ending = False

@@ -7,8 +7,8 @@ someone told me earlier"). The turn is read by meaning, from the facts the perso
 phrasing:
 
 - a **request** is a question, or a sentence built to get something ("please send ...",
-  "I'll need ...", "once I have ...", "mind sharing ...", "without the method I cannot
-  go further");
+  "I'll need ...", "once I have ...", "mind sharing ..."); "without the method I cannot
+  go further" asks only for what the person holds;
 - what it asks **for** is matched against each fact's vocabulary: the words of its
   parameter name (`order_id` -> order), what kind of value it is (an id is also a
   number, a reference, a code; an email an e-mail or mail address) and the everyday words
@@ -72,9 +72,11 @@ _REQUEST = re.compile(
     r"\b(?:please|kindly|could you|can you|would you|will you|mind|may i (?:have|get|ask)|"
     r"i(?:'ll| will| would)? need|we(?:'ll| will)? need|i require|once i have|as soon as i have|"
     r"if you (?:can |could )?(?:give|send|share|tell|provide)|let me know|"
-    r"(?:send|give|share|tell|provide|confirm|enter|type|specify|include) (?:me|us|the|your)|"
-    r"without (?:the|your|a|an))\b"
+    r"(?:send|give|share|tell|provide|confirm|enter|type|specify|include) (?:me|us|the|your))\b"
 )
+# "Without the method I cannot go further": a statement of what is missing. It asks for
+# what the person holds; a person who said they lack it has nothing more to say to it.
+_WITHOUT = re.compile(r"\bwithout (?:the|your|a|an)\b")
 _CONFIRM = re.compile(
     r"\b(?:shall i|should i|do you want me to|would you like me to|want me to|ok to|okay to|"
     r"go ahead|proceed|is that (?:right|correct|ok|okay)|can you confirm|please confirm|"
@@ -171,7 +173,9 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
     for sentence in _sentences(text):
         low = re.sub(r"\be-mail\b", "email", sentence.lower())
         question = sentence.endswith("?")
-        if not (question or _REQUEST.search(low)):
+        request = question or _REQUEST.search(low) is not None
+        needs = not request and _WITHOUT.search(low) is not None
+        if not (request or needs):
             continue
         # "the code from your receipt email": where a value is found is not what is asked.
         asked_part = _SOURCE.sub(" ", low)
@@ -181,6 +185,8 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
         for fact in asked:
             if fact not in reading.facts:
                 reading.facts.append(fact)
+        if needs:
+            continue
         noun = foreign or (None if asked else _named_field(asked_part, _FIELD_NOUNS))
         if noun is None and not asked:
             # "Which flights is it?": an id by its object, unless the turn asks for
@@ -315,6 +321,10 @@ class PersonState:
     """What one rollout's person has said so far."""
 
     given: set[str] = field(default_factory=set)
+    # Facts already given twice ("As I said, ..."): asked again, the person has no new
+    # way to say them and lets the agent's refusal stand.
+    repeated: set[str] = field(default_factory=set)
+    lacked: set[str] = field(default_factory=set)  # fields they said they do not have
     intent_said: bool = False
     pushed: bool = False
     contradicted: bool = False
@@ -331,6 +341,10 @@ def answer_turn(
     human = situation["human"]
     tools: list[str] = situation.get("tools") or []
     parts: list[str] = []
+    fresh = [f for f in reading.facts if f.name not in state.repeated]
+    missing = [m for m in reading.missing if m not in state.lacked]
+    if (reading.facts or reading.missing) and not fresh and not missing:
+        return None  # asked again for what they gave twice or said they lack: nothing new
     if reading.facts:
         counts["answered_with_a_held_fact"] += 1
         lead = rng.choice(_LEAD.get(human.get("tone"), ("",)))
@@ -339,11 +353,15 @@ def answer_turn(
         if aside and rng.random() < 0.4:
             parts.append(rng.choice(aside))
         for fact in reading.facts:
-            parts.append(say_fact(fact, rng, again=fact.name in state.given))
+            again = fact.name in state.given
+            parts.append(say_fact(fact, rng, again=again))
+            if again:
+                state.repeated.add(fact.name)
             state.given.add(fact.name)
-    if reading.missing:
+    if missing:
         counts["said_not_held"] += 1
-        for noun in reading.missing[:2]:
+        state.lacked.update(missing[:2])
+        for noun in missing[:2]:
             a_noun = f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
             parts.append(rng.choice(_NOT_HELD).format(noun=noun, a_noun=a_noun))
         offered = [f for f in facts_of(situation) if f.kind in ("id", "email")

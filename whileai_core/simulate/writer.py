@@ -394,6 +394,7 @@ class TemplateUser:
             said="\n".join(str(m.get("content") or "") for m in messages),
             reacted=self.reacted,
             errand=has_errand(self.situation),
+            own=tuple(str(m.get("content") or "") for m in messages if m.get("role") == "user"),
         )
         text = self._answer(str(last))
         if text is None:
