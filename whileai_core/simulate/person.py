@@ -324,7 +324,9 @@ class PersonState:
     # Facts already given twice ("As I said, ..."): asked again, the person has no new
     # way to say them and lets the agent's refusal stand.
     repeated: set[str] = field(default_factory=set)
-    lacked: set[str] = field(default_factory=set)  # fields they said they do not have
+    # Fields they said they do not have, and how often: said once more "as I said", then
+    # not again (an agent that keeps asking gets no new answer).
+    lacked: dict[str, int] = field(default_factory=dict)
     intent_said: bool = False
     pushed: bool = False
     contradicted: bool = False
@@ -342,7 +344,7 @@ def answer_turn(
     tools: list[str] = situation.get("tools") or []
     parts: list[str] = []
     fresh = [f for f in reading.facts if f.name not in state.repeated]
-    missing = [m for m in reading.missing if m not in state.lacked]
+    missing = [m for m in reading.missing if state.lacked.get(m, 0) < 2]
     if (reading.facts or reading.missing) and not fresh and not missing:
         return None  # asked again for what they gave twice or said they lack: nothing new
     if reading.facts:
@@ -360,10 +362,13 @@ def answer_turn(
             state.given.add(fact.name)
     if missing:
         counts["said_not_held"] += 1
-        state.lacked.update(missing[:2])
         for noun in missing[:2]:
             a_noun = f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-            parts.append(rng.choice(_NOT_HELD).format(noun=noun, a_noun=a_noun))
+            if state.lacked.get(noun):
+                parts.append(f"As I said, I do not have the {noun}.")
+            else:
+                parts.append(rng.choice(_NOT_HELD).format(noun=noun, a_noun=a_noun))
+            state.lacked[noun] = state.lacked.get(noun, 0) + 1
         offered = [f for f in facts_of(situation) if f.kind in ("id", "email")
                    and f.name not in state.given and f not in reading.facts]  # fmt: skip
         if offered and not reading.facts:
