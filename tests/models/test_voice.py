@@ -62,6 +62,10 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("The customer wants to know where order ORD-1010 is.", "third_person"),
         ("Where is my order ORD-9999?", "invented_fact"),
         ("It is grandson@example.com", "invented_fact"),
+        # What the real model wrote as the person, read in this run:
+        ("I am not able to provide that information.", "role_flip"),
+        ("You're welcome! Let me know if you need anything else.", "role_flip"),
+        ("order_id: ORD-1010", "writer_text"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:
@@ -94,6 +98,23 @@ def test_a_person_does_not_say_the_same_line_twice() -> None:
     again = _turn("That is outside what I can look into here.", own=("Sure, I understand.",))
     assert turn_problem("Sure, I understand.", again) == "repeats_itself"
     assert turn_problem("So who can I ask about it?", again) is None
+
+
+def test_a_clause_of_the_agent_s_turn_is_not_the_person_s() -> None:
+    timed_out = (
+        "The get_order call timed out, so I could not confirm anything for ORD-1010. "
+        "Nothing was changed; please try again shortly."
+    )
+    said = ("I need to check my order.", "It is ORD-1010.")
+    turn = _turn(timed_out, own=said)
+    assert turn_problem("I need the status of ORD-1010. Please try again shortly.", turn) == (
+        "parroting"
+    )
+    assert turn_problem("Can you try again? I need it today.", turn) is None
+    again = _turn(timed_out, own=(*said, "I need to get the order status by its id. Why?"))
+    assert turn_problem("I need to get the order status by its id. Hurry.", again) == (
+        "repeats_itself"
+    )
 
 
 def test_a_fact_asked_for_again_is_given_again_then_may_rest() -> None:

@@ -184,7 +184,9 @@ def test_an_adversarial_writer_never_reaches_a_row(tmp_path: Path, mode: str) ->
     assert report["stopped"] == "person_dropped"
     person = report["person"]
     why = {"parrot": "writer_text", "assistant": "role_flip", "stop": "empty"}[mode]
-    assert person[f"redrawn_opener_{why}"] >= 4 * person[f"dropped_opener_{why}"] > 0
+    redrawn = sum(v for k, v in person.items() if k.startswith("redrawn_opener_"))
+    dropped = sum(v for k, v in person.items() if k.startswith("dropped_opener_"))
+    assert redrawn >= 4 * dropped > 0 and person[f"dropped_opener_{why}"] > 0, person
     assert not any(b.get("tools") for b in bodies)  # no agent ever played a dropped ask
 
 

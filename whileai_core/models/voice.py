@@ -61,6 +61,10 @@ _AGENT_SIDE = tuple(
         r"\bwhat (?:do|can|would) you (?:need|want|like) (?:help|assistance|me to help) with\b",
         r"\b(?:help|assist) you (?:with|today)\b",
         r"\banything else (?:i can|i could|that i can|you need)\b",
+        r"\b(?:let me know|tell me) if (?:you|there) (?:need|is|are|have)\b"
+        r"|\bif you need anything else\b",
+        r"\bi(?:'m| am) (?:not able|unable) to (?:provide|share|give|disclose|access) "
+        r"(?:that|this|the|any|your)\b",
         r"\bis there anything (?:else )?(?:i can|you would like|you'd like)\b",
         r"\bfeel free to (?:ask|reach|contact|let me know)\b",
         r"\bas an? (?:ai|assistant|language model|support agent|chatbot)\b|\blanguage model\b"
@@ -179,6 +183,46 @@ def parrots(text: str, agent_last: str) -> bool:
     return cosine(_EMBED.embed(mine), _EMBED.embed(theirs)) >= 0.8
 
 
+def _clauses(text: str) -> list[list[str]]:
+    return [_words(c) for c in re.split(r"[.;:!?,\n]+", text[:MAX_CHARS])]
+
+
+def copies_a_clause(text: str, turn: Turn) -> bool:
+    """A clause of the agent's last turn (four words or more) said again as the person's
+    own: "Please try again shortly." The person's own values do not count as words."""
+    theirs = [c for c in _clauses(turn.agent_last) if len(c) >= 4]
+    if not theirs:
+        return False
+    mine = f" {' '.join(_words(text))} "
+    return any(f" {' '.join(c)} " in mine for c in theirs)
+
+
+def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
+    """The turn is one the person already said, or holds a sentence of six words or more
+    they already said: a person moves on, a stuck writer says it again. Saying a held
+    value again ("as I said, the passenger name is Sam Smith") is an answer, not that."""
+    mine = " ".join(_words(text))
+    if not mine:
+        return False
+    before = [" ".join(_words(said)) for said in own]
+    if mine in before:
+        return True
+    held = [" ".join(_words(str(v))) for v in values]
+    said = {" ".join(c) for said in own for c in _clauses(said) if len(c) >= 6}
+    return any(
+        " ".join(c) in said and not any(h and h in " ".join(c) for h in held)
+        for c in _clauses(text)
+        if len(c) >= 6
+    )
+
+
+def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
+    """The brief's own field names (`order_id`, `last_name`) in the person's words: the
+    details were copied as the writer was given them, not said."""
+    low = text[:MAX_CHARS].lower()
+    return any("_" in f.name and f.name.lower() in low for f in facts)
+
+
 def only_closing(text: str) -> bool:
     """Nothing but thanks and goodbyes: the person is done."""
     if "?" in text:
@@ -273,13 +317,13 @@ class Turn:
 
 def turn_problem(text: str, turn: Turn) -> str | None:
     """Why a drafted turn (not an ending) cannot stand as the person's, or None."""
-    if turn.given.quoted_in(text):
-        return "writer_text"
     if reads_as_agent(text):
         return "role_flip"
-    if turn.agent_last and parrots(text, turn.agent_last):
+    if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
+        return "writer_text"
+    if turn.agent_last and (parrots(text, turn.agent_last) or copies_a_clause(text, turn)):
         return "parroting"
-    if _norm(text) in {_norm(said) for said in turn.own}:
+    if repeats(text, turn.own, (f.value for f in turn.facts)):
         return "repeats_itself"
     if third_person(text):
         return "third_person"
