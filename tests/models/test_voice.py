@@ -66,6 +66,7 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("I am not able to provide that information.", "role_flip"),
         ("You're welcome! Let me know if you need anything else.", "role_flip"),
         ("order_id: ORD-1010", "writer_text"),
+        ("Sorry, I can't help with that. Maybe we can try another time", "role_flip"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:

@@ -72,6 +72,8 @@ _AGENT_SIDE = tuple(
         r"\bi(?:'m| am) (?:sorry|afraid),? but i (?:don't|do not|can't|cannot|am unable|"
         r"'m not|am not)\b",
         r"\b(?:i'm|i am) not sure what you(?:'re| are) (?:asking|referring|looking)\b",
+        r"\bi (?:can't|cannot|can not|am unable to|won't be able to) (?:help|assist)"
+        r"(?: you)? (?:with (?:that|this|your)|here)\b",
         r"\bi (?:don't|do not) have (?:enough |any )?(?:information|access|details|records)\b",
         r"\b(?:the|any) records? you (?:are|were|have been) referring to\b",
         r"\b(?:i have|i've) (?:checked|looked up|located|refunded|cancell?ed|processed|updated|"
