@@ -67,6 +67,14 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("You're welcome! Let me know if you need anything else.", "role_flip"),
         ("order_id: ORD-1010", "writer_text"),
         ("Sorry, I can't help with that. Maybe we can try another time", "role_flip"),
+        ("Could you please provide a reference or last name?", "role_flip"),
+        ("What else can I do for you?", "role_flip"),
+        ("I found a booking with the reference ORD-1010. It has a completed status.",
+         "role_flip"),
+        ("The system could not find a flight with that id. Could you try again?", "role_flip"),
+        ("Sure, let me clarify. You need to provide the passenger's name, then we can "
+         "proceed with the request.", "role_flip"),
+        ("I need the order number to proceed.", "role_flip"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:
@@ -89,6 +97,7 @@ def test_an_opener_asks_and_a_vague_one_leaves_the_record_out() -> None:
     assert turn_problem("Order ID: ORD-1010", _turn(opener=True)) == "bare_details"
     # The real model's opener on a vague ask: the writer acknowledging its instruction.
     assert turn_problem("Sure, I understand.", _turn(opener=True)) == "no_ask"
+    assert turn_problem("Sure, I'll get right to it.", _turn(opener=True)) == "no_ask"
     vague = _turn(opener=True, ask_family="vague", targets=("ORD-1010",))
     assert turn_problem("Something is off with my order ORD-1010, help?", vague) == "gave_the_id"
     assert turn_problem("Something is off with an order of mine, help?", vague) is None

@@ -82,7 +82,14 @@ _AGENT_SIDE = tuple(
         r"[^.?!]{0,40}\b(?:has been|have been|is now|was successfully)\b",
         r"\bthank you for (?:contacting|reaching out|your patience|choosing|your order)\b",
         r"\b(?:could|can|would) you (?:please )?(?:provide|share|confirm|give) (?:me )?"
-        r"(?:with )?(?:your|the|some|a bit of|more|additional)\b",
+        r"(?:with )?(?:your|the|some|a bit of|more|additional|a|an|any)\b",
+        r"\bwhat (?:else )?can i (?:do|help you with)\b|\bcan i do for you\b",
+        r"\bi (?:have )?found (?:a|an|the|your|two|no) (?:booking|order|record|flight|"
+        r"reservation|results?|matches|match|file|issue|ticket)\b",
+        r"\bthe system (?:could not|couldn't|cannot|did not|didn't|returned|shows|found|"
+        r"says)\b",
+        r"\b(?:you(?:'ll| will)? need to|you have to) provide\b|\bwe can proceed\b"
+        r"|\blet me clarify\b|\bto proceed with (?:the|your) request\b",
         r"\bplease (?:provide|share) (?:me with )?(?:your|the|some|more)\b",
         r"\b(?:more|additional) (?:information|context|details) (?:so|in order) (?:that )?i\b",
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
@@ -126,7 +133,8 @@ _LABELS = frozenset(
 # What a line made only of acknowledgements is made of ("Sure, I understand.").
 _ACK = _CLOSING | frozenset(
     {"sure", "understand", "understood", "got", "yes", "yeah", "of", "course", "certainly",
-     "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go"}
+     "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go", "ill",
+     "get", "to", "on", "away", "start", "let", "me", "can", "happy"}
 )  # fmt: skip
 _MISSING = re.compile(
     r"\b(?:not found|could ?n[o']t find|can ?n[o']t find|cannot find|unable to find|no record|"
@@ -216,6 +224,15 @@ def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
         for c in _clauses(text)
         if len(c) >= 6
     )
+
+
+def asks_for_own(text: str, facts: list[Fact]) -> bool:
+    """The person asks for one of their own details ("I need the passenger's name to
+    proceed"): that is the agent's part. Naming a detail while giving it ("the order
+    number is ORD-1") is not asking for it."""
+    low = text[:MAX_CHARS].lower()
+    asked = read_turn(text[:MAX_CHARS], facts).facts
+    return any(str(f.value).lower() not in low for f in asked)
 
 
 def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
@@ -331,6 +348,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
+    if not turn.opener and asks_for_own(text, turn.facts):
+        return "role_flip"  # asking for the person's own details is the agent's part
     low = text.lower()
     if any(str(f.value).lower() not in low for f in _pending(turn)):
         return "facts_not_given"
