@@ -75,6 +75,7 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("Sure, let me clarify. You need to provide the passenger's name, then we can "
          "proceed with the request.", "role_flip"),
         ("I need the order number to proceed.", "role_flip"),
+        ("The flight you're looking for is FLI-52690.", "role_flip"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:

@@ -90,6 +90,7 @@ _AGENT_SIDE = tuple(
         r"says)\b",
         r"\b(?:you(?:'ll| will)? need to|you have to) provide\b|\bwe can proceed\b"
         r"|\blet me clarify\b|\bto proceed with (?:the|your) request\b",
+        r"\b(?:the|that) \w{2,20} you(?:'re| are) looking for\b",
         r"\bplease (?:provide|share) (?:me with )?(?:your|the|some|more)\b",
         r"\b(?:more|additional) (?:information|context|details) (?:so|in order) (?:that )?i\b",
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
