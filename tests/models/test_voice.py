@@ -76,6 +76,9 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
          "proceed with the request.", "role_flip"),
         ("I need the order number to proceed.", "role_flip"),
         ("The flight you're looking for is FLI-52690.", "role_flip"),
+        ("I apologize, but I cannot proceed further without the origin.", "role_flip"),
+        ("I need the origin, destination, and date to proceed.", "role_flip"),
+        ("ask it to check again.", "writer_text"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:

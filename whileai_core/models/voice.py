@@ -91,6 +91,8 @@ _AGENT_SIDE = tuple(
         r"\b(?:you(?:'ll| will)? need to|you have to) provide\b|\bwe can proceed\b"
         r"|\blet me clarify\b|\bto proceed with (?:the|your) request\b",
         r"\b(?:the|that) \w{2,20} you(?:'re| are) looking for\b",
+        r"\bi apologi[sz]e,? but\b|\bi (?:can't|cannot|can not) proceed\b"
+        r"|\bi (?:need|require) (?:the|your) [^.?!]{0,60}\bto proceed\b",
         r"\bplease (?:provide|share) (?:me with )?(?:your|the|some|more)\b",
         r"\b(?:more|additional) (?:information|context|details) (?:so|in order) (?:that )?i\b",
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
@@ -286,7 +288,7 @@ class WriterText:
         low = text[: MAX_CHARS * 4].lower()
         for value in self.values:
             low = low.replace(value, " \x00 ")
-        for clause in re.split(r"[.;:!?()\n\x00\u2014\u2013\"{}\[\]]+|\s-\s", low):
+        for clause in re.split(r"[.,;:!?()\n\x00\u2014\u2013\"{}\[\]]+|\s-\s", low):
             words = _words(clause)
             if len(words) >= _QUOTE_CLAUSE:
                 self.clauses.add(" ".join(words))

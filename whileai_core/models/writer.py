@@ -109,7 +109,7 @@ _HISTORY = {
     "repeat visit": "they have been here about this before",
 }
 _FAMILY = {
-    "tool": "a concrete request about the records named below",
+    "tool": "a concrete request about something of their own (the details below)",
     "general": "a general question that needs no lookup",
     "vague": "a vague request that leaves out which record or what exactly they want",
 }
