@@ -390,7 +390,10 @@ def _waits_for_answer(turn: Turn) -> bool:
     before they have said anything at all after their opener."""
     reading = turn.reading
     return bool(
-        _pending(turn) or reading.options or reading.which_of_two or reading.confirm
+        _pending(turn)
+        or reading.options
+        or reading.which_of_two
+        or reading.confirm
         or (reading.missing and len(turn.own) <= 1)
     )
 
