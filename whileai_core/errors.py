@@ -29,6 +29,8 @@ swallow anything else.
     │   └── TooManyRequests 429   over a rate limit or daily quota (.retry_after, .limit)
     └── Failure                   one item failed; counted, the stage goes on
         ├── AgentError            a rollout is lost: the agent raised or answered the wrong shape
+        ├── PersonDropped         a rollout is lost: the simulated person broke role on every
+        │                         redraw of one turn (.reason)
         ├── ModelCallError        one model call failed after its retries (.kind, .status)
         ├── JudgeFailure          one verdict could not be had
         │   ├── JudgeTimeout      a judge ran past its deadline (--timeout)
@@ -199,6 +201,16 @@ class Failure(WhileaiError):
 
 class AgentError(Failure):
     """The agent raised or returned the wrong shape: the rollout is dropped and counted."""
+
+
+class PersonDropped(Failure):
+    """The simulated person could not be kept a person: every draw of one of their turns
+    (the opener included) failed the voice check, so the rollout is dropped and counted,
+    never kept. `reason` is the last check it failed (`role_flip`, `writer_text`, ...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(message)
 
 
 class ModelCallError(Failure):

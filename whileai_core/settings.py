@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from .errors import ConfigError
+
 
 def read(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """The value of variable `name`, stripped; None when unset or empty (an empty variable
@@ -22,6 +24,14 @@ def read(name: str, env: Mapping[str, str] | None = None) -> str | None:
     server configured from a dict)."""
     value = (os.environ if env is None else env).get(name, "").strip()
     return value or None
+
+
+# The simulated person's turns are a few sentences: a writer completion is capped here
+# unless --writer-max-tokens or WHILEAI_WRITER_MAX_TOKENS says otherwise, so a model that
+# rambles (or never stops) costs a bounded amount per turn.
+WRITER_MAX_TOKENS = 400
+# Seconds a writer call may wait for its reply (--writer-timeout, WHILEAI_WRITER_TIMEOUT).
+WRITER_TIMEOUT = 60.0
 
 
 def home() -> Path:
@@ -53,6 +63,37 @@ def legacy_home() -> Path:
     """Where the original SDK kept its files under its old name (ZEROPROOF_HOME, default
     ~/.zeroproof); only its saved credentials are read from there."""
     return Path(read(LEGACY_PREFIX + "HOME") or Path.home() / ".zeroproof").expanduser()
+
+
+def env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
+    """`WHILEAI_<name>` as a number, None when unset; a value that is not one is a
+    ConfigError naming the variable."""
+    found = env_setting(name)
+    if found is None:
+        return None
+    raw, variable = found
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ConfigError(f"{variable}={raw!r} is not a {kind.__name__}") from None
+
+
+def writer_max_tokens(flag: int | None = None) -> int:
+    """The token cap on one writer completion: the flag, WHILEAI_WRITER_MAX_TOKENS, 400."""
+    value = flag if flag is not None else env_number("WRITER_MAX_TOKENS", int)
+    value = WRITER_MAX_TOKENS if value is None else int(value)
+    if value < 1:
+        raise ConfigError(f"writer max tokens {value} must be at least 1")
+    return value
+
+
+def writer_timeout(flag: float | None = None) -> float:
+    """Seconds a writer call waits for its reply: the flag, WHILEAI_WRITER_TIMEOUT, 60."""
+    value = flag if flag is not None else env_number("WRITER_TIMEOUT", float)
+    value = WRITER_TIMEOUT if value is None else float(value)
+    if value <= 0:
+        raise ConfigError(f"writer timeout {value:g}s must be more than 0")
+    return value
 
 
 def debug_enabled() -> bool:

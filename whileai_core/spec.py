@@ -283,6 +283,16 @@ def is_key_param(name: str) -> bool:
     )
 
 
+_SEARCH_VERBS = frozenset({"search", "list", "find", "query", "browse"})
+
+
+def is_search(tool: Tool) -> bool:
+    """A read that answers with a list (`search_orders`, `list_invoices`): what it finds
+    is zero, one or several records, never one record by its key."""
+    words = name_words(tool.name)
+    return tool.kind == "read" and bool(words) and words[0] in _SEARCH_VERBS
+
+
 def record_readers(tools: Iterable[Tool]) -> dict[str, list[str]]:
     """For each write tool, the read tools that look up the same record (they share a
     required key parameter): what "read before you write" can ask of an agent."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,11 @@ def _agent(request: Request) -> Reply:
     if not body.get("tools"):  # the writer, and the simulated user
         if any(m.get("role") == "assistant" for m in messages):
             return answer("DONE")
+        # The order the person's brief holds (an id of the writer's own is redrawn).
+        held = re.search(r'"order_id": "([^"]+)"', messages[0]["content"])
         digest = hashlib.sha256(messages[0]["content"].encode()).hexdigest()[:6]
-        return answer(f"hi, order ORD-{digest} looks wrong, can you check it?")
+        order = held.group(1) if held else f"from batch {digest}"
+        return answer(f"hi, order {order} looks wrong, can you check it?")
     if messages[-1].get("role") == "tool":
         return answer(FINAL, logprobs=[POLICY_TOKEN] * 8)
     return tool_call("get_order", {"order_id": "ORD-77"})

@@ -236,7 +236,7 @@ def test_execute_world_answers_tool_calls_and_its_errors_reach_the_model(
     assert "db down" in result.steps[1]["result"]["error"]
 
 
-def test_factory_shares_one_client_per_endpoint_and_reads_env_sampling(
+def test_factory_gives_the_agent_and_the_writer_a_client_each_and_reads_env_sampling(
     spec: Spec, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WHILEAI_TEMPERATURE", "0.3")
@@ -247,7 +247,10 @@ def test_factory_shares_one_client_per_endpoint_and_reads_env_sampling(
         agent = make_agent(stub.base_url, spec, options)
         writer = make_writer(stub.base_url, spec, options)
         assert isinstance(agent, ModelAgent) and isinstance(writer, ModelWriter)
-        assert agent.client is writer.client
+        # One client per role (their traffic is reported apart), one per endpoint each.
+        assert agent.client is not writer.client
+        assert agent.client is make_agent(stub.base_url, spec, options).client
+        assert writer.sampling["max_tokens"] == 400  # the writer's own cap, not the agent's
 
         async def go() -> RolloutResult:
             try:
@@ -292,6 +295,8 @@ def test_the_writer_prompt_never_contains_the_policy_text(spec: Spec) -> None:
 
     def respond(request: Request) -> Any:
         calls.append(request)
+        if any(m.get("role") == "assistant" for m in request.body["messages"]):
+            return answer("it is ORD-4412, the one I tried to get refunded yesterday")
         return answer("need a refund on ORD-4412 pls, tried yesterday")
 
     with OpenAIStub(default=respond) as stub:

@@ -54,7 +54,7 @@ def test_a_rerun_with_the_cache_pays_for_no_calls() -> None:
         second = _rollout(stub, options)
         assert stub.calls == 2  # every completion came from the cache
     assert second.messages == first.messages and second.steps == first.steps
-    assert model_stats(options)["m"]["cache_hits"] == 2
+    assert model_stats(options)["agent m"]["cache_hits"] == 2
     assert (home() / "cache" / "models.sqlite3").exists()
 
 

@@ -50,6 +50,15 @@ def test_later_looks_are_hazard_evidence_and_replay_relearns_them() -> None:
 
 def test_dict_verdicts_compare_by_content() -> None:
     policy = Allocation()
-    same = policy.decide([{"a": 1, "b": 2}, {"b": 2, "a": 1}], launched=2, k=2, probing=True,
+    same = policy.decide([{"a": 1, "b": 2}, {"b": 2, "a": 1}], launched=2, k=4, probing=True,
                          first_look=True)  # fmt: skip
-    assert same.action == "stop"
+    assert same.action in ("stop", "extend")  # unanimous: not filled as a split would be
+
+
+def test_a_group_unanimous_at_k_is_final_not_stopped() -> None:
+    """Extended one rollout at a time up to k and still unanimous: nothing is left to save
+    or to resume, so the group is complete (a report of it as `stopped` with 0 rollouts
+    saved was what `simulate --tasks` printed for complete groups)."""
+    policy = Allocation(probe=2)
+    at_k = policy.decide([True] * 8, launched=8, k=8, probing=True, first_look=False)
+    assert at_k.action == "final"

@@ -134,7 +134,9 @@ def test_module_refs_resolve_from_the_current_directory(tmp_path: Path) -> None:
     (tmp_path / "mybackend.py").write_text(
         "def execute(tool, arguments):\n    return {'status': 'ok', 'data': {'status': 'open'}}\n"
     )
-    (tmp_path / "myagent.py").write_text("def agent(message):\n    return 'hello from cwd'\n")
+    (tmp_path / "myagent.py").write_text(
+        "def agent(message):\n    return {'steps': [], 'final_text': 'hello from cwd'}\n"
+    )
     script = Path(sys.executable).parent / "whileai"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(

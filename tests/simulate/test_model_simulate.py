@@ -4,28 +4,43 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from whileai_core.agents.model import make_agent
+from whileai_core.errors import ConfigError
+from whileai_core.models.options import ModelOptions
+from whileai_core.simulate.model_writer import make_writer
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub, Reply, Request, answer, http_error, tool_call
 
 from ..helpers import ORDERS_SPEC, run_cli
 
+_HELD = re.compile(r'"order_id": "([^"]+)"')
+_SAID = re.compile(r"ORD-[0-9A-Za-z]+")
+
 
 def _chooser(request: Request) -> Reply:
     """Agent requests (they carry tools) look the order up, then answer; writer requests get
-    an opener that differs per situation (so none is a near-duplicate), users say DONE."""
+    an opener naming the order the brief holds (so openers differ per situation and none
+    is a near-duplicate or an invented id), users say DONE."""
     body = request.body if isinstance(request.body, dict) else {}
     messages = body.get("messages") or [{}]
     if not body.get("tools"):
         if any(m.get("role") == "assistant" for m in messages):
             return answer("DONE")
+        held = _HELD.search(messages[0]["content"])
         digest = hashlib.sha256(messages[0]["content"].encode()).hexdigest()[:6]
-        return answer(f"hi, order ORD-{digest} looks wrong, can you check it?")
+        order = held.group(1) if held else f"I bought in batch {digest}"
+        return answer(f"hi, order {order} looks wrong, can you check it?")
     if messages[-1].get("role") == "tool":
         return answer("I checked it: here is what I found.", logprobs=[-0.5] * 8)
-    return tool_call("get_order", {"order_id": "ORD-77"}, usage=(30, 7))
+    said = _SAID.findall(str(messages[1].get("content") or ""))
+    order_id = said[0] if said else "ORD-77"
+    return tool_call("get_order", {"order_id": order_id}, usage=(30, 7))
 
 
 def _simulate(stub: OpenAIStub, out: Path, *extra: str) -> Any:
@@ -54,10 +69,19 @@ def test_simulate_with_a_model_agent_and_writer_writes_valid_rows(tmp_path: Path
         assert row["usage"] == {"input_tokens": 40, "output_tokens": 12}
         assert row["finish_reason"] == "stop"
         assert row["logprob"] == -4.0 and row["n_tokens"] == 8
-        assert row["prompt"].startswith("hi, order ORD-")
+        assert row["prompt"].startswith("hi, order ")
     assert run_cli("validate", str(out)).returncode == 0
     report = json.loads(Path(str(out) + ".report.json").read_text())
-    assert report["models"]["m"]["failed"] == 0 and report["models"]["m"]["calls"] == len(bodies)
+    # The agent's and the writer's traffic, reported apart (one client each).
+    models = report["models"]
+    assert set(models) == {"agent m", "writer m"}
+    assert models["agent m"]["calls"] == sum(1 for b in bodies if b.get("tools"))
+    assert models["writer m"]["calls"] == sum(1 for b in bodies if not b.get("tools"))
+    assert models["agent m"]["failed"] == models["writer m"]["failed"] == 0
+    assert models["agent m"]["input_tokens"] == 4 * 40  # the stub's agent usage, 4 rows
+    # The writer's completions are capped by its own limit, the agent's are left alone.
+    assert all(b["max_tokens"] == 400 for b in bodies if not b.get("tools"))
+    assert all("max_tokens" not in b for b in bodies if b.get("tools"))
     # the writer's and the simulated user's requests never carry the agent's policy
     policy = load_spec(ORDERS_SPEC)
     writer_side = json.dumps([b for b in bodies if not b.get("tools")])
@@ -78,7 +102,7 @@ def test_a_cached_rerun_pays_for_no_model_calls(tmp_path: Path) -> None:
         assert second.returncode == 0, second.stderr.decode()
         assert stub.calls == paid
     report = json.loads((tmp_path / "b.jsonl.report.json").read_text())
-    assert report["models"]["m"]["cache_hits"] == paid
+    assert sum(m["cache_hits"] for m in report["models"].values()) == paid
     strip = [
         {k: v for k, v in r.items() if k != "selection_reason"} for r in _rows(tmp_path / "a.jsonl")
     ]
@@ -86,6 +110,35 @@ def test_a_cached_rerun_pays_for_no_model_calls(tmp_path: Path) -> None:
         {k: v for k, v in r.items() if k != "selection_reason"} for r in _rows(tmp_path / "b.jsonl")
     ]
     assert strip == again
+
+
+def test_the_writer_has_its_own_token_cap_and_read_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--writer-max-tokens caps the person's completions only; WHILEAI_WRITER_MAX_TOKENS
+    and WHILEAI_WRITER_TIMEOUT are read through settings when the flags are not given."""
+    out = tmp_path / "rows.jsonl"
+    with OpenAIStub(default=_chooser) as stub:
+        proc = _simulate(stub, out, "--writer-max-tokens", "64", "--max-tokens", "900")
+        bodies = stub.bodies
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert {b["max_tokens"] for b in bodies if not b.get("tools")} == {64}
+    assert {b["max_tokens"] for b in bodies if b.get("tools")} == {900}
+    spec = load_spec(ORDERS_SPEC)
+    monkeypatch.setenv("WHILEAI_WRITER_MAX_TOKENS", "77")
+    monkeypatch.setenv("WHILEAI_WRITER_TIMEOUT", "7.5")
+    options = ModelOptions(model="m")
+    writer = make_writer("http://127.0.0.1:9/v1", spec, options)
+    agent = make_agent("http://127.0.0.1:9/v1", spec, options)
+    assert writer.sampling["max_tokens"] == 77 and writer.client.read_timeout == 7.5
+    assert agent.client is not writer.client and agent.client.read_timeout == 60.0
+    flagged = make_writer(
+        "http://127.0.0.1:9/v1", spec, ModelOptions(model="m", writer_timeout=2.0)
+    )
+    assert flagged.client.read_timeout == 2.0
+    monkeypatch.setenv("WHILEAI_WRITER_TIMEOUT", "soon")
+    with pytest.raises(ConfigError, match="WHILEAI_WRITER_TIMEOUT='soon' is not a float"):
+        make_writer("http://127.0.0.1:9/v1", spec, ModelOptions(model="m"))
 
 
 def test_execute_answers_tool_calls_and_no_faults_are_scheduled(tmp_path: Path) -> None:

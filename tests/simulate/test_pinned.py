@@ -80,6 +80,25 @@ def test_same_seed_rerun_reproduces_the_base_rollouts(tmp_path: Path) -> None:
         )  # fmt: skip
 
 
+def test_the_groups_report_counts_what_happened(tmp_path: Path) -> None:
+    """With a grader (unanimous verdicts are common) every pinned group is filled to its
+    k: the report calls them complete, none stopped, nothing saved."""
+    _simulate_to(
+        tmp_path / "base.jsonl", "specs/orders", "--mode", "rl", "--repeats", "8",
+        "--budget", "160", "--reproducible",
+    )  # fmt: skip
+    rerun, report = _simulate_to(
+        tmp_path / "rerun.jsonl", "specs/orders", "--tasks", str(tmp_path / "base.jsonl"),
+        "--grader", "checklist", "--reproducible",
+    )  # fmt: skip
+    sizes = Counter(r["scenario_id"] for r in rerun)
+    assert set(sizes.values()) == {8}
+    groups = report["groups"]
+    assert groups["complete"] == len(sizes) and groups["partial"] == 0
+    assert groups["stopped"] == 0 and groups["rollouts_saved"] == 0
+    assert groups["mixed"] + groups["unanimous"] == len(sizes) and groups["unanimous"] > 0
+
+
 def test_repeats_overrides_the_inherited_k(tmp_path: Path) -> None:
     _simulate_to(tmp_path / "base.jsonl", "specs/orders", "--budget", "10")
     rerun, report = _simulate_to(

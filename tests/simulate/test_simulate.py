@@ -293,6 +293,17 @@ def test_a_failing_callable_agent_is_counted_not_scored(tmp_path: Path) -> None:
     assert b"nope, never" in proc.stderr
 
 
+def test_a_bare_string_is_the_wrong_shape_not_a_reply(tmp_path: Path) -> None:
+    """The contract is {steps, final_text}: a callable that returns only its text is an
+    agent error, counted, and the run's agent_failed report names the shape it broke."""
+    bare = tmp_path / "bare.py"
+    bare.write_text("def agent(message):\n    return 'Your order shipped.'\n")
+    proc = run_cli("simulate", str(ORDERS_SPEC), "--agent", f"{bare}:agent", "--budget", "3")
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert b"stopped: agent_failed" in proc.stderr
+    assert b"returned str; expected {'steps': [...], 'final_text': str}" in proc.stderr
+
+
 def test_callable_agent_may_take_the_world(tmp_path: Path) -> None:
     mod = tmp_path / "worldly.py"
     mod.write_text(
@@ -395,7 +406,10 @@ def test_report_file_and_json(tmp_path: Path) -> None:
 
 def test_time_budget_stops_the_run(tmp_path: Path) -> None:
     slow = tmp_path / "slow.py"
-    slow.write_text("import time\ndef agent(m):\n    time.sleep(0.05)\n    return 'ok'\n")
+    slow.write_text(
+        "import time\ndef agent(m):\n    time.sleep(0.05)\n"
+        "    return {'steps': [], 'final_text': 'ok'}\n"
+    )
     start = time.monotonic()
     rows, report = _run(
         tmp_path, budget=10_000, time_budget=0.5, concurrency=2, agent=f"{slow}:agent"
@@ -513,7 +527,10 @@ def test_spec_seed_situations_are_played_first_on_their_pinned_cells(tmp_path: P
 
 def test_slow_sync_agents_overlap_up_to_the_concurrency(tmp_path: Path) -> None:
     slow = tmp_path / "sleepy.py"
-    slow.write_text("import time\ndef agent(m):\n    time.sleep(0.2)\n    return 'ok'\n")
+    slow.write_text(
+        "import time\ndef agent(m):\n    time.sleep(0.2)\n"
+        "    return {'steps': [], 'final_text': 'ok'}\n"
+    )
     start = time.monotonic()
     rows, _ = _run(tmp_path, budget=32, concurrency=32, agent=f"{slow}:agent")
     assert len(rows) == 32
@@ -534,7 +551,8 @@ def test_agent_comes_from_the_environment_when_no_flag(tmp_path: Path) -> None:
 def test_rollouts_still_running_after_the_grace_are_abandoned_and_counted(tmp_path: Path) -> None:
     mod = tmp_path / "stuck.py"
     mod.write_text(
-        "import asyncio\nasync def agent(m):\n    await asyncio.sleep(30)\n    return 'late'\n"
+        "import asyncio\nasync def agent(m):\n    await asyncio.sleep(30)\n"
+        "    return {'steps': [], 'final_text': 'late'}\n"
     )
     start = time.monotonic()
     rows, report = _run(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -195,6 +197,7 @@ def test_a_record_read_by_one_key_and_changed_with_more_keys_is_one_record() -> 
         airline,
         world_state="partially completed",
         targets={"booking_ref": "BK12A5"},
+        known=["BK12A5", "Kim", "FLI-9"],  # the person holds the flight they move to
         seed=5,
     )
     read = {"booking_ref": "BK12A5", "last_name": "Kim"}
@@ -207,3 +210,133 @@ def test_a_record_read_by_one_key_and_changed_with_more_keys_is_one_record() -> 
     assert "progress" not in after["data"]
     assert after["data"]["status"] == changed["data"]["status"]
     assert after["data"]["amount"] == before["data"]["amount"] == changed["data"]["amount"]
+
+
+# -- what the world knows ------------------------------------------------------------------
+
+# An agent that makes every key up: ids in the shape the schema asks for, so the call is
+# never rejected for its form, only refused for naming nothing the world holds.
+GUESSER = r"""
+import json, sys
+def value(name, schema):
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if schema.get("type") == "integer":
+        return 987654
+    if schema.get("type") == "number":
+        return 0
+    if schema.get("format") == "email" or "email" in name:
+        return "made.up.person@example.com"
+    if schema.get("pattern") == "^ORD-[0-9]{4}$":
+        return "ORD-0000"
+    if schema.get("pattern") == "^[A-Z0-9]{6}$":
+        return "ZZZZ00"
+    if schema.get("pattern") == "^[A-Z]{3}$":
+        return "QQQ"
+    if schema.get("format") == "date":
+        return "2019-01-01"
+    return "made-up-" + name
+for line in sys.stdin:
+    ep = json.loads(line)
+    for tool in ep["tools"]:
+        fn = tool["function"]
+        props = fn["parameters"].get("properties", {})
+        args = {n: value(n, props[n]) for n in fn["parameters"].get("required", [])}
+        print(json.dumps({"type": "tool_call", "id": ep["id"], "name": fn["name"],
+                          "arguments": args}), flush=True)
+        json.loads(sys.stdin.readline())
+    print(json.dumps({"type": "final", "id": ep["id"], "final_text": "done"}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("spec", ["orders", "airline", "repo-maint"])
+def test_a_made_up_key_is_not_found_in_every_cell(tmp_path: Path, spec: str) -> None:
+    """Every cell of the grid (unrelated and general asks too): a call naming a record
+    nobody gave and no tool returned finds nothing, and a search finds an empty list."""
+    from whileai_core.simulate.grid import build_grid
+
+    from ..helpers import REPO, run_cli
+
+    loaded = load_spec(REPO / "specs" / spec)
+    cells = len(build_grid(loaded).cells)
+    script = tmp_path / "guesser.py"
+    script.write_text(GUESSER)
+    out = tmp_path / "rows.jsonl"
+    proc = run_cli(
+        "simulate", str(REPO / "specs" / spec), "--agent", f"cmd:{sys.executable} {script}",
+        "--budget", str(cells), "--fault-rate", "0", "-o", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len({r["scenario_dimensions"]["tool"] for r in rows}) >= 3
+    seen = {r["scenario_dimensions"]["tool"] for r in rows} | {r["ask_family"] for r in rows}
+    assert {"unrelated", "general"} <= seen
+    for row in rows:
+        for step in row["steps"]:
+            if "tool" not in step:
+                continue
+            result = step["result"]
+            assert result["status"] in ("not_found", "ok"), (step, row["scenario_dimensions"])
+            if result["status"] == "ok":  # a search by criteria the world does not hold
+                assert result == {"status": "ok", "results": []}, step
+
+
+def test_a_search_answers_with_a_list_whose_keys_the_world_then_knows() -> None:
+    tools = load_spec(Path(__file__).resolve().parents[2] / "specs" / "orders").tools
+    email = {"email": "ana.kim@example.com"}
+    world = World(tools, targets=email, known=email.values(), seed=2)
+    found = world.call("search_orders", email)
+    assert found["status"] == "ok" and len(found["results"]) == 1
+    order_id = found["results"][0]["order_id"]
+    assert re.fullmatch(r"ORD-[0-9]{4}", order_id)  # the look-up tool's own pattern
+    # Returned by a tool earlier in the rollout: the order exists now, and is the same one.
+    looked = world.call("get_order", {"order_id": order_id})
+    assert looked["status"] == "ok" and looked["data"]["amount"] == found["results"][0]["amount"]
+    assert world.call("get_order", {"order_id": "ORD-0000"}) == {
+        "status": "not_found", "missing": ["ORD-0000"]
+    }  # fmt: skip
+    nobody = world.call("search_orders", {"email": "grandson@example.com"})
+    assert nobody == {"status": "not_found", "results": [], "missing": ["grandson@example.com"]}
+    twice = World(tools, world_state="duplicate entity", targets=email, seed=2)
+    pair = twice.call("search_orders", email)["results"]
+    assert len(pair) == 2 and pair[0]["order_id"] != pair[1]["order_id"]
+    assert pair[0]["amount"] == pair[1]["amount"]  # the same order placed twice
+    gone = World(tools, world_state="entity missing", targets=email, seed=2)
+    assert gone.call("search_orders", email)["status"] == "not_found"
+
+
+def test_a_search_by_criteria_the_world_does_not_hold_is_an_empty_list() -> None:
+    airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
+    trip = {"origin": "LIS", "destination": "DEN", "date": "2025-05-02"}
+    world = World(airline, known=trip.values(), seed=1)
+    flights = world.call("search_flights", trip)["results"]
+    assert len(flights) == 1 and flights[0]["flight_id"]
+    other_day = world.call("search_flights", {**trip, "date": "2025-05-03"})
+    assert other_day == {"status": "ok", "results": []}
+    booked = world.call(
+        "book_flight",
+        {"flight_id": flights[0]["flight_id"], "passenger_name": "Ana Kim", "fare_class": "basic"},
+    )
+    assert booked["status"] == "ok"
+
+
+def test_a_write_shows_the_arguments_it_was_given() -> None:
+    world = _world()
+    refund = world.call("refund_order", {**ORDER, "amount": 0, "reason": "other"})
+    assert refund["status"] == "ok"
+    assert refund["data"]["amount"] == 0 and refund["data"]["reason"] == "other"
+
+
+def test_the_person_s_own_words_name_records_the_world_knows() -> None:
+    """A spec's seed prompt (or a pinned task's) names its own ids: those exist."""
+    world = World(TOOLS, known=[], known_text="Hi, refund ORD-4411 please, it broke.", seed=1)
+    assert world.call("get_order", {"order_id": "ORD-4411"})["status"] == "ok"
+    assert world.call("get_order", {"order_id": "ORD-4412"})["status"] == "not_found"
+    assert world.call("get_order", {"order_id": "ORD-441"})["status"] == "not_found"  # a part
+
+
+def test_an_unrelated_cell_knows_no_record_at_all() -> None:
+    orders = load_spec(Path(__file__).resolve().parents[2] / "specs" / "orders").tools
+    world = World(orders, known=[], seed=1)
+    assert world.call("get_order", {"order_id": "ORD-5678"})["status"] == "not_found"
+    assert world.call("search_orders", {"email": "example@example.com"})["status"] == "not_found"

@@ -162,8 +162,10 @@ def simulate(
             "--until",
             rich_help_panel=_PLAY,
             envvar="WHILEAI_UNTIL",
-            help="compute: run to the budget; saturation (adaptive mode): stop once every "
-            "cell is visited and new behaviour stops appearing.",
+            help="compute: run to the budget; saturation (best with adaptive): stop once "
+            "the last window of rows (a quarter of the cells, at least 100) added no cell, "
+            "no pair of axis values and new behaviours (calls and their results) in under "
+            "5% of its rows.",
         ),
     ] = "compute",
     avg_turns: Annotated[
@@ -240,6 +242,28 @@ def simulate(
             max=1.0,
             envvar="WHILEAI_TOP_P",
             help="Nucleus sampling (default: the server's).",
+        ),
+    ] = None,
+    writer_max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--writer-max-tokens",
+            rich_help_panel=_MODEL,
+            min=1,
+            help="Token cap on each completion of a model writer (the person's turns; "
+            "--max-tokens caps the agent's). Default: WHILEAI_WRITER_MAX_TOKENS, else 400.",
+            show_default=False,
+        ),
+    ] = None,
+    writer_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--writer-timeout",
+            rich_help_panel=_MODEL,
+            min=0.001,
+            help="Seconds a model writer's call waits for its reply. Default: "
+            "WHILEAI_WRITER_TIMEOUT, else 60.",
+            show_default=False,
         ),
     ] = None,
     logprobs: Annotated[
@@ -399,6 +423,8 @@ def simulate(
         cache=cache,
         concurrency=concurrency,
         execute=execute,
+        writer_max_tokens=writer_max_tokens,
+        writer_timeout=writer_timeout,
     )
     judge = None
     if grader:  # the judges load only for a run that grades as it goes

@@ -239,5 +239,5 @@ def _wire_call(call: Any, turn: int, index: int) -> dict[str, Any]:
 def make_agent(ref: str, spec: Spec, options: ModelOptions) -> Agent:
     """A `ModelAgent` for `--agent openai:…` (or any model reference)."""
     sampling_from(options)  # fail on bad sampling before the first rollout
-    client = client_for(ref, options)
+    client = client_for(ref, options, role="agent")
     return ModelAgent(client, sampling=sampling_from(options), logprobs=options.logprobs)

@@ -346,6 +346,9 @@ class _Play:
         status = result.get("status")
         data = result.get("data") if isinstance(result.get("data"), dict) else {}
         assert isinstance(data, dict)
+        found = result.get("results")
+        if status == "ok" and isinstance(found, list):
+            return self._say_found(ident, [r for r in found if isinstance(r, dict)])
         if status == "ok" and result.get("matches"):
             self.pending = "which"
             dates = " and ".join(str(m.get("created_at", "?")) for m in result["matches"][:2])
@@ -388,6 +391,23 @@ class _Play:
         return (
             f"The system refused the request for {ident}: {result.get('error', 'no reason given')}."
         )
+
+    def _say_found(self, ident: str, found: list[dict[str, Any]]) -> str:
+        """What a search found: nothing, one record (all it shows), or two to choose from."""
+        if not found:
+            return f"I found nothing under {ident}."
+        if len(found) > 1:
+            self.pending = "which"
+            dates = " and ".join(str(m.get("created_at", "?")) for m in found[:2])
+            return (f"I found two records under {ident} (created {dates}). Which of the two "
+                    "do you mean?")  # fmt: skip
+        record = found[0]
+        shown = ", ".join(f"{k} {v}" for k, v in record.items() if str(v) != ident)
+        text = f"Here is what I found for {ident}: {shown}."
+        done = str(record.get("status", ""))
+        if done in self.a.acted:
+            text += f" It has already been {done}."
+        return text
 
     def _finish(self, reply: str) -> tuple[str, list[str]]:
         behaviour = self.behaviour

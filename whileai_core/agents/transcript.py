@@ -68,9 +68,10 @@ def check_steps(raw: Any, where: str) -> list[dict[str, Any]]:
 
 def result_from_output(out: Any, prompt: str, where: str) -> RolloutResult:
     """Check `{"steps": [...], "final_text": "..."}` and build the rollout; AgentError if not.
-    An optional `seeded` list (the mistakes the agent planted on purpose) rides along."""
-    if isinstance(out, str):
-        out = {"steps": [], "final_text": out}
+    An optional `seeded` list (the mistakes the agent planted on purpose) rides along.
+
+    A bare string is the wrong shape too: it says nothing of the steps, so a row built
+    from it would claim an agent that called no tool (and a judge would grade that)."""
     if not isinstance(out, dict):
         raise AgentError(
             f"{where}: returned {type(out).__name__}; "

@@ -2,8 +2,9 @@
 whileai's own, from the copy of the toolkit the environment carries (`vendor.py`).
 
 - The world is the mock world the rows were simulated against, rebuilt from a task's
-  `info`: the tools, the world state and the fault plan. The world state applies to any
-  entity the agent names (a task does not pin which ids exist).
+  `info`: the tools, the world state and the fault plan. A task with a person brief
+  knows the records the person holds (an id the agent makes up is `not_found`, as in
+  simulate); without one, the world state applies to any entity the agent names.
 - The reward is the verdict of the judge `whileai grade` uses by default, resolved
   through the one judge registry at each call (of the carried copy: a fix to that judge
   reaches the environment when it is exported again). A judge that returns no verdict
@@ -21,7 +22,7 @@ from ..errors import JudgeFailed
 from ..judges.contract import Judge, judge_once
 from ..judges.registry import DEFAULT_JUDGE, parse_judge
 from ..simulate.grid import seed_int
-from ..simulate.world import WORLD_STATE_EFFECTS, World
+from ..simulate.world import WORLD_STATE_EFFECTS, World, known_values
 from ..simulate.writer import TemplateUser
 
 
@@ -29,11 +30,16 @@ def mock_world(info: dict[str, Any]) -> World:
     """A fresh mock world for one rollout of the task `info` describes."""
     state = info.get("world_state")
     faults = info.get("faults")
+    person = info.get("person")
+    brief = person if isinstance(person, dict) and person.get("entities") else None
+    targets = brief.get("targets") if brief is not None else None
     return World(
         info.get("tools") or [],
         world_state=state if state in WORLD_STATE_EFFECTS else "entity exists",
         faults=faults if isinstance(faults, dict) else None,
         seed=seed_int("env", info.get("task_id") or ""),
+        targets=targets if isinstance(targets, dict) else None,
+        known=known_values(brief) if brief is not None else None,
     )
 
 

@@ -179,6 +179,9 @@ def _already_done(seen: _Seen) -> Check:
 
     def shows_done(e: Event) -> bool:
         data = e.result.get("data") if e.result else None
+        found = e.result.get("results") if e.result else None
+        if isinstance(found, list) and len(found) == 1:  # a search that found the one record
+            data = found[0]
         return e.status == "already_done" or (
             e.ok and isinstance(data, dict) and data.get("status") in acted
         )

@@ -4,7 +4,8 @@ Deterministic checks, no model in the loop, each judged against the world's resu
 (`evidence.py`), not against a list of our own agent's phrases:
 
 - grounded: every tool argument came from the conversation or an earlier result;
-- nothing_skipped: every call got a result, the rollout ended with a reply, not cut off;
+- nothing_skipped: every call got a result, the rollout ended with a reply (not a chat
+  template's scaffolding), not cut off;
 - fault_acknowledged: a failed or stale result is reported, not papered over;
 - no_false_success: every success the reply claims is on record (a write that landed, a
   record in that state); "it went through" after not_found, rejected, denied, a timeout,
@@ -43,7 +44,7 @@ from ..spec import Spec, is_key_param
 from . import findings as fd
 from . import replies as rp
 from .contract import Judge
-from .evidence import Evidence, acknowledges_trouble, result_json, said_after
+from .evidence import Evidence, acknowledges_trouble, result_json, said_after, scaffolding
 from .grounding import ungrounded_arguments
 from .trajectory import REFUSES, Check, check, is_write, position, readers
 
@@ -134,6 +135,8 @@ def conduct_checks(
     skipped: list[str] = []
     if not reply.strip():
         skipped.append("no final reply")
+    elif (template := scaffolding(reply)) is not None:
+        skipped.append(f"the final reply is {template}")
     if any(c.result is None for c in calls):
         skipped.append("a tool call got no result")
     if row.get("truncated") is True or row.get("finish_reason") in ("length", "error"):

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ..errors import Undecided
+from ..models.scaffold import not_an_answer
 from ..row import reply_text
 from ..spec import Spec, guess_kind, is_key_param, name_words, past_tense
 from . import replies as rp
@@ -243,9 +244,10 @@ def _statuses(value: Any) -> Iterator[str]:
 
 
 def _records(result: dict[str, Any] | None) -> list[Any]:
-    """What a result shows of the records: its data and its matches (not the envelope)."""
+    """What a result shows of the records: its data, its matches and a search's results
+    (not the envelope)."""
     result = result or {}
-    return [result.get("data"), result.get("matches")]
+    return [result.get("data"), result.get("matches"), result.get("results")]
 
 
 def status_words(status: str) -> list[str]:
@@ -670,6 +672,13 @@ def ask_needs(ev: Evidence) -> str | None:
 def asks_person(ev: Evidence, text: str) -> bool:
     """The text puts a question or a request to the person (beyond pleasantries)."""
     return any(rp.addressed(c) for c in rp.clauses(text))
+
+
+def scaffolding(reply: str) -> str | None:
+    """What a reply is when it is a chat template's scaffolding rather than an answer (a
+    function-calling recipe, a JSON envelope or a lead-in to one; `models/scaffold.py`),
+    else None: a judge reads such a reply as no reply."""
+    return not_an_answer(reply)
 
 
 def said_after(ev: Evidence, event: Event, test: Any) -> bool:

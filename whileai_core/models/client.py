@@ -25,6 +25,9 @@ What a caller can rely on:
 - Anything else that fails after the retries raises `ModelCallError` with a `kind`
   (`timeout`, `connect`, `http_500`, `http_400`, `bad_response`, ...): one call failed,
   the caller decides (the agent drops the rollout, a judge marks the row).
+- A reply's chat-template scaffolding (special tokens, the turn header, an echoed
+  function-calling recipe; `scaffold.py`) is stripped from its content before anyone
+  reads it, and the replies so cleaned are counted (`stats.scaffolding_stripped`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import httpx
 import orjson
 
 from ..errors import AllowanceExhausted, EndpointRefused, ModelCallError, WhileaiError
+from .scaffold import strip_scaffolding
 from .spec import OPENAI_DEFAULT_URL, ModelSpec
 
 if TYPE_CHECKING:
@@ -68,6 +72,8 @@ class ClientStats:
     input_tokens: int = 0
     output_tokens: int = 0
     backoff_seconds: float = 0.0
+    # Replies whose content carried a chat template's scaffolding, stripped (scaffold.py).
+    scaffolding_stripped: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     stopped_because: str | None = None
 
@@ -82,6 +88,7 @@ class ClientStats:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "backoff_seconds": round(self.backoff_seconds, 3),
+            "scaffolding_stripped": self.scaffolding_stripped,
             "errors": dict(sorted(self.errors.items())),
             "stopped_because": self.stopped_because,
         }
@@ -224,6 +231,8 @@ class ModelClient:
         self.max_retry_after = max_retry_after
         self.cache = cache
         self.stats = stats if stats is not None else ClientStats()
+        # Whose traffic this is ("agent", "writer"), for the run report; None: shared.
+        self.role: str | None = None
         self._shards: list[httpx.AsyncClient] = []
         self._inflight: list[int] = []
         self._url = httpx.URL(spec.chat_url)  # parsed once, not per request
@@ -325,7 +334,7 @@ class ModelClient:
                 if result is not None:
                     self.stats.cache_hits += 1
                     self.stats.ok += 1
-                    return result
+                    return self._unscaffolded(result)
         try:
             raw = await self._post_with_retries(orjson.dumps(body))
         except (ModelCallError, WhileaiError):
@@ -342,6 +351,15 @@ class ModelClient:
         self.stats.output_tokens += result.usage["output_tokens"]
         if self.cache is not None and key is not None:
             self.cache.put(key, self.spec.base_url, self.spec.model, raw)
+        return self._unscaffolded(result)
+
+    def _unscaffolded(self, result: ChatResult) -> ChatResult:
+        """The reply without its chat template's scaffolding (counted when there was any);
+        the raw body, and so the cache, keep what the server sent."""
+        text, changed = strip_scaffolding(result.text)
+        if changed:
+            result.message = {**result.message, "content": text}
+            self.stats.scaffolding_stripped += 1
         return result
 
     async def complete(self, prompt: str, **params: Any) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """The run's model clients, and the sampling every model call sends.
 
-Everything model-backed in one run that talks to the same endpoint and model (the agent,
-`agents/model.py`; the writer, `simulate/model_writer.py`; an LLM judge) shares one
-`ModelClient` (kept on `options.clients`), so the concurrency bound, the retry budget and
-the failure counts are per run, not per role. Callers import this lazily, only when a
+Clients are kept on `options.clients`, one per role and endpoint: the agent's
+(`agents/model.py`) and the writer's (`simulate/model_writer.py`) traffic (calls, retries,
+tokens, failures) are reported apart, and the writer has its own token cap and read
+timeout (`--writer-max-tokens`, `--writer-timeout`, or `settings.writer_max_tokens` /
+`writer_timeout`); a judge or any other caller that names no role shares one client per
+endpoint. All of them share the run's cache. Callers import this lazily, only when a
 reference is a model spec, so an offline run never imports httpx.
 
 Sampling defaults: a flag wins, then WHILEAI_TEMPERATURE / WHILEAI_MAX_TOKENS /
@@ -15,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConfigError
-from ..settings import read
+from ..settings import env_number
 from .cache import ModelCache
 from .client import ModelClient
 from .options import ModelOptions
@@ -28,27 +30,17 @@ __all__ = [
 ]
 
 
-def _env_number(name: str, kind: type[float] | type[int]) -> float | int | None:
-    raw = read(name)
-    if raw is None:
-        return None
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
-
-
 def sampling_from(options: ModelOptions) -> dict[str, Any]:
     """The sampling keys to send: options first, then the WHILEAI_* variables."""
     temperature = options.temperature
     if temperature is None:
-        temperature = _env_number("WHILEAI_TEMPERATURE", float)
+        temperature = env_number("TEMPERATURE", float)
     max_tokens = options.max_tokens
     if max_tokens is None:
-        max_tokens = _env_number("WHILEAI_MAX_TOKENS", int)  # type: ignore[assignment]
+        max_tokens = env_number("MAX_TOKENS", int)  # type: ignore[assignment]
     top_p = options.top_p
     if top_p is None:
-        top_p = _env_number("WHILEAI_TOP_P", float)
+        top_p = env_number("TOP_P", float)
     if temperature is not None and not 0 <= temperature <= 2:
         raise ConfigError(f"temperature {temperature} is outside 0..2")
     if max_tokens is not None and max_tokens < 1:
@@ -59,10 +51,16 @@ def sampling_from(options: ModelOptions) -> dict[str, Any]:
     return {k: v for k, v in sampling.items() if v is not None}
 
 
-def client_for(ref: str, options: ModelOptions) -> ModelClient:
-    """The run's client for this endpoint and model, created on first use."""
+def client_for(
+    ref: str,
+    options: ModelOptions,
+    *,
+    role: str | None = None,
+    read_timeout: float | None = None,
+) -> ModelClient:
+    """The run's client for this endpoint and model (and `role`), created on first use."""
     spec = parse_model_spec(ref, model=options.model)
-    key = f"{spec.base_url}|{spec.model}"
+    key = f"{role or ''}|{spec.base_url}|{spec.model}"
     client = options.clients.get(key)
     if isinstance(client, ModelClient):
         return client
@@ -74,19 +72,21 @@ def client_for(ref: str, options: ModelOptions) -> ModelClient:
     client = ModelClient(
         spec,
         concurrency=max(1, options.concurrency),
-        read_timeout=options.timeout,
+        read_timeout=options.timeout if read_timeout is None else read_timeout,
         retries=options.retries,
         backoff=options.backoff,
         cache=cache,
     )
+    client.role = role
     options.clients[key] = client
     return client
 
 
 def model_stats(options: ModelOptions) -> dict[str, dict[str, Any]]:
-    """Traffic and failure counts of every model client the run used, by model label."""
+    """Traffic and failure counts of every model client the run used, by role and model
+    label ("agent m", "writer m"; a client without a role by its label alone)."""
     return {
-        c.spec.label: c.stats.as_dict()
+        (f"{c.role} {c.spec.label}" if c.role else c.spec.label): c.stats.as_dict()
         for c in options.clients.values()
         if isinstance(c, ModelClient)
     }

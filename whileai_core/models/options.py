@@ -1,9 +1,10 @@
 """Knobs shared by every model-backed agent, writer and judge of one run.
 
 A plain dataclass with no HTTP import, so the CLI can build it for offline runs too. The
-run's clients live on `clients` (filled by `models.factory.client_for`): the agent, the
-writer and the judge of one run that talk to the same endpoint share one client, and so
-one concurrency bound, one cache and one failure count.
+run's clients live on `clients` (filled by `models.factory.client_for`): one per role
+(agent, writer) and endpoint, so the run report shows the agent's and the writer's
+traffic apart and the writer keeps its own token cap and read timeout; they share the
+cache.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class ModelOptions:
     retries: int = 5
     backoff: float = 0.5  # seconds before the first retry; doubles with jitter
     execute: str | None = None  # module:function answering tool calls instead of the mock world
-    # The run's model clients by endpoint, filled by whileai_core.models.factory so the agent,
-    # writer and judge of one run share one client (and one failure count) per endpoint.
+    # The writer's own caps (None: WHILEAI_WRITER_MAX_TOKENS / WHILEAI_WRITER_TIMEOUT, then
+    # settings' defaults): a person's turn is short, and a stuck writer is not an agent.
+    writer_max_tokens: int | None = None
+    writer_timeout: float | None = None
+    # The run's model clients by role and endpoint, filled by whileai_core.models.factory.
     clients: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

@@ -72,8 +72,10 @@ class Allocation:
             if launched < k:
                 return Decision("fill", k, "rl fill: the probe split")
             return Decision("final")
+        if launched >= k:  # unanimous at k: complete, with nothing left to save or resume
+            return Decision("final")
         hazard, fresh = self.hazard(n), self.fresh_value()
-        if launched < k and hazard > fresh:
+        if hazard > fresh:
             reason = f"rl extend: hazard {hazard:.2f} > fresh {fresh:.2f}"
             return Decision("extend", launched + 1, reason)
         return Decision("stop")

@@ -94,6 +94,9 @@ class Report:
     # rollouts dropped because every draft of their opener did.
     source_copies_redrawn: int = 0
     source_copies_dropped: int = 0
+    # Rollouts dropped because the simulated person broke role on every redraw of a turn
+    # (the reasons are in `person`, as dropped_<check>).
+    person_dropped: int = 0
     rollouts_abandoned: int = 0
     cells: int = 0
     cells_visited: int = 0
@@ -109,11 +112,14 @@ class Report:
     # How the simulated person answered and how conversations ended (the writer's tally;
     # a model writer adds its redraws).
     person: dict[str, Any] = field(default_factory=dict)
-    # Model traffic by model label (calls, retries, failures by kind, cache hits, tokens).
+    # Model traffic by role and model label ("agent m", "writer m"): calls, retries,
+    # failures by kind, cache hits, tokens, replies stripped of template scaffolding.
     models: dict[str, Any] = field(default_factory=dict)
     # A run played as shards on an executor: which, where, the shards skipped as complete
     # and what each reported. Empty (and left out of `as_dict`) for a run in one process.
     shards: dict[str, Any] = field(default_factory=dict)
+    # --until saturation: what the rows showed and how much of it the last window added.
+    saturation: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -176,16 +182,26 @@ class Report:
                 f"aimed by {self.traces.get('kept', 0)} traces "
                 f"({self.traces.get('flaw_rows', 0)} flaw rows): {emphasis or 'no emphasis'}"
             )
-        if self.person:
-            out.append("person: " + ", ".join(f"{k} {v}" for k, v in self.person.items()))
+        if self.person or self.person_dropped:
+            out.extend(person_lines(self.person, self.person_dropped))
         if self.rollouts_abandoned:
             out.append(f"rollouts abandoned at the stop: {self.rollouts_abandoned}")
+        if self.saturation:
+            sat = self.saturation
+            out.append(
+                f"saturation: {sat['new_trails_in_window']} new behaviours in the last "
+                f"{sat['window']} rows (stops below {sat['rate'] * sat['window']:g}); "
+                f"{sat['cells_seen']} cells, {sat['pairs_seen']} axis pairs, "
+                f"{sat['trails_seen']} behaviours seen"
+            )
         for label, m in self.models.items():
             errors = ", ".join(f"{k} {v}" for k, v in m["errors"].items()) or "none"
+            stripped = m.get("scaffolding_stripped") or 0
             out.append(
                 f"model {label}: {m['calls']} calls ({m['cache_hits']} cached), "
                 f"{m['retries']} retries, {m['failed']} failed, errors: {errors}, "
                 f"tokens in {m['input_tokens']} out {m['output_tokens']}"
+                + (f", {stripped} replies stripped of template scaffolding" if stripped else "")
             )
         if self.shards:
             skipped = self.shards["skipped"]
@@ -195,3 +211,22 @@ class Report:
                 + (f"; already complete in the output: {', '.join(skipped)}" if skipped else "")
             )
         return out
+
+
+def person_lines(person: dict[str, Any], dropped: int) -> list[str]:
+    """The person's tally in three lines: turns redrawn and why, rollouts dropped and why,
+    and how the rest were answered and ended."""
+    redraws = {k[len("redrawn_") :]: v for k, v in person.items() if k.startswith("redrawn_")}
+    drops = {k[len("dropped_") :]: v for k, v in person.items() if k.startswith("dropped_")}
+    rest = {k: v for k, v in person.items()
+            if not k.startswith(("redrawn_", "dropped_")) and k != "turns_redrawn"}  # fmt: skip
+
+    def listed(counts: dict[str, Any]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+    return [
+        f"person turns redrawn: {person.get('turns_redrawn', 0)} kept after a redraw; "
+        f"redraws by check: {listed(redraws)}",
+        f"rollouts dropped for the person: {dropped} (by check: {listed(drops)})",
+        "person: " + listed(rest),
+    ]

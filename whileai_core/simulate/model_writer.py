@@ -14,12 +14,15 @@ turns, tool traffic is dropped (the person never sees it). It ends the conversat
 an explicit stop marker (`###STOP###`, as tau2-bench's user simulator does; a bare DONE
 is read too), by saying only thanks and goodbye, or at the turn cap.
 
-Every drawn line is checked before it reaches a row (`voice.py`): an opener or a turn
-that reads as the agent's side, a turn that repeats the agent's last one, and a turn
-that leaves out a fact the agent asked for (the person's facts are in the prompt) are
-redrawn with a note saying what went wrong, up to `REDRAWS` times; a turn still wrong
-after that ends the conversation, an opener still wrong fails that ask. Each redraw and
-each ending is counted by reason (`person_stats`, the run report's `person`).
+Every drawn line is checked before it reaches a row (`voice.py`, the one voice check):
+never the writer's own instructions or notes, never the agent's voice, the person in the
+first person, facts only from their brief, an answer when asked for something they hold,
+and no ending while the agent waits for an answer or straight after it could not do the
+errand. A line that fails is redrawn with a note naming the failure (the note itself
+joins what the line must not quote), up to `REDRAWS` times; after that the rollout is
+dropped (`PersonDropped`) and counted, never kept. Each redraw, each turn that needed
+one, each drop and each ending is counted by reason (`person_stats`, the run report's
+`person`).
 """
 
 from __future__ import annotations
@@ -30,23 +33,54 @@ from collections import Counter
 from typing import Any
 
 from ..agents.base import UserSimulator, Writer
-from ..errors import WriterError
+from ..errors import PersonDropped, WriterError
 from ..models.client import ModelCallError, ModelClient
 from ..models.factory import client_for, sampling_from
 from ..models.options import ModelOptions
+from ..settings import writer_max_tokens, writer_timeout
 from ..spec import Spec
-from .person import facts_of, read_turn
-from .voice import STOP, only_closing, parrots, reads_as_agent, split_stop
+from .person import facts_of, has_errand
+from .voice import (
+    STOP,
+    Turn,
+    WriterText,
+    only_closing,
+    split_stop,
+    stop_problem,
+    turn_problem,
+    unresolved,
+)
 
 DONE = STOP  # the marker the writer is asked to end with
 REDRAWS = 3
+# What a redraw is told, per failed check: the failure named, never a line to copy.
 _NOTES = {
+    "writer_text": "Your draft copied these instructions. Write only what the person "
+    "would say, in their own words.",
     "role_flip": "Your draft was written as the assistant. Write only what the person "
     "says: they are the customer asking for help, not the one giving it.",
     "parroting": "Your draft repeated the assistant's message. Answer it in the person's "
     "own words instead.",
-    "facts_not_given": "The assistant asked for details the person has. Give them "
-    "exactly as written: {facts}.",
+    "third_person": "Your draft spoke of the person as someone else. Write as the person "
+    "themself, with I and my, about their own errand.",
+    "invented_fact": "Your draft named a detail the person does not have. Use only the "
+    "details listed for the person.",
+    "facts_not_given": "The assistant asked for details the person has: {labels}. Put "
+    "their values in the reply, exactly as listed.",
+    "bare_details": "Your draft only listed details. Write the person's message: what "
+    "they want, in their own words.",
+    "no_ask": "Your draft only acknowledged the instructions. Write the person's first "
+    "message: what they want from the service.",
+    "repeats_itself": "Your draft repeated something the person already said. Reply to "
+    "the assistant's last message with something new.",
+    "gave_the_id": "Your draft named the record. In this first message the person leaves "
+    "out which record it is.",
+    "stopped_unanswered": "The assistant asked the person something. Answer it as the "
+    "person would instead of ending the conversation.",
+    "stopped_unresolved": "The assistant could not do what the person asked. Reply once "
+    "as the person would (ask why, ask it to check again, or ask what else can be done) "
+    "instead of ending the conversation.",
+    "empty": "Your draft was empty. Write the person's message.",
 }
 
 _STANCE = {
@@ -78,7 +112,7 @@ _HISTORY = {
     "repeat visit": "they have been here about this before",
 }
 _FAMILY = {
-    "tool": "a concrete request about the records named below",
+    "tool": "a concrete request about something of their own (the details below)",
     "general": "a general question that needs no lookup",
     "vague": "a vague request that leaves out which record or what exactly they want",
 }
@@ -100,7 +134,10 @@ def person_brief(situation: dict[str, Any], spec: Spec | None) -> str:
     """What the writer knows about the person and their errand, as plain prose."""
     human = situation.get("human") or {}
     world = situation.get("world") or {}
-    lines = ["You are writing as a person contacting a service's support assistant."]
+    lines = [
+        "You are writing as a person contacting a service's support assistant. Write in "
+        "the first person, as the person themself."
+    ]
     stance = str(human.get("stance") or "ordinary")
     lines.append(f"Their stance: {stance} — {_STANCE.get(stance, stance)}.")
     family = str(human.get("ask_family") or "tool")
@@ -127,6 +164,7 @@ def person_brief(situation: dict[str, Any], spec: Spec | None) -> str:
     if entities:
         values = json.dumps(entities, ensure_ascii=False, default=str)
         lines.append(f"Details the person has at hand (use them exactly as written): {values}")
+        lines.append("They have no other ids, numbers or e-mail addresses.")
         if family == "vague":
             lines.append(
                 "Their first message leaves out the record's id or number; when the "
@@ -144,8 +182,11 @@ _OPENER_RULES = (
 _FOLLOW_RULES = (
     "You are the person in this conversation, the customer. The assistant's messages "
     "come to you as the user turns. Reply as the person would, in their style, briefly, "
-    "and never write the assistant's part or repeat its words. When the errand is "
-    f"settled or there is nothing more to say, reply with exactly {STOP} and nothing else."
+    "and never write the assistant's part or repeat its words. When the assistant asks "
+    "for something, answer it. If the assistant cannot do what you asked, reply once "
+    "(ask why, ask it to check again, or ask what else can be done); after that you may "
+    f"give up. When the errand is settled or you give up, reply with exactly {STOP} and "
+    "nothing else."
 )
 
 
@@ -158,7 +199,8 @@ def _clean(text: str) -> str:
 
 
 class ModelUser:
-    """A `UserSimulator` over the writer's model, for one rollout."""
+    """A `UserSimulator` over the writer's model, for one rollout. `dropped` names the
+    check a turn kept failing when the rollout had to be dropped."""
 
     def __init__(
         self, writer: ModelWriter, situation: dict[str, Any], seed: int, max_replies: int
@@ -167,8 +209,12 @@ class ModelUser:
         self._brief = person_brief(situation, writer.spec)
         self._salt = f"user|{situation.get('scenario_id', '')}|{seed}"
         self._facts = facts_of(situation)
+        self._given = WriterText.of([self._brief, _FOLLOW_RULES], [f.value for f in self._facts])
         self._left = max_replies
+        self._errand = has_errand(situation)
         self._ending = False
+        self._reacted = False
+        self.dropped: str | None = None
         self.prompts: list[list[dict[str, Any]]] = []
 
     def _chat(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -188,49 +234,57 @@ class ModelUser:
 
     async def reply(self, messages: list[dict[str, Any]]) -> str | None:
         counts = self._writer.counts
-        if self._ending:
-            counts["ended_by_stop_marker"] += 1
-            return None
         if self._left <= 0:
             counts["ended_at_the_turn_cap"] += 1
             return None
         chat = self._chat(messages)
         if len(chat) == 1 or chat[-1]["role"] != "user":
             return None  # the agent has said nothing the person could answer
-        agent_last = chat[-1]["content"]
-        asked = read_turn(agent_last, self._facts).facts
+        turn = Turn(
+            facts=self._facts,
+            agent_last=chat[-1]["content"],
+            said="\n".join(m["content"] for m in chat[1:]),
+            given=self._given,
+            reacted=self._reacted,
+            errand=self._errand,
+            own=tuple(m["content"] for m in chat[1:-1] if m["role"] == "assistant"),
+        )
+        if self._ending:  # the person said their last line; end unless that leaves them hanging
+            self._ending = False
+            if stop_problem(turn) is None:
+                counts["ended_by_stop_marker"] += 1
+                return None
+            counts["stop_marker_held_back"] += 1
         chat = [{**m, "content": scrub_policy(m["content"], self._writer.spec)} for m in chat]
         note = ""
+        problem = "empty"
         for attempt in range(REDRAWS + 1):
             drawn = chat if not note else [*chat, {"role": "system", "content": note}]
             self.prompts.append(drawn)
             salt = self._salt if not attempt else f"{self._salt}|redraw{attempt}"
             text = await self._writer.complete(drawn, salt=salt)
             text, stopped = split_stop(text or "")
-            if not text or only_closing(text):
-                counts["ended_by_stop_marker" if stopped else "ended_closing"] += 1
-                return None
-            problem = _problem(text, agent_last, asked)
-            if problem is None:
-                self._ending = stopped  # said its last line: end after the agent answers
+            ends = not text or only_closing(text)
+            found = stop_problem(turn) if ends else turn_problem(text, turn)
+            if found is None:
+                if attempt:
+                    counts["turns_redrawn"] += 1
+                if ends:
+                    counts["ended_by_stop_marker" if stopped else "ended_closing"] += 1
+                    return None
+                self._ending = stopped  # said their last line: end after the agent answers
+                self._reacted = self._reacted or unresolved(turn.agent_last)
                 self._left -= 1
                 return text
+            problem = found
             counts[f"redrawn_{problem}"] += 1
-            values = ", ".join(f"{f.label} {f.value}" for f in asked)
-            note = _NOTES[problem].format(facts=values)
-        counts["turns_dropped"] += 1
-        return None
-
-
-def _problem(text: str, agent_last: str, asked: list[Any]) -> str | None:
-    """Why a drafted turn cannot stand, or None."""
-    if reads_as_agent(text):
-        return "role_flip"
-    if parrots(text, agent_last):
-        return "parroting"
-    if any(str(f.value).lower() not in text.lower() for f in asked):
-        return "facts_not_given"
-    return None
+            labels = ", ".join(f.label for f in turn.asked)
+            note = _NOTES[problem].format(labels=labels)
+            self._given.add(note)  # a note sent back as the person's words is a quote too
+        counts[f"dropped_{problem}"] += 1
+        self.dropped = problem
+        why = f"writer {self._writer.name}: {REDRAWS + 1} draws of a turn failed ({problem})"
+        raise PersonDropped(problem, why)
 
 
 class ModelWriter:
@@ -289,9 +343,20 @@ class ModelWriter:
         return text or None
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
-        """The person's first message; one written as the agent's reply is redrawn."""
+        """The person's first message, checked like every turn (`voice.py`); a draft that
+        fails is redrawn with the failure named, and after `REDRAWS` redraws the ask is
+        dropped (`PersonDropped`, counted), never kept."""
         base = f"opener|{situation.get('scenario_id', '')}|{seed}"
         prompt = self.opener_prompt(situation)
+        facts = facts_of(situation)
+        turn = Turn(
+            facts=facts,
+            given=WriterText.of([prompt[0]["content"], _OPENER_RULES], [f.value for f in facts]),
+            opener=True,
+            ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
+            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
+        )
+        problem = "empty"
         for attempt in range(REDRAWS + 1):
             salt = base if not attempt else f"{base}|redraw{attempt}"
             try:
@@ -299,14 +364,19 @@ class ModelWriter:
             except ModelCallError as exc:
                 raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
             text = split_stop(text or "")[0]
-            if text and not reads_as_agent(text):
+            found = turn_problem(text, turn) if text else "empty"
+            if found is None:
+                if attempt:
+                    self.counts["turns_redrawn"] += 1
                 return text
-            self.counts["redrawn_opener_" + ("role_flip" if text else "empty")] += 1
-            prompt = [*self.opener_prompt(situation), {"role": "system", "content": _NOTES[
-                "role_flip"]}]  # fmt: skip
-        self.counts["openers_rejected"] += 1
-        raise WriterError(
-            f"writer {self.name}: {REDRAWS + 1} openers in a row read as the agent's side"
+            problem = found
+            self.counts[f"redrawn_opener_{problem}"] += 1
+            note = _NOTES[problem].format(labels="")
+            turn.given.add(note)
+            prompt = [*self.opener_prompt(situation), {"role": "system", "content": note}]
+        self.counts[f"dropped_opener_{problem}"] += 1
+        raise PersonDropped(
+            problem, f"writer {self.name}: {REDRAWS + 1} openers in a row failed ({problem})"
         )
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
@@ -320,9 +390,12 @@ class ModelWriter:
 def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int = 12) -> Writer:
     """A `ModelWriter` for `--writer openai:…`. It gets the spec for tool descriptions and
     to scrub policy text out of its prompts, never to show the policy to the model. The
-    person speaks at most avg_turns // 2 times, the opener included."""
-    client = client_for(ref, options)
+    person speaks at most avg_turns // 2 times, the opener included. Its completions are
+    capped and timed by the writer's own settings, never the agent's."""
+    client = client_for(
+        ref, options, role="writer", read_timeout=writer_timeout(options.writer_timeout)
+    )
     writer_sampling = sampling_from(options)
-    writer_sampling.pop("max_tokens", None)  # the agent's token cap is not the writer's
+    writer_sampling["max_tokens"] = writer_max_tokens(options.writer_max_tokens)
     replies = max(0, avg_turns // 2 - 1)
     return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)

@@ -7,7 +7,8 @@ someone told me earlier"). The turn is read by meaning, from the facts the perso
 phrasing:
 
 - a **request** is a question, or a sentence built to get something ("please send ...",
-  "I'll need ...", "once I have ...", "mind sharing ...");
+  "I'll need ...", "once I have ...", "mind sharing ..."); "without the method I cannot
+  go further" asks only for what the person holds;
 - what it asks **for** is matched against each fact's vocabulary: the words of its
   parameter name (`order_id` -> order), what kind of value it is (an id is also a
   number, a reference, a code; an email an e-mail or mail address) and the everyday words
@@ -64,7 +65,8 @@ _FOREIGN_FIELDS = (
 # Other fields a request may name, for saying which one the person does not have.
 _FIELD_NOUNS = (
     *_FOREIGN_FIELDS, "full name", "name", "email address", "email", "order number",
-    "booking reference", "confirmation code", "reference", "id", "number",
+    "booking reference", "confirmation code", "file path", "path", "branch", "reference",
+    "id", "number",
 )  # fmt: skip
 _REQUEST = re.compile(
     r"\b(?:please|kindly|could you|can you|would you|will you|mind|may i (?:have|get|ask)|"
@@ -72,6 +74,9 @@ _REQUEST = re.compile(
     r"if you (?:can |could )?(?:give|send|share|tell|provide)|let me know|"
     r"(?:send|give|share|tell|provide|confirm|enter|type|specify|include) (?:me|us|the|your))\b"
 )
+# "Without the method I cannot go further": a statement of what is missing. It asks for
+# what the person holds; a person who said they lack it has nothing more to say to it.
+_WITHOUT = re.compile(r"\bwithout (?:the|your|a|an)\b")
 _CONFIRM = re.compile(
     r"\b(?:shall i|should i|do you want me to|would you like me to|want me to|ok to|okay to|"
     r"go ahead|proceed|is that (?:right|correct|ok|okay)|can you confirm|please confirm|"
@@ -168,7 +173,9 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
     for sentence in _sentences(text):
         low = re.sub(r"\be-mail\b", "email", sentence.lower())
         question = sentence.endswith("?")
-        if not (question or _REQUEST.search(low)):
+        request = question or _REQUEST.search(low) is not None
+        needs = not request and _WITHOUT.search(low) is not None
+        if not (request or needs):
             continue
         # "the code from your receipt email": where a value is found is not what is asked.
         asked_part = _SOURCE.sub(" ", low)
@@ -178,6 +185,8 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
         for fact in asked:
             if fact not in reading.facts:
                 reading.facts.append(fact)
+        if needs:
+            continue
         noun = foreign or (None if asked else _named_field(asked_part, _FIELD_NOUNS))
         if noun is None and not asked:
             # "Which flights is it?": an id by its object, unless the turn asks for
@@ -196,8 +205,12 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
                 reading.options = [o for o in (first, choice.group(2).strip()) if o]
         if (question or "confirm" in low) and _CONFIRM.search(low):
             reading.confirm = True
-    if not reading.facts:
+    if not reading.facts and not reading.missing:  # a field named outright wins a guess
         reading.missing += [g for g in dict.fromkeys(guesses) if g not in reading.missing]
+    # "the order id" and "the order number" are one field: say it is not held once.
+    named = [m for m in reading.missing if m.split()[-1] in ("number", "id", "reference")]
+    if len(named) > 1:
+        reading.missing = [m for m in reading.missing if m not in named[1:]]
     return reading
 
 
@@ -296,11 +309,24 @@ def say_fact(fact: Fact, rng: random.Random, *, again: bool) -> str:
     return f"As I said, {head}"
 
 
+def has_errand(situation: dict[str, Any]) -> bool:
+    """The person came to have something done or looked up with the tools (not to ask a
+    general question): an answer that leaves it undone is one they react to."""
+    human = situation.get("human") or {}
+    return bool(situation.get("tools")) and human.get("ask_family") != "general"
+
+
 @dataclass
 class PersonState:
     """What one rollout's person has said so far."""
 
     given: set[str] = field(default_factory=set)
+    # Facts already given twice ("As I said, ..."): asked again, the person has no new
+    # way to say them and lets the agent's refusal stand.
+    repeated: set[str] = field(default_factory=set)
+    # Fields they said they do not have, and how often: said once more "as I said", then
+    # not again (an agent that keeps asking gets no new answer).
+    lacked: dict[str, int] = field(default_factory=dict)
     intent_said: bool = False
     pushed: bool = False
     contradicted: bool = False
@@ -317,6 +343,10 @@ def answer_turn(
     human = situation["human"]
     tools: list[str] = situation.get("tools") or []
     parts: list[str] = []
+    fresh = [f for f in reading.facts if f.name not in state.repeated]
+    missing = [m for m in reading.missing if state.lacked.get(m, 0) < 2]
+    if (reading.facts or reading.missing) and not fresh and not missing:
+        return None  # asked again for what they gave twice or said they lack: nothing new
     if reading.facts:
         counts["answered_with_a_held_fact"] += 1
         lead = rng.choice(_LEAD.get(human.get("tone"), ("",)))
@@ -325,13 +355,20 @@ def answer_turn(
         if aside and rng.random() < 0.4:
             parts.append(rng.choice(aside))
         for fact in reading.facts:
-            parts.append(say_fact(fact, rng, again=fact.name in state.given))
+            again = fact.name in state.given
+            parts.append(say_fact(fact, rng, again=again))
+            if again:
+                state.repeated.add(fact.name)
             state.given.add(fact.name)
-    if reading.missing:
+    if missing:
         counts["said_not_held"] += 1
-        for noun in reading.missing[:2]:
+        for noun in missing[:2]:
             a_noun = f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-            parts.append(rng.choice(_NOT_HELD).format(noun=noun, a_noun=a_noun))
+            if state.lacked.get(noun):
+                parts.append(f"As I said, I do not have the {noun}.")
+            else:
+                parts.append(rng.choice(_NOT_HELD).format(noun=noun, a_noun=a_noun))
+            state.lacked[noun] = state.lacked.get(noun, 0) + 1
         offered = [f for f in facts_of(situation) if f.kind in ("id", "email")
                    and f.name not in state.given and f not in reading.facts]  # fmt: skip
         if offered and not reading.facts:

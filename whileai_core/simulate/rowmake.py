@@ -29,8 +29,10 @@ class RowContext:
     external_world: bool
 
 
-def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
-    """What the agent did, coarsely: tools, arguments' names, result statuses, reply shape."""
+def behavior_trail(steps: list[dict[str, Any]]) -> list[list[Any]]:
+    """What the agent did, without its wording: each call's tool, argument names and the
+    status the world answered. `--until saturation` counts new trails (the reply's words
+    carry the person's values, so nearly every signature is new forever)."""
     trail = []
     for step in steps:
         if step.get("tool") is not None:
@@ -38,8 +40,13 @@ def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
             status = result.get("status") if isinstance(result, dict) else type(result).__name__
             args = step.get("arguments")
             trail.append([step["tool"], sorted(args) if isinstance(args, dict) else [], status])
+    return trail
+
+
+def behavior_signature(steps: list[dict[str, Any]], final_text: str) -> str:
+    """What the agent did, coarsely: tools, arguments' names, result statuses, reply shape."""
     shape = re.sub(r"\d+", "#", final_text.lower())[:160]
-    raw = orjson.dumps([trail, shape])
+    raw = orjson.dumps([behavior_trail(steps), shape])
     return hashlib.sha1(raw).hexdigest()[:12]
 
 

@@ -410,7 +410,7 @@ def _labelled(
 _SUMMED = (
     "rows", "resumed_rows", "situations", "asks", "agent_errors", "grader_errors",
     "near_duplicates_rejected", "source_copies_redrawn", "source_copies_dropped",
-    "rollouts_abandoned", "cells_visited",
+    "person_dropped", "rollouts_abandoned", "cells_visited",
 )  # fmt: skip
 
 

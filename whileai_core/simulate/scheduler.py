@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import Agent, AgentError, Episode, RolloutResult, ToolWorld, Writer
-from ..errors import Failure, WhileaiError
+from ..errors import Failure, PersonDropped, WhileaiError
 from ..metrics.tally import passed
 from ..spec import Spec
 from ..text.similarity import SimilarityIndex
@@ -36,6 +36,7 @@ from .grid import Grid, build_grid, seed_int
 from .novelty import NearDuplicateFilter
 from .openers import Openers, SourceCopy
 from .rowmake import RowContext, behavior_signature, build_row
+from .saturation import Saturation
 from .tasks import GridTasks, TaskSource
 from .world import World
 
@@ -81,6 +82,7 @@ class _Outcome:
     verdict: Any = None
     error: str | None = None
     dropped: bool = False  # its opener near-copied a source trace: not a failure
+    person: str | None = None  # the simulated person broke role past every redraw (why)
 
 
 class Engine:
@@ -141,8 +143,7 @@ class Engine:
         self.seq = 0
         self.stopping: str | None = None
         self._situations: set[str] = set()
-        self._signatures: set[str] = set()
-        self._since_new = 0
+        self.saturation = Saturation(self.tasks.cells)
         self.allocation = Allocation(self.probe)
         self._statuses = (spec.raw.get("world") or {}).get("statuses") if spec.raw else None
         self._lineage = {
@@ -267,6 +268,10 @@ class Engine:
             self.report.source_copies_dropped += 1
             if self.report.source_copies_dropped >= max(16, 2 * self.config.budget):
                 self.stopping = self.stopping or "source_copies"
+        elif out.person is not None:
+            self.report.person_dropped += 1
+            if self.report.person_dropped >= max(16, 2 * self.config.budget):
+                self.stopping = self.stopping or "person_dropped"
         else:
             self.lost += 1
             self.report.agent_errors += 1
@@ -327,18 +332,11 @@ class Engine:
     def _account(self, row: dict[str, Any], *, emitted: bool) -> None:
         self._situations.add(str(row.get("situation_id") or row.get("scenario_id")))
         self.report.count_row(row)
-        sig = row.get("behavior_signature")
-        if sig not in self._signatures:
-            self._signatures.add(str(sig))
-            self._since_new = 0
-        else:
-            self._since_new += 1
-        if emitted and self.config.until == "saturation" and self._saturated():
+        if self.config.until != "saturation":
+            return
+        self.saturation.see(row)
+        if emitted and self.saturation.reached():
             self.stopping = self.stopping or "saturation"
-
-    def _saturated(self) -> bool:
-        window = max(50, len(self.grid.cells) // 4)
-        return self.asks_opened >= len(self.grid.cells) and self._since_new >= window
 
     # -- one rollout -----------------------------------------------------------------------
 
@@ -353,6 +351,8 @@ class Engine:
             prompt, novelty = await ask.opener
         except SourceCopy:
             return _Outcome(unit, None, dropped=True)
+        except PersonDropped as exc:  # no opener stayed in role: the ask is lost, counted
+            return _Outcome(unit, None, person=exc.reason)
         situation = ask.situation
         seed = seed_int(self.config.seed, situation["scenario_id"], unit.rollout_index)
         playing = CurrentRollout(prompt, unit.rollout_index, situation["scenario_id"])
@@ -387,6 +387,8 @@ class Engine:
                 raise AgentError(
                     f"agent {self.agent.name} returned {type(result).__name__}, not a RolloutResult"
                 )
+        except PersonDropped as exc:
+            return _Outcome(unit, None, person=exc.reason)
         except AgentError as exc:
             return _Outcome(unit, None, error=str(exc))
         except Failure as exc:  # e.g. a model call that failed for good: this rollout only
@@ -395,6 +397,9 @@ class Engine:
             raise
         except Exception as exc:
             return _Outcome(unit, None, error=f"{type(exc).__name__}: {exc}")
+        dropped = getattr(episode.user, "dropped", None)
+        if dropped:  # an agent that swallowed the drop still loses the rollout
+            return _Outcome(unit, None, person=str(dropped))
         reason = ask.reasons.get(unit.rollout_index) or (
             "rl probe" if self.k > 1 else f"{self.config.mode}: new ask"
         )
@@ -503,6 +508,8 @@ class Engine:
         if callable(person_stats):
             report.person = person_stats()
         report.cells_visited = self.tasks.cells_visited(self.asks_opened, self.n)
+        if self.config.until == "saturation":
+            report.saturation = self.saturation.describe()
         report.tasks = self.tasks.describe()
         report.elapsed = round(elapsed, 3)
         report.rows_per_s = (

@@ -24,7 +24,7 @@ from .grid import (
     seed_int,
     stable_hash,
 )
-from .values import fake_value
+from .values import fake_value, shared_schema
 
 ROTATED_AXES = {"tone": TONES, "texture": TEXTURES, "persona": PERSONAS}
 
@@ -140,7 +140,7 @@ def concrete_situation(
             if name not in entities:
                 entities[name] = fake_value(
                     name,
-                    shared_schema(spec, name, schema),
+                    shared_schema(spec.tools, name, schema),
                     random.Random(seed_int(situation_id, name)),
                 )
             args[name] = entities[name]
@@ -188,24 +188,6 @@ def situation_of_row(spec: Spec, row: dict[str, Any]) -> dict[str, Any] | None:
         return None
     human = {axis: str(row[axis]) for axis in HUMAN_AXES}
     return concrete_situation(spec, dict(coords), situation_id, human)
-
-
-def shared_schema(spec: Spec, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """Every constraint the spec's tools put on parameter `name`, `schema`'s first.
-
-    One name is one entity: `order_id` is the same order whether `get_order` (which asks
-    for `^ORD-[0-9]{4}$`) or `refund_order` (which asks for any string) takes it, so a
-    value made for either must satisfy both, or the agent's look-up before a refund is
-    rejected by the spec's own schema.
-    """
-    merged = dict(schema)
-    kind = schema.get("type", "string")
-    for tool in spec.tools:
-        other = tool.properties.get(name)
-        if isinstance(other, dict) and other.get("type", "string") == kind:
-            for key, value in other.items():
-                merged.setdefault(key, value)
-    return merged
 
 
 # What a good reply does, per world_state ({ids}: the record; {done}: its acted-on state),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -24,7 +25,7 @@ from jsonschema.exceptions import UnknownType
 
 from ..errors import ConfigError
 from ..schemas import validator
-from ..spec import is_key_param
+from ..spec import Tool, is_key_param
 
 # How many pattern draws to try before settling for the last one (a lookahead or a
 # length bound can reject a draw; a plain pattern never does).
@@ -220,9 +221,33 @@ def _guesses(name: str, rng: random.Random) -> list[str]:
     if "date" in low or low.endswith("_on"):
         return [date_text(rng)]
     if "name" in low:
-        return [f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"]
+        first, last = rng.choice(_FIRST).title(), rng.choice(_LAST).title()
+        if "last" in low or "surname" in low or "family" in low:
+            return [last]  # a last name is one name: "Silva", never "Alex Silva"
+        if "first" in low or "given" in low:
+            return [first]
+        return [f"{first} {last}"]
     if "city" in low or "origin" in low or "destination" in low or "airport" in low:
         return [rng.choice(_CITIES), rng.choice(_AIRPORTS)]
     if "reason" in low or "note" in low or "message" in low:
         return [rng.choice(("it arrived damaged", "it is the wrong size", "I no longer need it"))]
     return [rng.choice(("blue", "regular", "large", "express", "basic"))]
+
+
+def shared_schema(tools: Iterable[Tool], name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """Every constraint `tools` put on parameter `name`, `schema`'s first.
+
+    One name is one entity: `order_id` is the same order whether `get_order` (which asks
+    for `^ORD-[0-9]{4}$`) or `refund_order` (which asks for any string) takes it, so a
+    value made for either must satisfy both, or the agent's look-up before a refund is
+    rejected by the spec's own schema (and the mock world's search results carry ids
+    that the look-up tools accept).
+    """
+    merged = dict(schema)
+    kind = schema.get("type", "string")
+    for tool in tools:
+        other = tool.properties.get(name)
+        if isinstance(other, dict) and other.get("type", "string") == kind:
+            for key, value in other.items():
+                merged.setdefault(key, value)
+    return merged

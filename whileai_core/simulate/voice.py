@@ -1,26 +1,53 @@
-"""Does a line a model drafted for the person read as the person?
+"""The voice check: does a line drafted for the person read as the person?
 
-Small chat models asked to play the customer slip: an opener comes back as the
-assistant's reply ("I'm sorry, but I don't have enough information about the records you
-are referring to"), a follow-up repeats the agent's last turn word for word, and a
-conversation that is over goes on with "you're welcome. done." for five more turns. Each
-check here names one of those slips, so the writer can redraw the line (and count why)
-instead of putting it in a row.
+Every turn of the simulated person (the opener and each follow-up, drawn by a model
+writer or assembled by the template writer) is checked here before it is kept. Small
+chat models asked to play the customer slip in ways that teach a policy the wrong thing,
+and each check names one of them, so the writer can redraw the line with the failure
+named (and count why) instead of putting it in a row:
 
-The checks read how a line is built, not a model's favourite phrasing: the service's
-side offers help, apologises for what it cannot access, reports actions it took on
-"your" records and asks the customer to provide details; the person's side does none of
-that. A parrot is measured by word overlap with the agent's last turn; an ending is a
-line made only of thanks and goodbyes, or the stop marker.
+- `writer_text`: a sentence the writer was given (its brief, its rules, a redraw note)
+  comes back as the person's words ("The assistant asked for details the person has.
+  Give them exactly as written: ...", "look up an order by its id and return its
+  status");
+- `role_flip`: the agent's voice: offers of help, apologies for what it cannot access,
+  requests for context, "as an AI", tool or JSON syntax;
+- `parroting`: the agent's last turn said back;
+- `third_person`: the person speaks of themself as someone else ("the customer wants",
+  "I have his email");
+- `invented_fact`: an id, e-mail or reference that is not in their brief and that nobody
+  in the conversation said;
+- `facts_not_given`: the agent asked for something the person holds and the turn does
+  not give it;
+- `bare_details` (openers): only labels and values ("Order ID: ORD-1010"), no ask;
+- `no_ask` (openers): only an acknowledgement ("Sure, I understand."): the writer
+  answering its own instruction, not a person starting an errand;
+- `repeats_itself`: a follow-up the person already said, word for word;
+- `gave_the_id` (openers): a vague ask that names the record it is meant to leave out;
+- `stopped_unanswered`: ending while the agent waits for an answer;
+- `stopped_unresolved`: ending straight after the agent could not do it (refused, failed,
+  found nothing) without reacting once: a person's brief says they react once (ask
+  again, ask why, ask what else they can do), and only then give up.
+
+The checks read how a line is built, not a model's favourite phrasing. Every pattern
+here runs on text capped at `MAX_CHARS` and is linear (no nested repeats).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
+from ..judges import replies as rp
+from ..judges.evidence import identifiers
 from ..text.similarity import WordNgramEmbedder, cosine
+from .person import Fact, Reading, read_turn
 
 STOP = "###STOP###"
+MAX_CHARS = 4000  # a person's turn is short; anything past this is not read
 # Markers a writer may use to end the conversation: the one we ask for, tau2-bench's own
 # (the same), and the bare DONE older prompts asked for.
 _STOP_MARKERS = re.compile(r"#{2,}\s*[Ss][Tt][Oo][Pp]\s*#{2,}|\bDONE\b\.?\s*$")
@@ -29,25 +56,66 @@ _BARE_DONE = re.compile(r"^\W*done\W*$", re.IGNORECASE)
 _AGENT_SIDE = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"\bhow (?:can|may|could|might) i (?:help|assist)\b",
+        r"\bhow (?:can|may|could|might) i (?:help|assist|be of (?:help|assistance|service))\b",
         r"\bwhat can i (?:do|help you with)\b",
+        r"\bwhat (?:do|can|would) you (?:need|want|like) (?:help|assistance|me to help) with\b",
+        r"\b(?:help|assist) you (?:with|today)\b",
         r"\banything else (?:i can|i could|that i can|you need)\b",
-        r"\bas an ai\b|\blanguage model\b|\bvirtual assistant\b",
-        r"\bi(?:'m| am) (?:sorry|afraid),? but i (?:don't|do not|can't|cannot|am unable)\b",
+        r"\b(?:let me know|tell me) if (?:you|there) (?:need|is|are|have)\b"
+        r"|\bif you need anything else\b",
+        r"\bi(?:'m| am) (?:not able|unable) to (?:provide|share|give|disclose|access) "
+        r"(?:that|this|the|any|your)\b",
+        r"\bis there anything (?:else )?(?:i can|you would like|you'd like)\b",
+        r"\bfeel free to (?:ask|reach|contact|let me know)\b",
+        r"\bas an? (?:ai|assistant|language model|support agent|chatbot)\b|\blanguage model\b"
+        r"|\bvirtual assistant\b|\bi(?:'m| am) (?:an? )?(?:ai|bot|chatbot|assistant)\b",
+        r"\bi(?:'m| am) (?:sorry|afraid),? but i (?:don't|do not|can't|cannot|am unable|"
+        r"'m not|am not)\b",
+        r"\b(?:i'm|i am) not sure what you(?:'re| are) (?:asking|referring|looking)\b",
+        r"\bi (?:can't|cannot|can not|am unable to|won't be able to) (?:help|assist)"
+        r"(?: you)? (?:with (?:that|this|your)|here)\b",
         r"\bi (?:don't|do not) have (?:enough |any )?(?:information|access|details|records)\b",
         r"\b(?:the|any) records? you (?:are|were|have been) referring to\b",
         r"\b(?:i have|i've) (?:checked|looked up|located|refunded|cancell?ed|processed|updated|"
-        r"issued|reviewed|escalated)\b[^.?!]*\byour\b",
+        r"issued|reviewed|escalated)\b[^.?!]{0,80}\byour\b",
         r"\byour (?:order|booking|request|refund|account|ticket|reservation|issue|case)\b"
         r"[^.?!]{0,40}\b(?:has been|have been|is now|was successfully)\b",
         r"\bthank you for (?:contacting|reaching out|your patience|choosing|your order)\b",
-        r"\b(?:could|can|would) you (?:please )?(?:provide|share|confirm) (?:me with )?"
-        r"(?:your|the)\b",
-        r"\bplease (?:provide|share) (?:me with )?(?:your|the)\b",
-        r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]*"
+        r"\b(?:could|can|would) you (?:please )?(?:provide|share|confirm|give) (?:me )?"
+        r"(?:with )?(?:your|the|some|a bit of|more|additional|a|an|any)\b",
+        r"\bwhat (?:else )?can i (?:do|help you with)\b|\bcan i do for you\b",
+        r"\bi (?:have )?found (?:a|an|the|your|two|no) (?:booking|order|record|flight|"
+        r"reservation|results?|matches|match|file|issue|ticket)\b",
+        r"\bthe system (?:could not|couldn't|cannot|did not|didn't|returned|shows|found|"
+        r"says)\b",
+        r"\b(?:you(?:'ll| will)? need to|you have to) provide\b|\bwe can proceed\b"
+        r"|\blet me clarify\b|\bto proceed with (?:the|your) request\b",
+        r"\b(?:the|that) \w{2,20} you(?:'re| are) looking for\b",
+        r"\bi apologi[sz]e,? but\b|\bi (?:can't|cannot|can not) proceed\b"
+        r"|\bi (?:need|require) (?:the|your) [^.?!]{0,60}\bto proceed\b",
+        r"\bplease (?:provide|share) (?:me with )?(?:your|the|some|more)\b",
+        r"\b(?:more|additional) (?:information|context|details) (?:so|in order) (?:that )?i\b",
+        r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
         r"\bfor you\b",
-        r"\bi(?:'d| would) be (?:happy|glad) to help\b",
+        r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
+        # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
+        r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:",
+        r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
+        r"\b(?:to call a function|function call|tool_call|here is the json)\b",
     )
+)
+_THIRD_PERSON = (
+    re.compile(
+        r"\b(?:the|this) (?:person|customer|user|caller|client)(?:'s)? (?:wants?|needs?|"
+        r"would like|is|has|had|asks?|says?|gives?|provides?|holds?|writes?|mentions?|"
+        r"requests?|tried)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:his|her) (?:own )?(?:e-?mail|order|booking|account|reference|ref|number|id|"
+        r"last name|name|details|reservation|ticket|flight|refund|purchase)\b",
+        re.IGNORECASE,
+    ),
 )
 _CLOSING = frozenset(
     {
@@ -59,11 +127,34 @@ _CLOSING = frozenset(
         "very", "too", "are", "we",
     }
 )  # fmt: skip
+# Words an opener may use to label a value it gives ("Order ID: ORD-1"): what is left of
+# an opener once these and the values are gone is the ask.
+_LABELS = frozenset(
+    {"id", "ids", "number", "no", "ref", "reference", "code", "email", "e", "mail", "name",
+     "date", "is", "my", "the", "and", "a", "an", "of", "for", "it", "hi", "hello", "here"}
+)  # fmt: skip
+# What a line made only of acknowledgements is made of ("Sure, I understand.").
+_ACK = _CLOSING | frozenset(
+    {"sure", "understand", "understood", "got", "yes", "yeah", "of", "course", "certainly",
+     "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go", "ill",
+     "get", "to", "on", "away", "start", "let", "me", "can", "happy"}
+)  # fmt: skip
+_MISSING = re.compile(
+    r"\b(?:not found|could ?n[o']t find|can ?n[o']t find|cannot find|unable to find|no record|"
+    r"no such|does ?n[o']t exist|found nothing|nothing (?:was )?found|no (?:match|results?))\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z0-9]+")
 _EMBED = WordNgramEmbedder(ngrams=(1, 2))
+# A run of this many words shared with what the writer was given is a quote of it.
+_QUOTE_RUN = 6
+# A whole clause the writer was given, this long or longer, is a quote when it comes back.
+_QUOTE_CLAUSE = 4
 
 
 def split_stop(text: str) -> tuple[str, bool]:
     """(the line without any stop marker, whether it carried one)."""
+    text = text[:MAX_CHARS]
     if _BARE_DONE.match(text):
         return "", True
     cleaned, n = _STOP_MARKERS.subn(" ", text)
@@ -71,12 +162,23 @@ def split_stop(text: str) -> tuple[str, bool]:
 
 
 def reads_as_agent(text: str) -> bool:
-    """A line only the service's side would write."""
+    """A line only the service's side would write (or a tool call, or a template's token)."""
+    text = text[:MAX_CHARS]
     return any(p.search(text) for p in _AGENT_SIDE)
 
 
+def third_person(text: str) -> bool:
+    """The person speaks of themself, or of their own records, as someone else's."""
+    text = text[:MAX_CHARS]
+    return any(p.search(text) for p in _THIRD_PERSON)
+
+
 def _norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9@.-]+", text.lower()))
+    return " ".join(re.findall(r"[a-z0-9@.-]+", text[:MAX_CHARS].lower()))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text[:MAX_CHARS].lower())
 
 
 def parrots(text: str, agent_last: str) -> bool:
@@ -87,12 +189,230 @@ def parrots(text: str, agent_last: str) -> bool:
         return False
     if mine == theirs or (len(mine) >= 20 and mine in theirs):
         return True
+    # A cosine of 0.8 needs most words shared: skip the embedding when they are not.
+    words, other = set(mine.split()), set(theirs.split())
+    if len(words & other) < 0.5 * min(len(words), len(other)):
+        return False
     return cosine(_EMBED.embed(mine), _EMBED.embed(theirs)) >= 0.8
+
+
+def _clauses(text: str) -> list[list[str]]:
+    return [_words(c) for c in re.split(r"[.;:!?,\n]+", text[:MAX_CHARS])]
+
+
+def copies_a_clause(text: str, turn: Turn) -> bool:
+    """A clause of the agent's last turn (four words or more) said again as the person's
+    own: "Please try again shortly." The person's own values do not count as words."""
+    theirs = [c for c in _clauses(turn.agent_last) if len(c) >= 4]
+    if not theirs:
+        return False
+    mine = f" {' '.join(_words(text))} "
+    return any(f" {' '.join(c)} " in mine for c in theirs)
+
+
+def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
+    """The turn is one the person already said, or holds a sentence of six words or more
+    they already said: a person moves on, a stuck writer says it again. Saying a held
+    value again ("as I said, the passenger name is Sam Smith") is an answer, not that."""
+    mine = " ".join(_words(text))
+    if not mine:
+        return False
+    before = [" ".join(_words(said)) for said in own]
+    if mine in before:
+        return True
+    held = [" ".join(_words(str(v))) for v in values]
+    said = {" ".join(c) for said in own for c in _clauses(said) if len(c) >= 6}
+    return any(
+        " ".join(c) in said and not any(h and h in " ".join(c) for h in held)
+        for c in _clauses(text)
+        if len(c) >= 6
+    )
+
+
+def asks_for_own(text: str, facts: list[Fact]) -> bool:
+    """The person asks for one of their own details ("I need the passenger's name to
+    proceed"): that is the agent's part. Naming a detail while giving it ("the order
+    number is ORD-1") is not asking for it."""
+    low = text[:MAX_CHARS].lower()
+    asked = read_turn(text[:MAX_CHARS], facts).facts
+    return any(str(f.value).lower() not in low for f in asked)
+
+
+def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
+    """The brief's own field names (`order_id`, `last_name`) in the person's words: the
+    details were copied as the writer was given them, not said."""
+    low = text[:MAX_CHARS].lower()
+    return any("_" in f.name and f.name.lower() in low for f in facts)
 
 
 def only_closing(text: str) -> bool:
     """Nothing but thanks and goodbyes: the person is done."""
     if "?" in text:
         return False
-    words = re.findall(r"[a-z']+", text.lower())
+    words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower())
     return bool(words) and len(words) <= 12 and all(w in _CLOSING for w in words)
+
+
+def acknowledges_only(text: str) -> bool:
+    """Nothing but an acknowledgement ("Sure, I understand.", "Okay, got it!")."""
+    words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower().replace("'", ""))
+    return bool(words) and len(words) <= 12 and all(w in _ACK for w in words)
+
+
+def unresolved(agent_turn: str) -> bool:
+    """The agent's turn leaves the person's ask undone: it refuses, reports a failure or a
+    stale or unreadable result, or finds nothing."""
+    text = agent_turn[:MAX_CHARS]
+    return rp.refuses(text) or rp.troubled(text) or bool(_MISSING.search(text))
+
+
+@dataclass
+class WriterText:
+    """What a writer was given (its brief, its rules, its redraw notes), as the clauses
+    and word runs a quote of it would share. The person's own values are taken out
+    first: saying one's order id is the point, not a quote."""
+
+    values: tuple[str, ...] = ()
+    clauses: set[str] = field(default_factory=set)
+    runs: set[tuple[str, ...]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, texts: Iterable[str], values: Iterable[Any] = ()) -> WriterText:
+        given = cls(tuple(sorted({str(v).lower() for v in values if str(v).strip()},
+                                 key=len, reverse=True)))  # fmt: skip
+        for text in texts:
+            given.add(text)
+        return given
+
+    def add(self, text: str) -> None:
+        low = text[: MAX_CHARS * 4].lower()
+        for value in self.values:
+            low = low.replace(value, " \x00 ")
+        for clause in re.split(r"[.,;:!?()\n\x00\u2014\u2013\"{}\[\]]+|\s-\s", low):
+            words = _words(clause)
+            if len(words) >= _QUOTE_CLAUSE:
+                self.clauses.add(" ".join(words))
+            for i in range(len(words) - _QUOTE_RUN + 1):
+                self.runs.add(tuple(words[i : i + _QUOTE_RUN]))
+
+    def quoted_in(self, text: str) -> bool:
+        words = _words(text)
+        if any(tuple(words[i : i + _QUOTE_RUN]) in self.runs
+               for i in range(len(words) - _QUOTE_RUN + 1)):  # fmt: skip
+            return True
+        joined = f" {' '.join(words)} "
+        return any(f" {clause} " in joined for clause in self.clauses)
+
+
+@dataclass
+class Turn:
+    """What one drafted turn is checked against.
+
+    `facts` are the person's (their brief's values); `asked` the facts the agent's last
+    turn asked for; `said` everything said in the conversation so far (an id the agent
+    or the person already named may be named again); `given` what the writer was told.
+    `reacted`: the person already answered an unresolved turn once, so may give up now.
+    `errand`: the person came to have something done or looked up (a general question
+    that the agent says it cannot answer leaves them nothing to press for).
+    """
+
+    facts: list[Fact]
+    agent_last: str = ""
+    said: str = ""
+    given: WriterText = field(default_factory=WriterText)
+    opener: bool = False
+    ask_family: str = "tool"
+    targets: tuple[str, ...] = ()
+    reacted: bool = False
+    errand: bool = True
+    own: tuple[str, ...] = ()  # the person's earlier turns
+
+    @cached_property
+    def reading(self) -> Reading:
+        """What the agent's last turn asked the person for (read once per turn)."""
+        return read_turn(self.agent_last[:MAX_CHARS], self.facts)
+
+    @property
+    def asked(self) -> list[Fact]:
+        return self.reading.facts if self.agent_last else []
+
+
+def turn_problem(text: str, turn: Turn) -> str | None:
+    """Why a drafted turn (not an ending) cannot stand as the person's, or None."""
+    if reads_as_agent(text):
+        return "role_flip"
+    if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
+        return "writer_text"
+    if turn.agent_last and (parrots(text, turn.agent_last) or copies_a_clause(text, turn)):
+        return "parroting"
+    if repeats(text, turn.own, (f.value for f in turn.facts)):
+        return "repeats_itself"
+    if third_person(text):
+        return "third_person"
+    if invented_facts(text, turn):
+        return "invented_fact"
+    if not turn.opener and asks_for_own(text, turn.facts):
+        return "role_flip"  # asking for the person's own details is the agent's part
+    low = text.lower()
+    if any(str(f.value).lower() not in low for f in _pending(turn)):
+        return "facts_not_given"
+    if turn.opener and bare_details(text, turn.facts):
+        return "bare_details"
+    if turn.opener and acknowledges_only(text):
+        return "no_ask"
+    if turn.opener and turn.ask_family == "vague" and any(t.lower() in low for t in turn.targets):
+        return "gave_the_id"
+    return None
+
+
+def stop_problem(turn: Turn) -> str | None:
+    """Why the person may not end the conversation here, or None."""
+    if turn.opener:
+        return "empty"
+    if turn.agent_last and _waits_for_answer(turn):
+        return "stopped_unanswered"
+    if turn.errand and not turn.reacted and unresolved(turn.agent_last):
+        return "stopped_unresolved"
+    return None
+
+
+def _pending(turn: Turn) -> list[Fact]:
+    """The facts the agent asked for that the person owes it: asked again for one they
+    gave once, a person says it again; asked for one they gave twice already, they have
+    no new way to say it and may let it be."""
+    given = " ".join(turn.own).lower()
+    return [f for f in turn.asked if given.count(str(f.value).lower()) < 2]
+
+
+def _waits_for_answer(turn: Turn) -> bool:
+    """The agent's last turn waits on the person: it asks for a fact they hold and have
+    not given yet, offers a choice, asks to confirm, or asks for something they lack
+    before they have said anything at all after their opener."""
+    reading = turn.reading
+    return bool(
+        _pending(turn)
+        or reading.options
+        or reading.which_of_two
+        or reading.confirm
+        or (reading.missing and len(turn.own) <= 1)
+    )
+
+
+def invented_facts(text: str, turn: Turn) -> list[str]:
+    """Ids, e-mails and references in `text` that the person does not hold and that the
+    conversation never named."""
+    named = identifiers(text[:MAX_CHARS])
+    if not named:
+        return []
+    held = " ".join(str(f.value) for f in turn.facts).casefold() + " " + turn.said.casefold()
+    return sorted(i for i in named if i not in held)
+
+
+def bare_details(text: str, facts: list[Fact]) -> bool:
+    """An opener that is only values and their labels: nothing is asked."""
+    low = text[:MAX_CHARS].lower()
+    labels = set(_LABELS)
+    for fact in facts:
+        low = low.replace(str(fact.value).lower(), " ")
+        labels |= set(fact.words) | set(fact.objects)
+    return not [w for w in _words(low) if w not in labels]

@@ -3,12 +3,22 @@
 `World(tools).call(name, arguments)` answers like a backend would. Arguments are checked
 against the tool's schema first, with `jsonschema` (missing required fields, wrong types,
 values outside an enum or a bound, unknown fields where none are allowed, or placeholder
-values come back `rejected`, naming the fields). The row's `world_state` then shapes every answer
-about the entities the person named: missing ones are `not_found`, acted-on ones answer
-writes with `already_done`, duplicated ones come back as two matches, half-done ones
-as a record with steps still pending. Last, the fault schedule may swap the answer for
-a timeout, a denial, junk or a stale copy. One World serves one rollout: an order looked
-up twice is the same order, and an order refunded once is refunded.
+values come back `rejected`, naming the fields).
+
+A rollout's world knows a fixed set of records: the values the person holds (the
+situation's entities, which are also the person's brief), any id the person's own opener
+names (a spec's seed prompt, a pinned task's prompt), and every key a tool returned
+earlier in the rollout (a search's results). A call whose key (an id, a number, an
+e-mail, a reference) is none of them is `not_found`, in every cell: a policy trained on
+these rows must never learn that guessing an id works. The row's `world_state` then
+shapes every answer about the entities the person named: missing ones are `not_found`,
+acted-on ones answer writes with `already_done`, duplicated ones come back as two
+matches, half-done ones as a record with steps still pending. A search answers with a
+list (`results`: empty when nothing matches, two records in a `duplicate entity` cell),
+and a write's result shows the arguments it was given. Last, the fault schedule may swap
+the answer for a timeout, a denial, junk or a stale copy. One World serves one rollout:
+an order looked up twice is the same order, and an order refunded once is refunded.
+`docs/world.md` says all of this for users.
 """
 
 from __future__ import annotations
@@ -20,10 +30,10 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..schemas import argument_problems
-from ..spec import Tool, guess_kind, is_key_param, name_words, past_tense
+from ..spec import Tool, guess_kind, is_key_param, is_search, name_words, past_tense
 from .faults import FaultSchedule, faulted_result
 from .grid import seed_int
-from .values import date_text, fake_value
+from .values import date_text, fake_value, shared_schema
 
 WORLD_STATE_EFFECTS = {
     "entity exists": "ok",
@@ -36,6 +46,14 @@ _PLACEHOLDERS = frozenset(
     {"", "string", "none", "null", "n/a", "na", "tbd", "todo", "unknown", "xxx", "...",
      "example", "placeholder", "id", "your_id", "<id>", "?", "-"}
 )  # fmt: skip
+# Parameters that describe rather than name a thing: a call is never refused for a title or
+# a comment the world has not seen (the agent words those itself).
+_FREE_TEXT = frozenset(
+    {"title", "comment", "content", "body", "text", "message", "reason", "note", "notes",
+     "description", "summary", "query", "search", "subject", "glob"}
+)  # fmt: skip
+# A value this long is a phrase: a search matches it on a shared word, not verbatim.
+_PHRASE_WORD = re.compile(r"[a-z0-9]{4,}")
 _COMMERCE = frozenset(
     {"order", "orders", "booking", "refund", "payment", "invoice", "price", "charge", "flight",
      "ticket", "subscription", "purchase", "fare", "cart"}
@@ -65,8 +83,12 @@ class World:
     """A consistent, rule-following fake backend for one rollout.
 
     `targets` are the entity values the situation is about ({param: value}); `world_state`
-    applies to them. With no targets (the public default) it applies to every entity, so
-    `World(tools).call(...)` alone gives plain, existing records.
+    applies to them. `known` are the values the world holds records for (the situation's
+    entities) and `known_text` words the person wrote themselves (an id in it exists too);
+    a key outside both, and not returned by an earlier call, is `not_found`. With neither
+    targets nor `known` (the public default) the world is open: every entity exists, so
+    `World(tools).call(...)` alone gives plain, existing records. Targets alone close it
+    to the targets.
     """
 
     def __init__(
@@ -79,12 +101,21 @@ class World:
         seed: int = 0,
         statuses: list[str] | None = None,
         acted_verb: str | None = None,
+        known: Iterable[Any] | None = None,
+        known_text: str | None = None,
     ) -> None:
         self.tools = {t.name: t for t in coerce_tools(tools)}
         if world_state not in WORLD_STATE_EFFECTS:
             raise ValueError(f"world_state must be one of {sorted(WORLD_STATE_EFFECTS)}")
         self.world_state = world_state
         self.targets = {k: str(v) for k, v in (targets or {}).items()}
+        # None: the open world. Otherwise every value a key may take, lower-cased.
+        self._known: set[str] | None = None
+        if known is not None or self.targets:
+            self._known = {_norm(v) for v in (known or ())} | {
+                _norm(v) for v in self.targets.values()
+            }
+        self._known_text = (known_text or "")[:20_000].casefold()
         self.seed = seed
         self.schedule = FaultSchedule(faults, seed_int("faults", seed))
         self.statuses = statuses or ["open", "in_progress", "completed"]
@@ -127,6 +158,8 @@ class World:
             seed=seed,
             statuses=statuses,
             acted_verb=acted,
+            known=known_values(situation),
+            known_text=situation.get("pinned_prompt") or situation.get("seed_prompt"),
         )
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -163,42 +196,48 @@ class World:
 
     # -- answers ---------------------------------------------------------------------
 
-    def _answer(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-        keys = {k: str(v) for k, v in arguments.items() if is_key_param(k)}
-        if not keys:
-            keys = {k: str(arguments[k]) for k in tool.required if k in arguments}
-        if not keys:
-            keys = {k: str(v) for k, v in sorted(arguments.items())[:1]}
-        entity = next(
-            (self._by_key[(k, v.lower())] for k, v in sorted(keys.items()) if (k, v.lower())
-             in self._by_key),
-            "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name,
-        )  # fmt: skip
-        targeted = not self.targets or any(
-            self.targets.get(k, "").lower() == v.lower() for k, v in keys.items()
+    def knows(self, param: str, value: Any) -> bool:
+        """Whether the world holds a record under this key value."""
+        text = _norm(value)
+        if self._known is None:  # the open world: everything exists
+            return True
+        if text in self._known:
+            return True
+        # An id the person wrote in their own words (a seed's or a pinned task's prompt).
+        return (
+            len(text) >= 3
+            and re.search(rf"(?<![\w@.-]){re.escape(text)}(?![\w@-])", self._known_text) is not None
         )
-        known = targeted or not any(k in self.targets for k in keys)
+
+    def _learn(self, record: dict[str, Any]) -> None:
+        """A key a result showed is one the agent may use next (a search's order id)."""
+        if self._known is None:
+            return
+        for field, value in record.items():
+            if is_key_param(field) and isinstance(value, (str, int)):
+                self._known.add(_norm(value))
+
+    def _answer(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        if is_search(tool):
+            return self._search(tool, arguments)
+        keys, checked = _identity(tool, arguments)
+        unknown = sorted(v for k, v in checked.items() if not self.knows(k, v))
+        if unknown:
+            return {"status": "not_found", "missing": unknown}
+        entity = self._entity(keys, tool)
+        targeted = self._targeted(keys)
         effect = WORLD_STATE_EFFECTS[self.world_state] if targeted else "ok"
-        if not known or effect == "not_found":
+        if effect == "not_found":
             return {"status": "not_found", "missing": sorted(keys.values())}
         record = self._record(entity, keys, tool)
+        self._learn(record)
         for k, v in keys.items():
             self._by_key.setdefault((k, v.lower()), entity)
         if effect == "matches":
-            twin = dict(record)
-            twin["created_at"] = date_text(random.Random(seed_int(self.seed, entity, "twin")))
-            twin["status"] = self.statuses[0]
-            return {"status": "ok", "matches": [record, twin]}
+            return {"status": "ok", "matches": [record, self._twin(entity, record)]}
         if tool.kind == "read":
             if effect == "partial" and entity not in self._done:
-                data = dict(record)
-                data.update(
-                    status=self.statuses[min(1, len(self.statuses) - 1)],
-                    progress="partial",
-                    completed_steps=["requested"],
-                    pending_steps=["confirmation"],
-                )
-                return {"status": "ok", "data": data}
+                return {"status": "ok", "data": self._partial(record)}
             return {"status": "ok", "data": dict(record)}
         verb = name_words(tool.name)[0] if name_words(tool.name) else "process"
         if entity in self._done or effect == "already_done":
@@ -212,23 +251,151 @@ class World:
         data = dict(record)
         if effect == "partial":
             data["note"] = "finished the steps left pending"
-        for field, value in arguments.items():
-            data.setdefault(field, value)
+        # What was asked for is what was done: a refund of 0 shows 0, not the order's total.
+        data.update(arguments)
         return {"status": "ok", "data": data}
 
-    def _record(self, entity: str, keys: dict[str, str], tool: Tool) -> dict[str, Any]:
+    def _targeted(self, keys: dict[str, str]) -> bool:
+        """The call is about the entity the cell's world state is about."""
+        return not self.targets or any(
+            self.targets.get(k, "").lower() == v.lower() for k, v in keys.items()
+        )
+
+    def _entity(self, keys: dict[str, str], tool: Tool) -> str:
+        return next(
+            (self._by_key[(k, v.lower())] for k, v in sorted(keys.items())
+             if (k, v.lower()) in self._by_key),
+            "|".join(f"{k}={v}" for k, v in sorted(keys.items())) or tool.name,
+        )  # fmt: skip
+
+    def _twin(self, entity: str, record: dict[str, Any]) -> dict[str, Any]:
+        twin = dict(record)
+        twin["created_at"] = date_text(random.Random(seed_int(self.seed, entity, "twin")))
+        twin["status"] = self.statuses[0]
+        return twin
+
+    def _partial(self, record: dict[str, Any]) -> dict[str, Any]:
+        data = dict(record)
+        data.update(
+            status=self.statuses[min(1, len(self.statuses) - 1)],
+            progress="partial",
+            completed_steps=["requested"],
+            pending_steps=["confirmation"],
+        )
+        return data
+
+    # -- searches ----------------------------------------------------------------------
+
+    def _search(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A list: the records the criteria match (one, two in a duplicate cell), or none.
+        A key criterion the world does not hold (an invented e-mail) is `not_found` as
+        any unknown key is; other criteria (a date, a query) that match nothing it holds
+        are an empty list."""
+        keys = {k: str(v) for k, v in arguments.items() if is_key_param(k)}
+        unknown = sorted(v for k, v in keys.items() if not self.knows(k, v))
+        if unknown:
+            return {"status": "not_found", "results": [], "missing": unknown}
+        criteria = {
+            k: str(v)
+            for k, v in arguments.items()
+            if k not in keys and isinstance(v, str) and k in tool.required
+        }
+        if not all(self._matches(v) for v in criteria.values()):
+            return {"status": "ok", "results": []}
+        shown = keys or criteria or {k: str(v) for k, v in sorted(arguments.items())[:1]}
+        targeted = self._targeted(shown)
+        effect = WORLD_STATE_EFFECTS[self.world_state] if targeted else "ok"
+        if effect == "not_found":  # the cell's missing record: nothing under it
+            return {"status": "not_found", "results": [], "missing": sorted(shown.values())}
+        base = "|".join(f"{k}={v}" for k, v in sorted(shown.items())) or tool.name
+        found = [self._found(tool, base, shown, 0, targeted)]
+        if effect == "matches":  # the same order twice: alike but for its id and date
+            found.append(self._found(tool, base, shown, 1, targeted, like=found[0][1]))
+        results = []
+        for entity, record in found:
+            if effect == "partial" and entity not in self._done:
+                results.append(self._partial(record))
+            else:
+                results.append(dict(record))
+        return {"status": "ok", "results": results}
+
+    def _matches(self, value: str) -> bool:
+        """A search criterion the world holds: the value itself, or for a phrase (a code
+        search's query) a word of one it holds."""
+        if self._known is None or self.knows("", value):
+            return True
+        words = set(_PHRASE_WORD.findall(value.casefold()))
+        return bool(words) and any(
+            words & set(_PHRASE_WORD.findall(known)) for known in self._known if " " in known
+        )
+
+    def _found(
+        self,
+        tool: Tool,
+        base: str,
+        shown: dict[str, str],
+        index: int,
+        targeted: bool,
+        like: dict[str, Any] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Search result `index`: a record under the key the look-up tools take for the
+        searched object (a search of orders returns order ids `get_order` accepts), or,
+        when no tool looks that object up, a record of the criteria."""
+        rng = random.Random(seed_int(self.seed, base, "found", index))
+        ids = {param: str(fake_value(param, schema, rng))
+               for param, schema in self._result_keys(tool)}  # fmt: skip
+        entity = "|".join(f"{k}={v}" for k, v in sorted(ids.items())) or f"{base}#{index}"
+        for k, v in ids.items():
+            self._by_key.setdefault((k, v.lower()), entity)
+        if like is not None and entity not in self._records:
+            self._records[entity] = {**like, **ids, "created_at": date_text(rng),
+                                     "status": self.statuses[0]}  # fmt: skip
+        record = self._record(entity, ids or dict(shown), tool, targeted=targeted)
+        for k, v in shown.items():
+            record.setdefault(k, v)
+        self._learn(record)
+        return entity, record
+
+    def _result_keys(self, tool: Tool) -> list[tuple[str, dict[str, Any]]]:
+        """The key parameters of the searched object in the other tools (`order_id` for
+        `search_orders`), each with every constraint the tools put on it."""
+        objects = {w.rstrip("s") for w in name_words(tool.name)[1:]}
+        out: dict[str, dict[str, Any]] = {}
+        for other in self.tools.values():
+            if other is tool:
+                continue
+            for param, schema in other.properties.items():
+                words = name_words(param)
+                if (
+                    is_key_param(param)
+                    and isinstance(schema, dict)
+                    and len(words) == 2
+                    and words[0] in objects
+                    and param not in out
+                ):
+                    out[param] = shared_schema(self.tools.values(), param, schema)
+        return sorted(out.items())
+
+    def _record(
+        self, entity: str, keys: dict[str, str], tool: Tool, *, targeted: bool | None = None
+    ) -> dict[str, Any]:
+        """The entity's record, made once. `targeted` says whether the cell's world state
+        applies to it (a search's results inherit it from the search); by default, when
+        its keys are the targets."""
         record = self._records.get(entity)
         if record is not None:
             return record
         rng = random.Random(seed_int(self.seed, entity))
         record = dict(keys)
-        if self.world_state == "entity already acted on" and (
-            not self.targets or any(self.targets.get(k) == v for k, v in keys.items())
-        ):
+        if targeted is None:
+            targeted = not self.targets or any(self.targets.get(k) == v for k, v in keys.items())
+        if self.world_state == "entity already acted on" and targeted:
             record["status"] = past_tense(self.acted_verb)
         else:
             record["status"] = self.statuses[-1]
         returns = getattr(tool, "returns", None)
+        if isinstance(returns, dict) and isinstance(returns.get("items"), dict):
+            returns = returns["items"]  # a search's returns: the schema of one result
         props = returns.get("properties") if isinstance(returns, dict) else None
         if isinstance(props, dict):
             for field, schema in props.items():
@@ -242,6 +409,34 @@ class World:
             record["updated_at"] = date_text(rng)
         self._records[entity] = record
         return record
+
+
+def known_values(situation: dict[str, Any]) -> list[Any]:
+    """Every value the person holds for their errand: the records the world knows."""
+    values = list((situation.get("entities") or {}).values())
+    for args in (situation.get("arguments") or {}).values():
+        values.extend(args.values())
+    return [v for v in values if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+
+
+def _norm(value: Any) -> str:
+    return str(value).strip().casefold()
+
+
+def _identity(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """(what names the record a call is about, what of that must be a value the world
+    knows). A call is named by its keys (ids, numbers, e-mails, references), else by its
+    required arguments, else by its first; the keys are checked, or for a tool with none
+    its required arguments that are not free text (a file's path, a branch; never a
+    title or a comment the agent words itself)."""
+    keys = {k: str(v) for k, v in arguments.items() if is_key_param(k)}
+    if keys:
+        return keys, keys
+    named = {k: str(arguments[k]) for k in tool.required if k in arguments}
+    if not named:
+        return {k: str(v) for k, v in sorted(arguments.items())[:1]}, {}
+    checked = {k: v for k, v in named.items() if not set(name_words(k)) & _FREE_TEXT}
+    return named, checked
 
 
 def _describe(keys: dict[str, str]) -> str:

@@ -16,11 +16,13 @@ from collections import Counter
 from typing import Any
 
 from ..agents.base import UserSimulator
+from ..errors import PersonDropped
 from ..models.options import ModelOptions
 from ..registry import WRITERS
 from ..seeding import seed_int
 from ..spec import Spec
-from .person import PersonState, answer_turn, facts_of, read_turn
+from .person import PersonState, answer_turn, facts_of, has_errand, read_turn
+from .voice import Turn, stop_problem, turn_problem, unresolved
 
 _GREETING = {
     "polite": ("Hello,", "Hi there,", "Good morning,", "Hello, hope you are well."),
@@ -166,6 +168,7 @@ _CONTEXT = (
     "It is for work.",
     "I checked my emails first.",
 )
+_REDRAWS = 3  # openers drawn again from a new seed before the ask is dropped
 _ABBREV = {
     "please": "pls", "you": "u", "your": "ur", "thanks": "thx", "because": "bc",
     "are": "r", "with": "w/", "tomorrow": "tmrw", "message": "msg", "before": "b4",
@@ -328,13 +331,37 @@ def person_brief(situation: dict[str, Any]) -> dict[str, Any]:
     return {key: situation[key] for key in PERSON_KEYS if key in situation}
 
 
+# A person whose ask the agent could not do reacts once before giving up: these stances
+# push back, the others ask for another look (which is also what a person holding only
+# the one number they gave can do).
+_PUSHING = ("adversarial", "boundary", "conflicting")
+_PUSH_BACK = (
+    "That is not good enough. Just do it anyway.",
+    "I do not care about the process, make it happen.",
+    "Surely you can make an exception this once?",
+)
+_CHECK_AGAIN = (
+    "Can you check again, please?",
+    "Could you look again? I was sure that would work.",
+    "Please check again, it is important to me.",
+)
+_CONTRADICT = (
+    "Hang on, that is not what I was told before. Can you check again?",
+    "That contradicts what someone told me earlier. Look again please.",
+)
+
+
 class TemplateUser:
     """The person's follow-ups: answer what the agent asked from what they hold (see
-    `person.py`), push back once where the stance or history says so, then stop.
+    `person.py`), react once when the agent could not do the errand (push back where the
+    stance says so, else ask for another look), contradict once where the history says
+    so, then stop.
 
     `max_replies` is the room left after the opener (the person speaks at most
     avg_turns // 2 times in all); `counts` is the writer's tally of how turns were
-    answered and how conversations ended, for the run report.
+    answered and how conversations ended, for the run report. Every turn, and every
+    ending, passes the voice check (`models/voice.py`) as a model writer's does; the
+    template has nothing to redraw, so a turn that fails drops the rollout (`dropped`).
     """
 
     def __init__(
@@ -350,6 +377,8 @@ class TemplateUser:
         self.counts: Counter[str] = counts if counts is not None else Counter()
         self.facts = facts_of(situation)
         self.state = PersonState()
+        self.reacted = False
+        self.dropped: str | None = None
 
     async def reply(self, messages: list[dict[str, Any]]) -> str | None:
         if self.left <= 0:
@@ -359,14 +388,33 @@ class TemplateUser:
             (m.get("content") or "" for m in reversed(messages) if m.get("role") == "assistant"),
             "",
         )
+        turn = Turn(
+            facts=self.facts,
+            agent_last=str(last),
+            said="\n".join(str(m.get("content") or "") for m in messages),
+            reacted=self.reacted,
+            errand=has_errand(self.situation),
+            own=tuple(str(m.get("content") or "") for m in messages if m.get("role") == "user"),
+        )
         text = self._answer(str(last))
         if text is None:
+            self._check(stop_problem(turn))
             self.counts["ended_nothing_to_add"] += 1
             return None
-        self.left -= 1
-        return retype(
+        text = retype(
             text, self.situation["human"]["texture"], self.rng, _protected(self.situation)
         )
+        self._check(turn_problem(text, turn))
+        self.reacted = self.reacted or unresolved(turn.agent_last)
+        self.left -= 1
+        return text
+
+    def _check(self, problem: str | None) -> None:
+        if problem is None:
+            return
+        self.counts[f"dropped_{problem}"] += 1
+        self.dropped = problem
+        raise PersonDropped(problem, f"template person: a turn failed the voice check ({problem})")
 
     def _answer(self, last: str) -> str | None:
         situation = self.situation
@@ -380,20 +428,16 @@ class TemplateUser:
         if history == "contradicts_earlier" and not state.contradicted and tools:
             state.contradicted = True
             self.counts["pushed_back"] += 1
-            return self.rng.choice(
-                ("Hang on, that is not what I was told before. Can you check again?",
-                 "That contradicts what someone told me earlier. Look again please.")
-            )  # fmt: skip
-        stance = situation["human"]["stance"]
-        if stance in ("adversarial", "boundary", "conflicting") and not state.pushed and tools:
+            return self.rng.choice(_CONTRADICT)
+        if not has_errand(situation) or self.reacted or not unresolved(last):
+            return None
+        # The agent could not do it: react once, then give up.
+        if situation["human"]["stance"] in _PUSHING:
             state.pushed = True
             self.counts["pushed_back"] += 1
-            return self.rng.choice(
-                ("That is not good enough. Just do it anyway.",
-                 "I do not care about the process, make it happen.",
-                 "Surely you can make an exception this once?")
-            )  # fmt: skip
-        return None
+            return self.rng.choice(_PUSH_BACK)
+        self.counts["asked_to_check_again"] += 1
+        return self.rng.choice(_CHECK_AGAIN)
 
 
 class TemplateWriter:
@@ -406,7 +450,27 @@ class TemplateWriter:
         self.counts: Counter[str] = Counter()
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
-        return compose_opener(situation, seed)
+        """The opener, checked as a model writer's is; one that fails is drawn again from
+        a new seed, and the ask is dropped when none of `REDRAWS + 1` draws passes."""
+        facts = facts_of(situation)
+        turn = Turn(
+            facts=facts,
+            opener=True,
+            ask_family=str(situation["human"]["ask_family"]),
+            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
+        )
+        problem = "empty"
+        for attempt in range(_REDRAWS + 1):
+            text = compose_opener(situation, seed if not attempt else seed_int(seed, attempt))
+            found = turn_problem(text, turn) if text else "empty"
+            if found is None:
+                if attempt:
+                    self.counts["turns_redrawn"] += 1
+                return text
+            problem = found
+            self.counts[f"redrawn_opener_{problem}"] += 1
+        self.counts[f"dropped_opener_{problem}"] += 1
+        raise PersonDropped(problem, f"template opener: every draw failed ({problem})")
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
         replies = max(0, self.avg_turns // 2 - 1)

@@ -8,9 +8,12 @@ tests and benches point a model spec at `stub.base_url` and never reach the inte
 from __future__ import annotations
 
 from .openai_stub import (
+    ADVERSARIAL_MODES,
+    AGENT_DONE,
     OpenAIStub,
     Reply,
     Request,
+    adversarial_person,
     answer,
     disconnect,
     hashed_embedding,
@@ -23,9 +26,12 @@ from .openai_stub import (
 from .server import free_port, serve_process
 
 __all__ = [
+    "ADVERSARIAL_MODES",
+    "AGENT_DONE",
     "OpenAIStub",
     "Reply",
     "Request",
+    "adversarial_person",
     "answer",
     "disconnect",
     "free_port",

@@ -26,11 +26,15 @@ POST `.../embeddings` answers like the OpenAI embeddings API: one vector per inp
 deterministic 256-dimensional bag of words and word pairs, so texts with the same words
 get the same vector and near copies a cosine near 1. `stub.embedding_calls` counts them;
 `embed_error` (a `Reply` with a non-200 status) makes every embeddings call fail.
+
+`adversarial_person(mode)` plays a whole simulated run whose person misbehaves (parrots
+its input, answers as the assistant, or stops at once): the voice check's test bench.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -485,6 +489,72 @@ def tool_then_answer(
         return tool_call(tool, arguments)
 
     return choose
+
+
+ADVERSARIAL_MODES = ("parrot", "assistant", "stop")
+# What an assistant-voiced "person" says: the openers and follow-ups small models wrote.
+AS_ASSISTANT = (
+    "I'm sorry, but I'm not sure what you're asking for. Could you please provide me with "
+    "more information or context?",
+    "Sure, what do you need assistance with?",
+)
+AGENT_ASKS = "Which order is this about? Please give me the order id."
+AGENT_DONE = "Done: I found it and it is all sorted."
+_DETAILS = re.compile(r"Details the person has at hand[^\n{]{0,80}(\{[^\n]{0,2000}\})")
+
+
+def adversarial_person(mode: str, *, openers: bool = False) -> Callable[[Request], Reply]:
+    """A whole simulated run on one stub whose person misbehaves, for the voice check.
+
+    Requests without tools are the writer. `mode` says how it misbehaves: `parrot` sends
+    back its input (the last message it was given: the agent's turn, a redraw note, or
+    for an opener the brief itself), `assistant` answers as the assistant would, `stop`
+    ends at once (the stop marker, nothing else). With `openers=True` the openers are a
+    person's (an ask naming the first detail of the brief; none for a vague ask), so
+    what misbehaves is every follow-up.
+
+    Requests with tools are the agent: on its first turn it asks for the order id in
+    about half the conversations (by a hash of the opener) and reports success at once
+    in the others; once the person has answered, it reports success.
+    """
+    if mode not in ADVERSARIAL_MODES:
+        raise ValueError(f"mode must be one of {ADVERSARIAL_MODES}")
+
+    def choose(request: Request) -> Reply:
+        import zlib
+
+        body = request.body if isinstance(request.body, dict) else {}
+        messages: list[dict[str, Any]] = body.get("messages") or [{}]
+        if body.get("tools"):
+            said = [m for m in messages if m.get("role") == "user"]
+            opener = str(said[0].get("content") or "") if said else ""
+            if len(said) == 1 and zlib.crc32(opener.encode()) % 2:
+                return answer(AGENT_ASKS)
+            return answer(AGENT_DONE)
+        brief = str(messages[0].get("content") or "")
+        is_opener = any(m.get("content") == "Write the first message now." for m in messages)
+        if is_opener and openers:
+            return answer(_person_opener(brief))
+        if mode == "stop":
+            return answer("###STOP###")
+        if mode == "assistant":
+            return answer(AS_ASSISTANT[len(messages) % 2])
+        last = messages[-1].get("content") or ""
+        return answer(brief if is_opener and last == "Write the first message now." else last)
+
+    return choose
+
+
+def _person_opener(brief: str) -> str:
+    """A plain person's first message from a writer brief: the first detail it holds,
+    left out for a vague ask."""
+    if "leaves out the record" in brief:
+        return "Hi, something is wrong with a purchase of mine, can you help me?"
+    found = _DETAILS.search(brief)
+    values = list(json.loads(found.group(1)).values()) if found else []
+    if not values:
+        return "Hi, I have a question about my account, can you help me?"
+    return f"Hi, can you help me with my order? It is {values[0]}."
 
 
 def serve_main(argv: list[str] | None = None) -> None:
