@@ -379,6 +379,8 @@ class Leak:
 _WORD = re.compile(r"\w+")
 _IDENTIFIER = re.compile(r"(?=[\w.-]{0,64}\d)(?=[\w.-]{0,64}[A-Za-z])[A-Za-z0-9][\w.-]{5,64}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]{0,4}\s+|\n+")
+# An e-mail address, or a token holding a digit (an id, an amount, a date): a value.
+_VALUE_TOKEN = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|\w{0,40}\d[\w-]{0,40}")
 _MAX_KEY_CHARS = 20_000  # a privileged text past this is compared by its first part only
 
 
@@ -747,11 +749,24 @@ def _spoken_runs(spoken: list[str], keys: _Keys, window: int | None) -> frozense
     return frozenset(found)
 
 
+# Words of a quoted run that the agent was not told (see `_run_leak`).
+_OWN_WORDS = 3
+
+
 def _run_leak(
     cand: _Candidate, matched: frozenset[tuple[str, ...]], heard: _Heard, window: int
 ) -> Leak | None:
-    """The candidate's first stretch whose runs were all said and not all heard."""
-    hit = [g in matched and not heard.has_run(g, window) for g in _grams(cand.words, window)]
+    """The candidate's first stretch whose runs were all said and not all heard. A run
+    counts only when `_OWN_WORDS` of its words are not pieces of a value the agent was told
+    (an e-mail, an id, a number): "2 records match noah.kim@example.com" is the agent
+    reporting the e-mail it was given (four of its six words), not quoting a reference
+    that says the same."""
+    hit = [
+        g in matched
+        and not heard.has_run(g, window)
+        and sum(not heard.is_value_word(w) for w in g) >= _OWN_WORDS
+        for g in _grams(cand.words, window)
+    ]
     if True not in hit:
         return None
     start = end = hit.index(True)
@@ -770,6 +785,7 @@ class _Heard:
         self._words: list[str] | None = None
         self._vocab: frozenset[str] | None = None
         self._text: str | None = None
+        self._values: frozenset[str] | None = None
         self._grams: dict[int, frozenset[tuple[str, ...]]] = {}
 
     @property
@@ -788,6 +804,16 @@ class _Heard:
         if self._text is None:  # "  " when nothing was told: no phrase is in it
             self._text = f" {' '.join(self.words)} "
         return _has_phrase(self._text, words)
+
+    def is_value_word(self, word: str) -> bool:
+        """The word is a piece of an e-mail address or of a token with a digit in what the
+        agent was told (`noah`, `kim` of noah.kim@example.com; `ord`, `6589`)."""
+        if self._values is None:
+            told = "\n".join(self._texts())
+            self._values = frozenset(
+                w for m in _VALUE_TOKEN.finditer(told) for w in _words(m.group(0))
+            )
+        return word in self._values
 
     def has_word(self, word: str) -> bool:
         if self._vocab is None:

@@ -44,7 +44,14 @@ from ..spec import Spec, is_key_param
 from . import findings as fd
 from . import replies as rp
 from .contract import Judge
-from .evidence import Evidence, acknowledges_trouble, result_json, said_after, scaffolding
+from .evidence import (
+    Evidence,
+    acknowledges_trouble,
+    leaves,
+    result_json,
+    said_after,
+    scaffolding,
+)
 from .grounding import ungrounded_arguments
 from .trajectory import REFUSES, Check, check, is_write, position, readers
 
@@ -179,7 +186,10 @@ def conduct_checks(
         good = "promises only what it did or can do"
         checks.append(check("keeps_promises", not broken, good, _first(broken) if broken else ""))
     if reply.strip():
-        slots = rp.placeholders(reply, ev.user_text.casefold())
+        # What the person typed and the values (never the keys) the tools returned.
+        values = (str(v) for c in ev.calls for v in leaves(c.result))
+        seen = " ".join([ev.user_text, *values])
+        slots = rp.placeholders(reply, seen.casefold())
         bad = "left template slots in: " + ", ".join(slots[:3])
         checks.append(check("no_placeholder", not slots, "no template slots", bad))
     refusal = _refusal_check(ev)

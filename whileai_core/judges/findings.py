@@ -252,6 +252,13 @@ _SUGGESTS = re.compile(
     r"\b(?:try|retry|check back|come back|wait|give it|if|unless|in case)\b", re.IGNORECASE
 )
 
+# A clause about what already happened ("it had been refunded before today") states no
+# promise, unless it also looks ahead ("it was sent and will arrive tomorrow").
+_PAST = re.compile(r"\b(?:had|was|were|already|ago|earlier|previously)\b", re.IGNORECASE)
+_AHEAD = re.compile(
+    r"\b(?:will|shall|'ll|going to|expect|expected|should|usually|typically)\b", re.IGNORECASE
+)
+
 
 def _time_facts(ev: Evidence) -> list[str]:
     """Time frames and deadlines the reply promises ("within 24 hours", "5-7 business days",
@@ -261,6 +268,8 @@ def _time_facts(ev: Evidence) -> list[str]:
     known_deadlines: set[str] | None = None
     for clause in rp.clauses(ev.reply):
         if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
+            continue
+        if _PAST.search(clause) and not _AHEAD.search(clause):
             continue
         spans, named = time_frames(clause), deadlines(clause)
         if not (spans or named) or not (_EXPECTS.search(clause) or named):

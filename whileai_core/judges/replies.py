@@ -526,14 +526,17 @@ _HTML = frozenset({"br", "b", "i", "p", "em", "strong", "ul", "ol", "li", "code"
 def placeholders(reply: str, known: str) -> list[str]:
     """Template slots left in the reply: `[Your Name]`, `{amount}`, `{{agent}}`,
     `<customer_name>`. A bracketed value with a digit (`[ORD-1234]`, `[1]`), one the person
-    typed (`known`), a markdown link, an HTML tag and a regex character class (`[A-Z]`,
-    quoted from an error) are not slots."""
+    typed or a tool returned (`known`), a quoted literal (`['requested']`, a list echoed as
+    Python or JSON writes it), a markdown link, an HTML tag and a regex character class
+    (`[A-Z]`, quoted from an error) are not slots."""
     found: list[str] = []
     for match in _SLOT.finditer(reply):
         inner = next(g for g in match.groups() if g is not None).strip()
         if match.group("ang") and inner.lower() in _HTML:
             continue
         if any(ch.isdigit() for ch in inner) or inner.casefold() in known:
+            continue
+        if match.group("sq") and inner[:1] in "'\"" and inner[-1:] == inner[:1]:
             continue
         if match.group("sq") and _CHAR_CLASS.fullmatch(inner):
             continue

@@ -149,7 +149,9 @@ class _Rollout:
 
     def run(self) -> dict[str, Any]:
         low = self.message.lower()
-        ranked = sorted(self.tools, key=lambda t: -_score(t, low))
+        # A tie goes to the tool that changes something: an ask naming a write's verb
+        # ("cancel") wants it done, whatever else the wording brushes against ("seems").
+        ranked = sorted(self.tools, key=lambda t: (-_score(t, low), t.kind != "write"))
         if not ranked:
             return self.done("I can't look anything up from here; our help centre can.")
         goal = ranked[0]
@@ -202,6 +204,15 @@ class _Rollout:
         ident = next((str(v) for k, v in args.items() if is_key_param(k)), "your request")
         status = result.get("status")
         data = result.get("data") if isinstance(result.get("data"), dict) else {}
+        found = result.get("results")
+        if status == "ok" and isinstance(found, list):
+            # A search's list: nothing, the one record (read as a look-up's data), or several.
+            if not found:
+                return self.done(f"I found nothing under {ident}.")
+            if len(found) > 1:
+                names = ", ".join(str(next(iter(r.values()), "?")) for r in found[:5])
+                return self.done(f"{len(found)} records match {ident}: {names}. Which one?")
+            data = found[0] if isinstance(found[0], dict) else {}
         assert isinstance(data, dict)
         if self.mistake == "false_success" and (status != "ok" or result.get("stale")):
             self.made.append("false_success")
