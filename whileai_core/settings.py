@@ -47,6 +47,22 @@ def debug_enabled() -> bool:
     return os.environ.get("WHILEAI_DEBUG", "").lower() in ("1", "true", "yes", "on")
 
 
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment routes `url` through (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY,
+    lower or upper case, minus NO_PROXY), as curl and httpx read them; None to go direct."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or not parts.hostname:
+        return None
+    if urllib.request.proxy_bypass(parts.hostname):  # NO_PROXY (the environment's, on POSIX)
+        return None
+    return proxy
+
+
 class Variable(NamedTuple):
     """One environment variable the library reads on its own (not through a CLI flag)."""
 
