@@ -66,9 +66,11 @@ def simulate_command(
     spec: str, base_url: str, rollouts: int, concurrency: int, out: Path, report: Path
 ) -> list[str]:
     """`whileai simulate` with the model agent at `base_url`, rows to `out`, report to
-    `report`: the run the model benchmarks time."""
+    `report`: the run the model benchmarks time. Run as `python -m whileai_cli` under this
+    interpreter, so PYTHONPATH picks the tree whose code runs (a worktree, or a checkout
+    of the code before a change)."""
     return [
-        str(ROOT / ".venv/bin/whileai"), "simulate", spec, "--agent", base_url,
+        sys.executable, "-m", "whileai_cli", "simulate", spec, "--agent", base_url,
         "--model", "bench", "--budget", str(rollouts), "--concurrency", str(concurrency),
         "-o", str(out), "--report", str(report),
     ]  # fmt: skip

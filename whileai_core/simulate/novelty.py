@@ -14,7 +14,7 @@ import math
 import re
 import zlib
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 _MASK = (1 << 61) - 1
 
@@ -48,6 +48,11 @@ class HashingEmbedder:
             grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
         return grams
 
+    def keys(self, text: str) -> set[int]:
+        """The buckets `embed` would weigh, without the weights: all MinHash needs."""
+        dim = self.dim
+        return {_h(gram) % dim for gram in self.features(text)}
+
     def embed(self, text: str) -> dict[int, float]:
         vec: dict[int, float] = {}
         for gram in self.features(text):
@@ -76,17 +81,30 @@ class NearDuplicateFilter:
             ((_h(f"a{seed}:{i}") << 32) | _h(f"b{seed}:{i}")) | 1 for i in range(bands * rows)
         ]
         self._seen: set[int] = set()
+        self._salt_array: Any = None
         self.accepted = 0
         self.rejected = 0
 
     def signature(self, features: Iterable[int]) -> list[int]:
-        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set."""
-        feats = [f + 1 for f in features] or [1]
-        return [min([(a * f) & _MASK for f in feats]) for a in self._salts]
+        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set.
+
+        Computed as one numpy outer product: uint64 multiplication wraps modulo 2^64,
+        and the low 61 bits of a product are the same whether the high bits were kept or
+        not, so the values are exactly those of the Python-int form
+        `min((a * f) & _MASK for f in feats)`, at about a tenth of its cost per opener."""
+        import numpy as np
+
+        if self._salt_array is None:
+            self._salt_array = np.array(self._salts, dtype=np.uint64)
+        feats = np.fromiter(features, dtype=np.uint64)
+        feats = feats + np.uint64(1) if feats.size else np.ones(1, dtype=np.uint64)
+        products = np.multiply.outer(self._salt_array, feats) & np.uint64(_MASK)
+        return [int(v) for v in products.min(axis=1).tolist()]
 
     def _bands(self, text: str) -> list[int]:
         """One integer per band (tuples of ints hash the same in every process)."""
-        sig = self.signature(self.embedder.embed(text).keys())
+        keys = getattr(self.embedder, "keys", None)
+        sig = self.signature(keys(text) if keys is not None else self.embedder.embed(text).keys())
         r = self.rows
         return [hash((i, *sig[i * r : (i + 1) * r])) for i in range(self.bands)]
 

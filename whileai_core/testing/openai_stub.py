@@ -30,6 +30,8 @@ get the same vector and near copies a cosine near 1. `stub.embedding_calls` coun
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -487,18 +489,129 @@ def tool_then_answer(
     return choose
 
 
+class _FleetProtocol(asyncio.Protocol):
+    """One connection of `serve_fleet`: HTTP/1.1 keep-alive, chat completions only, each
+    answered `latency` seconds later by a timer (no thread sleeps), so one process holds
+    thousands of calls in flight at a few tens of microseconds of CPU each, as a vLLM
+    server would look to the client."""
+
+    def __init__(self, owner: _Fleet) -> None:
+        self.owner = owner
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.owner.connections += 1
+        self.owner.peak = max(self.owner.peak, self.owner.connections)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner.connections -= 1
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        buf += data
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > 65536 and self.transport is not None:
+                    self.transport.close()
+                return
+            head = bytes(buf[:end]).decode("latin-1")
+            length = 0
+            for line in head.split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip() or 0)
+            if len(buf) < end + 4 + length:
+                return
+            body = bytes(buf[end + 4 : end + 4 + length])
+            del buf[: end + 4 + length]
+            self.owner.answer(self, head.split(" ", 2)[1] if " " in head else "", body)
+
+    def send(self, payload: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(payload)
+
+
+class _Fleet:
+    def __init__(self, default: ScriptItem, latency: float, model: str) -> None:
+        self.default = default
+        self.latency = latency
+        self.model = model
+        self.calls = 0
+        self.connections = 0
+        self.peak = 0
+
+    def answer(self, conn: _FleetProtocol, path: str, data: bytes) -> None:
+        import orjson
+
+        index = self.calls
+        self.calls += 1
+        try:
+            body = orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            body = None
+        request = Request(index=index, method="POST", path=path, headers={}, body=body)
+        if not path.rstrip("/").endswith("/chat/completions"):
+            status, payload = 404, b'{"error": {"message": "no such route"}}'
+        else:
+            reply = _as_reply(self.default, request)
+            status, payload = 200, orjson.dumps(_completion(reply, request, self.model))
+        head = (
+            f"HTTP/1.1 {status} {'OK' if status == 200 else 'Not Found'}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        ).encode()
+        message = head + payload
+        if self.latency > 0:
+            asyncio.get_running_loop().call_later(self.latency, conn.send, message)
+        else:
+            conn.send(message)
+
+
+async def serve_fleet(
+    default: ScriptItem, *, latency: float, host: str = "127.0.0.1", model: str = "stub-model"
+) -> None:
+    """Serve `default` on every chat completion until cancelled; prints the base URL first.
+
+    What `python -m whileai_core.testing` runs for the benchmarks: unlike `OpenAIStub`
+    (a thread per connection, every request recorded, scripts and errors for tests), it
+    answers thousands of concurrent calls from one thread, so at fleet-scale concurrency
+    the stub is not what a benchmark of the client measures."""
+    from ..models.transport import ensure_fd_room
+
+    ensure_fd_room(8192)
+    fleet = _Fleet(default, latency, model)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _FleetProtocol(fleet), host, 0, backlog=4096)
+    port = server.sockets[0].getsockname()[1]
+    print(f"http://{host}:{port}/v1", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
 def serve_main(argv: list[str] | None = None) -> None:
-    """`python -m whileai_core.testing`: serve until killed; the first stdout line is the URL."""
+    """`python -m whileai_core.testing`: serve until killed; the first stdout line is the URL.
+
+    `--threaded` serves with `OpenAIStub` (a thread per connection) instead of the
+    single-threaded fleet server."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
     parser.add_argument("--tool", help="call this tool first, answer after its result")
     parser.add_argument("--arguments", default="{}", help="JSON arguments for --tool")
+    parser.add_argument("--threaded", action="store_true", help="serve with OpenAIStub")
     args = parser.parse_args(argv)
     default: ScriptItem = answer("ok.")
     if args.tool:
         default = tool_then_answer(args.tool, json.loads(args.arguments))
+    if not args.threaded:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_fleet(default, latency=args.latency))
+        return
     stub = OpenAIStub(default=default, latency=args.latency).start()
     print(stub.base_url, flush=True)
     try:
