@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 import string
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -52,6 +53,19 @@ class _ShortXeger(rstr.Rstr):
         result = str(self._build_string(_parsed_pattern(str(pattern))))
         self._cache.clear()
         return result
+
+
+_XEGERS = threading.local()
+
+
+def _xeger(rng: random.Random) -> _ShortXeger:
+    """This thread's xeger drawing from `rng`: building one (its alphabets and dispatch
+    tables) cost more than a draw, and only `_random` differs between uses."""
+    xeger: _ShortXeger | None = getattr(_XEGERS, "xeger", None)
+    if xeger is None:
+        xeger = _XEGERS.xeger = _ShortXeger(rng)
+    xeger._random = rng
+    return xeger
 
 
 @lru_cache(maxsize=256)
@@ -163,7 +177,7 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random) -> str:
         return made
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
-        xeger = _ShortXeger(rng)
+        xeger = _xeger(rng)
         drawn = ""
         for _ in range(_DRAWS):
             try:
