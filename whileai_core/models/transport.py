@@ -521,14 +521,15 @@ class _Malformed(Exception):
 
 
 class HttpxTransport:
-    """The same interface over httpx, for an endpoint the environment proxies."""
+    """The same interface over httpx, for an endpoint the environment proxies (`proxy`;
+    None goes direct, which is how the tests hold it to `Http1Pool`'s behaviour)."""
 
     def __init__(
         self,
         base_url: str,
         headers: dict[str, str],
         *,
-        proxy: str,
+        proxy: str | None,
         limit: int,
         connect_timeout: float,
         read_timeout: float,

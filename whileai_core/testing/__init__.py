@@ -2,12 +2,15 @@
 
 `OpenAIStub` is a small OpenAI-compatible chat-completions server on a loopback port:
 tests and benches point a model spec at `stub.base_url` and never reach the internet.
+`start_fleet` serves one canned answer to thousands of concurrent calls from the running
+event loop (what `python -m whileai_core.testing` runs for the benchmarks).
 `serve_process` runs `whileai serve` as a real process on a free loopback port.
 """
 
 from __future__ import annotations
 
 from .openai_stub import (
+    FleetStub,
     OpenAIStub,
     Reply,
     Request,
@@ -16,6 +19,7 @@ from .openai_stub import (
     hashed_embedding,
     http_error,
     raw_tool_call,
+    start_fleet,
     tool_call,
     tool_calls,
     tool_then_answer,
@@ -23,6 +27,7 @@ from .openai_stub import (
 from .server import free_port, serve_process
 
 __all__ = [
+    "FleetStub",
     "OpenAIStub",
     "Reply",
     "Request",
@@ -33,6 +38,7 @@ __all__ = [
     "http_error",
     "raw_tool_call",
     "serve_process",
+    "start_fleet",
     "tool_call",
     "tool_calls",
     "tool_then_answer",

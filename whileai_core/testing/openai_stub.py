@@ -504,6 +504,7 @@ class _FleetProtocol(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.owner.connections += 1
+        self.owner.accepted += 1
         self.owner.peak = max(self.owner.peak, self.owner.connections)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -544,6 +545,7 @@ class _Fleet:
         self.calls = 0
         self.connections = 0
         self.peak = 0
+        self.accepted = 0
 
     def answer(self, conn: _FleetProtocol, path: str, data: bytes) -> None:
         import orjson
@@ -571,25 +573,62 @@ class _Fleet:
             conn.send(message)
 
 
-async def serve_fleet(
-    default: ScriptItem, *, latency: float, host: str = "127.0.0.1", model: str = "stub-model"
-) -> None:
-    """Serve `default` on every chat completion until cancelled; prints the base URL first.
+@dataclass
+class FleetStub:
+    """A running `start_fleet` server: its base URL and counts (calls answered, connections
+    open now, the most open at once, connections accepted in all)."""
+
+    base_url: str
+    server: asyncio.AbstractServer
+    fleet: _Fleet
+
+    @property
+    def calls(self) -> int:
+        return self.fleet.calls
+
+    @property
+    def peak_connections(self) -> int:
+        return self.fleet.peak
+
+    @property
+    def accepted(self) -> int:
+        return self.fleet.accepted
+
+    async def aclose(self) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def start_fleet(
+    default: ScriptItem | None = None,
+    *,
+    latency: float = 0.0,
+    host: str = "127.0.0.1",
+    model: str = "stub-model",
+) -> FleetStub:
+    """Serve `default` (a plain "ok." unless given) on every chat completion, in the
+    running loop, from this one thread.
 
     What `python -m whileai_core.testing` runs for the benchmarks: unlike `OpenAIStub`
     (a thread per connection, every request recorded, scripts and errors for tests), it
-    answers thousands of concurrent calls from one thread, so at fleet-scale concurrency
-    the stub is not what a benchmark of the client measures."""
+    answers thousands of concurrent calls on timers, so at fleet-scale concurrency the
+    stub is not what a benchmark of the client measures."""
     from ..models.transport import ensure_fd_room
 
     ensure_fd_room(8192)
-    fleet = _Fleet(default, latency, model)
+    fleet = _Fleet(default if default is not None else answer("ok."), latency, model)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _FleetProtocol(fleet), host, 0, backlog=4096)
     port = server.sockets[0].getsockname()[1]
-    print(f"http://{host}:{port}/v1", flush=True)
-    async with server:
-        await server.serve_forever()
+    return FleetStub(f"http://{host}:{port}/v1", server, fleet)
+
+
+async def serve_fleet(default: ScriptItem, *, latency: float) -> None:
+    """`start_fleet` until cancelled; prints the base URL first."""
+    stub = await start_fleet(default, latency=latency)
+    print(stub.base_url, flush=True)
+    async with stub.server:
+        await stub.server.serve_forever()
 
 
 def serve_main(argv: list[str] | None = None) -> None:
