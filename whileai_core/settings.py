@@ -104,4 +104,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("OPENAI_MODEL", "unset", "The model name for a bare URL when --model is not given."),
     Variable("VLLM_API_KEY", "unset", "The key for `vllm:MODEL@URL`, if the server wants one."),
     Variable("OLLAMA_BASE_URL", "http://localhost:11434/v1", "The endpoint of `ollama:MODEL`."),
+    Variable("HTTPS_PROXY", "unset",
+             "Model calls to https endpoints go through this proxy (also HTTP_PROXY for http, "
+             "ALL_PROXY for both; lower case too)."),
+    Variable("NO_PROXY", "unset", "Hosts model calls reach directly despite a proxy."),
 )  # fmt: skip
