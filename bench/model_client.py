@@ -48,6 +48,15 @@ def _load() -> str:
     return f"{one:.1f}/{five:.1f}"
 
 
+def _path(tree: Path) -> str:
+    """PYTHONPATH for a child running `tree`'s code: the tree first, then whatever the
+    caller's PYTHONPATH held besides this tree (a directory with a dependency the shared
+    environment lacks, say)."""
+    mine = {str(ROOT), str(tree)}
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in mine]
+    return os.pathsep.join([str(tree), *rest])
+
+
 class _PeakFds(threading.Thread):
     """The peak number of open descriptors of one process, sampled every 0.1 s."""
 
@@ -75,7 +84,7 @@ def run_simulate(tree: Path, base_url: str, level: int, args: argparse.Namespace
     with tempfile.TemporaryDirectory() as tmp:
         out, report = Path(tmp) / "rows.jsonl", Path(tmp) / "report.json"
         cmd = simulate_command(args.spec, base_url, rollouts, level, out, report)
-        env = {**os.environ, "WHILEAI_HOME": tmp, "PYTHONPATH": str(tree)}
+        env = {**os.environ, "WHILEAI_HOME": tmp, "PYTHONPATH": _path(tree)}
         load = _load()
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -172,7 +181,7 @@ def run_calls(python: str, child: str, tree: Path | None, base_url: str, level: 
     calls = max(args.calls, 4 * level)
     env = dict(os.environ)
     if tree is not None:
-        env["PYTHONPATH"] = str(tree)
+        env["PYTHONPATH"] = _path(tree)
     else:
         env.pop("PYTHONPATH", None)
     load = _load()
@@ -194,6 +203,14 @@ def run_calls(python: str, child: str, tree: Path | None, base_url: str, level: 
     }  # fmt: skip
 
 
+def _loop_after() -> str:
+    """Which event loop this tree's model-backed runs get here (uvloop if importable)."""
+    probe = "from whileai_core.aio import loop_name; print(loop_name())"
+    env = {**os.environ, "PYTHONPATH": _path(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--levels", default="64,256,1024")
@@ -211,7 +228,8 @@ def main() -> int:
     with loopback_stub(args.latency) as (base_url, _):
         print(
             f"whileai simulate {args.spec} against the stub ({args.latency * 1000:.0f} ms a "
-            f"call), {os.cpu_count()} cores, load average {_load()} (1/5 min)",
+            f"call), {os.cpu_count()} cores, load average {_load()} (1/5 min); event loop "
+            f"after: {_loop_after()}",
             flush=True,
         )
         print(f"{'tree':<7}{'conc':>6}{'rollouts/s':>12}{'ideal':>9}{'share':>8}"

@@ -28,6 +28,7 @@ import resource
 import ssl
 import zlib
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlsplit
 
 from ..settings import proxy_for
@@ -295,8 +296,8 @@ class _Connection(asyncio.Protocol):
     # -- asyncio.Protocol --------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # Not an isinstance check: another loop's transports (uvloop's) are not subclasses.
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.reusable = False

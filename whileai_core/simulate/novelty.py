@@ -10,6 +10,7 @@ stays linear in its rows, and memory holds three integers per accepted opener.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
@@ -45,13 +46,19 @@ class HashingEmbedder:
         words = re.findall(r"[a-z0-9]+", text.lower())
         grams: list[str] = []
         for n in self.ngrams:
-            grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+            if n == 1:  # the same strings as the general form, built without a join each
+                grams.extend(words)
+            elif n == 2:
+                grams.extend([f"{a} {b}" for a, b in itertools.pairwise(words)])
+            else:
+                grams.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
         return grams
 
     def keys(self, text: str) -> set[int]:
-        """The buckets `embed` would weigh, without the weights: all MinHash needs."""
+        """The buckets `embed` would weigh, without the weights: all MinHash needs
+        (`_h` of every gram, mapped in C rather than called once a gram)."""
         dim = self.dim
-        return {_h(gram) % dim for gram in self.features(text)}
+        return {h % dim for h in map(zlib.crc32, map(str.encode, self.features(text)))}
 
     def embed(self, text: str) -> dict[int, float]:
         vec: dict[int, float] = {}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import aio
 from ..agents.registry import load_world, resolve_agent, resolve_writer
 from ..errors import ConfigError
 from ..jsonl import RowWriter
@@ -137,7 +138,9 @@ def run_simulation(
         return report
 
     try:
-        return asyncio.run(main())
+        # A model-backed run (its clients exist by now) on the faster loop; an offline run
+        # (seeded, command or sandboxed agents) keeps the standard one it is tested on.
+        return aio.run(main()) if options.clients else asyncio.run(main())
     finally:
         if writer_out is not None:
             writer_out.close()

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from .scoring import TokenLogprob, chat_prompt_fields, completion_body, default_token_logprob
 
@@ -501,8 +501,7 @@ class _FleetProtocol(asyncio.Protocol):
         self.buffer = bytearray()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
         self.owner.connections += 1
         self.owner.accepted += 1
         self.owner.peak = max(self.owner.peak, self.owner.connections)
