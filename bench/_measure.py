@@ -45,13 +45,14 @@ def measure(cmd: Sequence[str]) -> tuple[float, float, float]:
 
 @contextmanager
 def loopback_stub(latency: float, order_id: str = "ORD-1234") -> Iterator[tuple[str, Any]]:
-    """The OpenAI-compatible stub (`python -m whileai_core.testing`), answering each call
-    after `latency` seconds with a `get_order` call: yields (base URL, its process). A
+    """The OpenAI-compatible stub (`python -m whileai_core.testing`, this tree's: it runs
+    in the repository root, which `-m` puts first on the path), answering each call after
+    `latency` seconds with a `get_order` call: yields (base URL, its process). A
     benchmark that reaps the process itself (to read its CPU) sets `returncode` first."""
     stub = subprocess.Popen(
         [sys.executable, "-m", "whileai_core.testing", "--latency", str(latency),
          "--tool", "get_order", "--arguments", json.dumps({"order_id": order_id})],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     try:
         assert stub.stdout is not None
