@@ -317,3 +317,21 @@ def test_the_httpx_transport_answers_like_the_pool() -> None:
         first, second = asyncio.run(go())
     assert first.status == 200 and b'"one"' in first.body
     assert second.status == 503 and second.header("retry-after") == "1"
+
+
+def test_the_client_runs_on_uvloop() -> None:
+    uvloop = pytest.importorskip("uvloop")
+
+    async def go() -> tuple[list[str], Any]:
+        stub = await start_fleet(answer("looped"), latency=0.05)
+        client = ModelClient(parse_model_spec(stub.base_url, model="m"), concurrency=64)
+        try:
+            results = await asyncio.gather(*(client.chat(MSGS) for _ in range(256)))
+        finally:
+            await client.aclose()
+            await stub.aclose()
+        assert "uvloop" in type(asyncio.get_running_loop()).__module__
+        return [r.text for r in results], stub
+
+    texts, stub = uvloop.run(go())
+    assert texts == ["looped"] * 256 and stub.accepted <= 64
