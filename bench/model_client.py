@@ -176,7 +176,8 @@ run(main())
 
 
 def _median(runs: Any) -> dict:
-    """Of repeated runs, the one with the median CPU per call (the others under `runs`)."""
+    """Of repeated runs, the one with the median CPU per call (the lower middle one for an
+    even count); every run's figure under `cpu_ms_per_call_runs`."""
     every = sorted(runs, key=lambda r: r["cpu_ms_per_call"])
     pick = dict(every[(len(every) - 1) // 2])
     if len(every) > 1:
@@ -234,7 +235,8 @@ def main() -> int:
     parser.add_argument("--sdk", help="a Python with SDK 0.131 installed (its call rate)")
     parser.add_argument("--calls", type=int, default=4096, help="calls per call-rate run")
     parser.add_argument("--repeat", type=int, default=1,
-                        help="runs of each line; the one with the median CPU per call is shown")
+                        help="runs of each line; the median by CPU per call is shown (the lower "
+                        "middle one for an even count), every run's figure in --json")
     parser.add_argument("--json", action="store_true", help="Also print the figures as JSON.")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
