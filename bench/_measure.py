@@ -45,13 +45,14 @@ def measure(cmd: Sequence[str]) -> tuple[float, float, float]:
 
 @contextmanager
 def loopback_stub(latency: float, order_id: str = "ORD-1234") -> Iterator[tuple[str, Any]]:
-    """The OpenAI-compatible stub (`python -m whileai_core.testing`), answering each call
-    after `latency` seconds with a `get_order` call: yields (base URL, its process). A
+    """The OpenAI-compatible stub (`python -m whileai_core.testing`, this tree's: it runs
+    in the repository root, which `-m` puts first on the path), answering each call after
+    `latency` seconds with a `get_order` call: yields (base URL, its process). A
     benchmark that reaps the process itself (to read its CPU) sets `returncode` first."""
     stub = subprocess.Popen(
         [sys.executable, "-m", "whileai_core.testing", "--latency", str(latency),
          "--tool", "get_order", "--arguments", json.dumps({"order_id": order_id})],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     try:
         assert stub.stdout is not None
@@ -66,9 +67,11 @@ def simulate_command(
     spec: str, base_url: str, rollouts: int, concurrency: int, out: Path, report: Path
 ) -> list[str]:
     """`whileai simulate` with the model agent at `base_url`, rows to `out`, report to
-    `report`: the run the model benchmarks time."""
+    `report`: the run the model benchmarks time. Run as `python -m whileai_cli` under this
+    interpreter, so PYTHONPATH picks the tree whose code runs (a worktree, or a checkout
+    of the code before a change)."""
     return [
-        str(ROOT / ".venv/bin/whileai"), "simulate", spec, "--agent", base_url,
+        sys.executable, "-m", "whileai_cli", "simulate", spec, "--agent", base_url,
         "--model", "bench", "--budget", str(rollouts), "--concurrency", str(concurrency),
         "-o", str(out), "--report", str(report),
     ]  # fmt: skip

@@ -12,9 +12,9 @@ shrinks (an entry that no longer occurs fails the test too).
 
     layer        holds
     -----------  ----------------------------------------------------------------------
-    foundation   errors, settings, the registry and plug-in loading, the spec, the row
-                 (row, rowrules, rowbuffer, privileged), JSONL i/o, seeding, schemas, and
-                 the package root (whose names all load lazily)
+    foundation   errors, settings, the event loop (aio), the registry and plug-in
+                 loading, the spec, the row (row, rowrules, rowbuffer, privileged), JSONL
+                 i/o, seeding, schemas, and the package root (whose names all load lazily)
     metrics      statistics over rows: pass@k, intervals, tallies, correlations
     scale        executors (this process, Ray) and the shards a run splits into
     models       the one model client: references, providers, client, cache (a leaf)
@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({
         "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
         "spec", "row", "rowrules", "rowbuffer", "privileged", "jsonl", "validate", "seeding",
+        "aio",
     })),
     # Tokens, shingles, MinHash, coverage and prompt similarity: a leaf every stage asks.
     ("text", frozenset({"text"})),

@@ -56,7 +56,7 @@ def argument_problems(parameters: dict[str, Any], arguments: dict[str, Any]) -> 
         if arguments.get(name) is None:
             problems[name] = "required"
     present = {k: v for k, v in arguments.items() if v is not None or k not in problems}
-    checker = _world_checker(_freeze(parameters))
+    checker = _checker_of(parameters)
     for error in checker.iter_errors(present):
         path = list(error.absolute_path)
         if path:
@@ -98,6 +98,23 @@ def _thaw(value: Any) -> Any:
     if isinstance(value, tuple):
         return {k: _thaw(v) for k, v in value}
     return value
+
+
+# id(parameters) -> (parameters, checker): a tool's parameter dict is the same object on
+# every call of a run, so its validator is found without freezing the schema again (that
+# walk cost as much as the validation). The dict itself is kept, so its id is not reused.
+_CHECKERS: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def _checker_of(parameters: dict[str, Any]) -> Any:
+    hit = _CHECKERS.get(id(parameters))
+    if hit is not None and hit[0] is parameters:
+        return hit[1]
+    checker = _world_checker(_freeze(parameters))
+    if len(_CHECKERS) >= 256:
+        _CHECKERS.clear()
+    _CHECKERS[id(parameters)] = (parameters, checker)
+    return checker
 
 
 @functools.lru_cache(maxsize=256)

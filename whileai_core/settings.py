@@ -106,6 +106,29 @@ def enable_debug() -> None:
     os.environ["WHILEAI_DEBUG"] = "1"
 
 
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment routes `url` through (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY,
+    lower or upper case, minus NO_PROXY), as curl and httpx read them; None to go direct."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or not parts.hostname:
+        return None
+    if urllib.request.proxy_bypass(parts.hostname):  # NO_PROXY (the environment's, on POSIX)
+        return None
+    return proxy
+
+
+def event_loop() -> str:
+    """WHILEAI_EVENT_LOOP: `uvloop` (the default, when it is installed) or `asyncio` (the
+    standard library's loop, e.g. to rule the loop out while debugging)."""
+    value = os.environ.get("WHILEAI_EVENT_LOOP", "").strip().lower()
+    return "asyncio" if value == "asyncio" else "uvloop"
+
+
 class Variable(NamedTuple):
     """One environment variable the library reads on its own (not through a CLI flag)."""
 
@@ -150,4 +173,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("OPENAI_MODEL", "unset", "The model name for a bare URL when --model is not given."),
     Variable("VLLM_API_KEY", "unset", "The key for `vllm:MODEL@URL`, if the server wants one."),
     Variable("OLLAMA_BASE_URL", "http://localhost:11434/v1", "The endpoint of `ollama:MODEL`."),
+    Variable("WHILEAI_EVENT_LOOP", "uvloop",
+             "The event loop of model-backed runs: uvloop when installed, or asyncio."),
+    Variable("HTTPS_PROXY", "unset",
+             "Model calls to https endpoints go through this proxy (also HTTP_PROXY for http, "
+             "ALL_PROXY for both; lower case too)."),
+    Variable("NO_PROXY", "unset", "Hosts model calls reach directly despite a proxy."),
 )  # fmt: skip

@@ -35,23 +35,20 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
-import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from ..errors import AllowanceExhausted, EndpointRefused, ModelCallError, WhileaiError
 from .scaffold import strip_scaffolding
 from .spec import OPENAI_DEFAULT_URL, ModelSpec
+from .transport import Http1Pool, HttpxTransport, Response, TransportError, open_transport
 
 if TYPE_CHECKING:
     from .cache import ModelCache
-
-_SHARD = 8  # connections per httpx pool; see ModelClient._open
 
 _QUOTA_CODES = frozenset(
     {"insufficient_quota", "quota_exceeded", "allowance_exhausted", "billing_hard_limit_reached"}
@@ -184,26 +181,26 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _error_detail(response: httpx.Response) -> tuple[str, str | None]:
+def _error_detail(response: Response) -> tuple[str, str | None]:
     """The server's error message and code, from an OpenAI-style error body if present."""
     try:
-        body = orjson.loads(response.content)
+        body = orjson.loads(response.body)
     except orjson.JSONDecodeError:
         text = response.text.strip()
-        return (text[:200] or response.reason_phrase or f"HTTP {response.status_code}"), None
+        return (text[:200] or response.reason or f"HTTP {response.status}"), None
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
-        message = str(error.get("message") or response.reason_phrase or "")
+        message = str(error.get("message") or response.reason or "")
         code = error.get("code") or error.get("type")
         return message[:300], str(code) if code else None
     if isinstance(error, str):
         return error[:300], None
-    return (response.reason_phrase or f"HTTP {response.status_code}"), None
+    return (response.reason or f"HTTP {response.status}"), None
 
 
 class ModelClient:
-    """The run's one HTTP client for one endpoint. Create it anywhere; the underlying
-    httpx client is opened on the first call, inside the running event loop."""
+    """The run's one HTTP client for one endpoint. Create it anywhere; its connections
+    (transport.py) are opened on the first call, inside the running event loop."""
 
     def __init__(
         self,
@@ -233,57 +230,32 @@ class ModelClient:
         self.stats = stats if stats is not None else ClientStats()
         # Whose traffic this is ("agent", "writer"), for the run report; None: shared.
         self.role: str | None = None
-        self._shards: list[httpx.AsyncClient] = []
-        self._inflight: list[int] = []
-        self._url = httpx.URL(spec.chat_url)  # parsed once, not per request
-        self._completions_url = httpx.URL(f"{spec.base_url}/completions")
+        self._http: Http1Pool | HttpxTransport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._stopped: WhileaiError | None = None
         self._rng = random.Random()
 
     def _open(self) -> None:
-        """Open the connection pools in the running loop (again, if the loop changed).
-
-        The connections are split over pools of at most `_SHARD` each: httpcore's pool
-        does work quadratic in its size on every request, which at 64 connections costs
-        more CPU than the rest of the call put together.
-        """
+        """Open the transport in the running loop (again, if the loop changed). At most
+        `concurrency` connections: the semaphore lets no more calls out at once."""
         loop = asyncio.get_running_loop()
-        if self._shards and self._loop is loop:
+        if self._http is not None and self._loop is loop:
             return
         headers = {"Content-Type": "application/json", "User-Agent": "whileai"}
         if self.spec.api_key:
             headers["Authorization"] = f"Bearer {self.spec.api_key}"
-        timeout = httpx.Timeout(
-            connect=self.connect_timeout, read=self.read_timeout, write=30.0, pool=None
-        )
-        # One TLS context for every pool (loading the CA bundle costs ~20 ms each); none at
-        # all for a plain-http endpoint, which never handshakes.
-        verify: ssl.SSLContext | bool = False
-        if self.spec.base_url.startswith("https://"):
-            import certifi
-
-            verify = ssl.create_default_context(cafile=certifi.where())
-        n = -(-self.concurrency // _SHARD)
-        size = -(-self.concurrency // n)
-        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-        self._shards = [
-            httpx.AsyncClient(headers=headers, limits=limits, timeout=timeout, verify=verify)
-            for _ in range(n)
-        ]
-        self._inflight = [0] * n
+        self._http = open_transport(
+            self.spec.base_url, headers, limit=self.concurrency,
+            connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
+        )  # fmt: skip
         self._loop = loop
         self._semaphore = asyncio.Semaphore(self.concurrency)
 
-    def _pick(self) -> int:
-        return min(range(len(self._shards)), key=self._inflight.__getitem__)
-
     async def aclose(self) -> None:
-        shards, self._shards = self._shards, []
-        if shards and self._loop is asyncio.get_running_loop():
-            for shard in shards:
-                await shard.aclose()
+        http, self._http = self._http, None
+        if http is not None and self._loop is asyncio.get_running_loop():
+            await http.aclose()
         self._semaphore = None
         self._loop = None
         if self.cache is not None:
@@ -370,7 +342,7 @@ class ModelClient:
         body: dict[str, Any] = {"model": self.spec.model, "prompt": prompt}
         body.update((k, v) for k, v in params.items() if v is not None)
         try:
-            raw = await self._post_with_retries(orjson.dumps(body), self._completions_url)
+            raw = await self._post_with_retries(orjson.dumps(body), "/completions")
         except (ModelCallError, WhileaiError):
             self.stats.failed += 1
             raise
@@ -387,7 +359,6 @@ class ModelClient:
     async def embed(self, texts: list[str], *, batch: int = 64) -> list[list[float]]:
         """Embeddings of `texts` from the endpoint's OpenAI-compatible `/embeddings` route,
         in order, `batch` inputs a request; the same retries and failure counts as chat."""
-        url = httpx.URL(f"{self.spec.base_url}/embeddings")
         vectors: list[list[float]] = []
         for at in range(0, len(texts), batch):
             chunk = texts[at : at + batch]
@@ -396,7 +367,7 @@ class ModelClient:
                 raise self._stopped
             body = orjson.dumps({"model": self.spec.model, "input": chunk})
             try:
-                raw = await self._post_with_retries(body, url)
+                raw = await self._post_with_retries(body, "/embeddings")
                 vectors.extend(_embeddings_of(raw, len(chunk), self.spec.base_url))
             except (ModelCallError, WhileaiError) as exc:
                 if isinstance(exc, ModelCallError) and exc.kind == "bad_response":
@@ -418,28 +389,20 @@ class ModelClient:
         base = min(self.max_backoff, self.backoff * (2**attempt))
         return base * (0.5 + self._rng.random() / 2)
 
-    async def _send(self, payload: bytes, url: httpx.URL) -> httpx.Response | ModelCallError:
-        """One HTTP attempt on the least busy pool; transport failures come back as values."""
-        shard = self._pick()
-        self._inflight[shard] += 1
+    async def _send(self, payload: bytes, path: str) -> Response | ModelCallError:
+        """One HTTP attempt; transport failures come back as values."""
+        assert self._http is not None
         try:
-            return await self._shards[shard].post(url, content=payload)
-        except httpx.TimeoutException as exc:
-            kind = "connect_timeout" if isinstance(exc, httpx.ConnectTimeout) else "timeout"
-            return ModelCallError(kind, f"{self.spec.base_url}: {kind.replace('_', ' ')}")
-        except httpx.TransportError as exc:
-            detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
-            return ModelCallError("connect", f"{self.spec.base_url}: {detail}")
-        finally:
-            if shard < len(self._inflight):
-                self._inflight[shard] -= 1
+            return await self._http.post(path, payload)
+        except TransportError as exc:
+            return ModelCallError(exc.kind, f"{self.spec.base_url}: {exc}")
 
-    def _classify(self, response: httpx.Response) -> tuple[ModelCallError, float | None]:
+    def _classify(self, response: Response) -> tuple[ModelCallError, float | None]:
         """A non-200 answer: the retryable error it is, or raise when retrying is pointless."""
         endpoint = self.spec.base_url
-        status = response.status_code
+        status = response.status
         message, code = _error_detail(response)
-        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
         error = ModelCallError(f"http_{status}", f"{endpoint}: {status} {message}", status)
         if status == 429:
             reason = None
@@ -460,7 +423,7 @@ class ModelClient:
         self.stats.errors[error.kind] += 1
         raise error
 
-    async def _post_with_retries(self, payload: bytes, url: httpx.URL | None = None) -> Any:
+    async def _post_with_retries(self, payload: bytes, path: str = "/chat/completions") -> Any:
         self._open()
         assert self._semaphore is not None
         last: ModelCallError | None = None
@@ -470,12 +433,12 @@ class ModelClient:
                 if self._stopped is not None:  # tripped while this call queued
                     raise self._stopped
                 self.stats.requests += 1
-                outcome = await self._send(payload, url or self._url)
+                outcome = await self._send(payload, path)
             if isinstance(outcome, ModelCallError):
                 last = outcome
-            elif outcome.status_code == 200:
+            elif outcome.status == 200:
                 try:
-                    return orjson.loads(outcome.content)
+                    return orjson.loads(outcome.body)
                 except orjson.JSONDecodeError:
                     last = ModelCallError("bad_response", f"{self.spec.base_url}: body not JSON")
             else:

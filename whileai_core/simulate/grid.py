@@ -173,18 +173,24 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
 
     Each new row starts from an uncovered pair and fills the other axes, in a seeded random
     order, with the value covering the most still-uncovered pairs. Deterministic per seed.
+
+    The uncovered pairs are kept twice: as a set (to pick each row's seed pair) and as each
+    (axis, value)'s still-uncovered partners, so a candidate's gain is one set
+    intersection with the row so far instead of a tuple built and looked up per pair (the
+    design was most of a run's start-up). The draws and the choices are the same.
     """
     names = list(axes)
     rng = random.Random(seed)
     pairs = _coverable_pairs(tuple((name, tuple(values)) for name, values in axes.items()))
     uncovered: set[tuple[str, str, str, str]] = set(pairs)
+    partners: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for a, va, b, vb in pairs:
+        partners.setdefault((a, va), set()).add((b, vb))
+        partners.setdefault((b, vb), set()).add((a, va))
+    none: set[tuple[str, str]] = set()
     # The smallest uncovered pair seeds each row; pairs are only ever removed, so the
     # smallest is the first of the sorted list still uncovered (not a scan of the set).
     next_seed = 0
-    order = {name: i for i, name in enumerate(names)}
-
-    def key(a: str, va: str, b: str, vb: str) -> tuple[str, str, str, str]:
-        return (a, va, b, vb) if order[a] < order[b] else (b, vb, a, va)
 
     rows: list[dict[str, str]] = []
     while uncovered:
@@ -195,6 +201,7 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
         best_gain = -1
         for _attempt in range(4):
             row = {start[0]: start[1], start[2]: start[3]}
+            placed = set(row.items())
             rest = [n for n in names if n not in row]
             rng.shuffle(rest)
             for name in rest:
@@ -202,19 +209,23 @@ def pairwise_design(axes: dict[str, list[str]], seed: int) -> list[dict[str, str
                 rng.shuffle(choices)
                 top, top_gain = choices[0], -1
                 for v in choices:
-                    gain = sum(
-                        1 for other, ov in row.items() if key(name, v, other, ov) in uncovered
-                    )
+                    gain = len(partners.get((name, v), none) & placed)
                     if gain > top_gain:
                         top, top_gain = v, gain
                 row[name] = top
-            gain = _gain(row, names, uncovered, key)
+                placed.add((name, top))
+            # Each uncovered pair inside the row is counted from both of its ends.
+            gain = sum(len(partners.get(item, none) & placed) for item in placed) // 2
             if gain > best_gain:
                 best, best_gain = row, gain
         assert best is not None
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
-                uncovered.discard((a, best[a], b, best[b]))
+                pair = (a, best[a], b, best[b])
+                if pair in uncovered:
+                    uncovered.discard(pair)
+                    partners[(a, best[a])].discard((b, best[b]))
+                    partners[(b, best[b])].discard((a, best[a]))
         rows.append({n: best[n] for n in names})
     return rows
 
@@ -232,15 +243,6 @@ def _coverable_pairs(
                     if _pair_ok(a, va, b, vb):
                         found.append((a, va, b, vb))
     return sorted(found)
-
-
-def _gain(row: dict[str, str], names: list[str], uncovered: set[Any], key: Any) -> int:
-    return sum(
-        1
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-        if key(a, row[a], b, row[b]) in uncovered
-    )
 
 
 def build_grid(spec: Spec, tools: list[str] | None = None) -> Grid:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import aio
 from ..agents.registry import resolve_agent
 from ..errors import ConfigError
 from ..jsonl import RowWriter, output_target
@@ -228,7 +229,9 @@ def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) 
             report.models = model_stats(options)
         return report
 
-    return asyncio.run(main())
+    # A model-backed run (its clients exist by now) on the faster loop; an offline run
+    # (seeded, command or sandboxed agents) keeps the standard one it is tested on.
+    return aio.run(main()) if options.clients else asyncio.run(main())
 
 
 def _portable(grader: Any) -> Any:

@@ -439,6 +439,17 @@ class Engine:
         width = ROUND_WIDTH if self.config.reproducible else self.config.concurrency
         running = asyncio.Semaphore(self.config.concurrency)
         grace_ends: float | None = None
+        # Finished rollouts arrive here through a done callback each, instead of
+        # `asyncio.wait(set(tasks))` per wake-up: that registered and removed a callback on
+        # every task in flight each time one finished, work quadratic in --concurrency
+        # (at 256 it cost more CPU than the model calls themselves).
+        done: list[asyncio.Task[_Outcome]] = []
+        wake = asyncio.Event()
+
+        def arrived(task: asyncio.Task[_Outcome]) -> None:
+            done.append(task)
+            wake.set()
+
         try:
             while True:
                 if deadline is not None and time.monotonic() >= deadline:
@@ -449,7 +460,9 @@ class Engine:
                     unit = self._next_unit()
                     if unit is None:
                         break
-                    tasks[asyncio.ensure_future(self._bounded(unit, running))] = unit
+                    task = asyncio.ensure_future(self._bounded(unit, running))
+                    task.add_done_callback(arrived)
+                    tasks[task] = unit
                 if not tasks:
                     break
                 if self.config.reproducible:
@@ -462,7 +475,9 @@ class Engine:
                     # Stopping: the rollouts in flight get one grace period, then are cancelled.
                     timeout = max(0.0, grace_ends - time.monotonic())
                     when = asyncio.ALL_COMPLETED
-                finished, _ = await asyncio.wait(set(tasks), timeout=timeout, return_when=when)
+                await _arrivals(done, wake, len(tasks), timeout=timeout, every=when)
+                finished = done[:]
+                done.clear()
                 if (
                     grace_ends is not None
                     and time.monotonic() >= grace_ends
@@ -516,3 +531,31 @@ class Engine:
             round((self.rows_done - report.resumed_rows) / elapsed, 1) if elapsed else 0.0
         )
         return report
+
+
+async def _arrivals(
+    done: list[asyncio.Task[_Outcome]],
+    wake: asyncio.Event,
+    inflight: int,
+    *,
+    timeout: float | None,
+    every: str,
+) -> None:
+    """Wait as `asyncio.wait(tasks, timeout, return_when=every)` would, reading finished
+    tasks off `done` (filled by their done callbacks): until one has finished
+    (FIRST_COMPLETED) or all `inflight` have (ALL_COMPLETED), or `timeout` passes."""
+    loop = asyncio.get_running_loop()
+    need = 1 if every == asyncio.FIRST_COMPLETED else inflight
+    end = None if timeout is None else loop.time() + timeout
+    while len(done) < need:
+        wake.clear()
+        if end is None:
+            await wake.wait()
+            continue
+        left = end - loop.time()
+        if left <= 0:
+            return
+        try:
+            await asyncio.wait_for(wake.wait(), left)
+        except asyncio.TimeoutError:
+            return

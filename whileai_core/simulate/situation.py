@@ -166,11 +166,27 @@ def concrete_situation(
         "history": coords["history"],
         "entity_count": len(targets),
         # Which tools read and which write, for judges run without --spec (`simulate | grade`).
-        "tool_kinds": {t.name: t.kind for t in spec.tools},
-        "record_readers": record_readers(spec.tools),
+        **_spec_facts(spec),
     }
     situation["reference"] = reference_for(situation, spec)
     return situation
+
+
+# id(spec) -> (spec, its tool kinds, its record readers): the same for every situation of
+# a run, and reading them off the tools cost ~0.1 ms a situation. The spec is kept, so its
+# id is not reused; each situation gets its own copies.
+_SPEC_FACTS: dict[int, tuple[Spec, dict[str, str], dict[str, list[str]]]] = {}
+
+
+def _spec_facts(spec: Spec) -> dict[str, Any]:
+    hit = _SPEC_FACTS.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SPEC_FACTS) >= 64:
+            _SPEC_FACTS.clear()
+        kinds: dict[str, str] = {t.name: t.kind for t in spec.tools}
+        hit = (spec, kinds, record_readers(spec.tools))
+        _SPEC_FACTS[id(spec)] = hit
+    return {"tool_kinds": dict(hit[1]), "record_readers": {k: list(v) for k, v in hit[2].items()}}
 
 
 def situation_of_row(spec: Spec, row: dict[str, Any]) -> dict[str, Any] | None:

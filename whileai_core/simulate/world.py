@@ -119,10 +119,8 @@ class World:
         self.seed = seed
         self.schedule = FaultSchedule(faults, seed_int("faults", seed))
         self.statuses = statuses or ["open", "in_progress", "completed"]
-        writes = [t for t in self.tools.values() if t.kind == "write"]
-        self.acted_verb = acted_verb or (name_words(writes[0].name)[0] if writes else "process")
-        words = {w for t in self.tools.values() for w in name_words(f"{t.name} {t.description}")}
-        self.commercial = bool(words & _COMMERCE)
+        default_verb, self.commercial = _tool_facts(tuple(self.tools.values()))
+        self.acted_verb = acted_verb or default_verb
         self.steps = 0
         self._records: dict[str, dict[str, Any]] = {}
         self._done: set[str] = set()
@@ -437,6 +435,25 @@ def _identity(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str, str], di
         return {k: str(v) for k, v in sorted(arguments.items())[:1]}, {}
     checked = {k: v for k, v in named.items() if not set(name_words(k)) & _FREE_TEXT}
     return named, checked
+
+
+# The tools' default action verb and whether they sell things, by the tools' identities: a
+# run builds a World per rollout over the same Tool objects, and reading every name and
+# description again cost ~40 us a rollout. The tuple keeps the tools, so ids stay theirs.
+_TOOL_FACTS: dict[tuple[int, ...], tuple[tuple[Tool, ...], str, bool]] = {}
+
+
+def _tool_facts(tools: tuple[Tool, ...]) -> tuple[str, bool]:
+    key = tuple(map(id, tools))
+    hit = _TOOL_FACTS.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], tools, strict=True)):
+        writes = [t for t in tools if t.kind == "write"]
+        verb = name_words(writes[0].name)[0] if writes else "process"
+        words = {w for t in tools for w in name_words(f"{t.name} {t.description}")}
+        if len(_TOOL_FACTS) >= 64:
+            _TOOL_FACTS.clear()
+        hit = _TOOL_FACTS[key] = (tools, verb, bool(words & _COMMERCE))
+    return hit[1], hit[2]
 
 
 def _describe(keys: dict[str, str]) -> str:

@@ -197,7 +197,7 @@ def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> st
 
     def safe(tok: str) -> bool:
         core = tok.strip(".,!?;:")
-        return core in keep or any(ch.isdigit() for ch in core) or "@" in core
+        return core in keep or "@" in core or any(map(str.isdigit, core))
 
     if texture == "lowercase":
         return "".join(t if safe(t) else t.lower() for t in tokens)

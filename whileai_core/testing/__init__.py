@@ -2,6 +2,8 @@
 
 `OpenAIStub` is a small OpenAI-compatible chat-completions server on a loopback port:
 tests and benches point a model spec at `stub.base_url` and never reach the internet.
+`start_fleet` serves one canned answer to thousands of concurrent calls from the running
+event loop (what `python -m whileai_core.testing` runs for the benchmarks).
 `serve_process` runs `whileai serve` as a real process on a free loopback port.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 from .openai_stub import (
     ADVERSARIAL_MODES,
     AGENT_DONE,
+    FleetStub,
     OpenAIStub,
     Reply,
     Request,
@@ -19,6 +22,7 @@ from .openai_stub import (
     hashed_embedding,
     http_error,
     raw_tool_call,
+    start_fleet,
     tool_call,
     tool_calls,
     tool_then_answer,
@@ -28,6 +32,7 @@ from .server import free_port, serve_process
 __all__ = [
     "ADVERSARIAL_MODES",
     "AGENT_DONE",
+    "FleetStub",
     "OpenAIStub",
     "Reply",
     "Request",
@@ -39,6 +44,7 @@ __all__ = [
     "http_error",
     "raw_tool_call",
     "serve_process",
+    "start_fleet",
     "tool_call",
     "tool_calls",
     "tool_then_answer",

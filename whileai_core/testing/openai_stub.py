@@ -33,6 +33,8 @@ its input, answers as the assistant, or stops at once): the voice check's test b
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -40,7 +42,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from .scoring import TokenLogprob, chat_prompt_fields, completion_body, default_token_logprob
 
@@ -557,18 +559,167 @@ def _person_opener(brief: str) -> str:
     return f"Hi, can you help me with my order? It is {values[0]}."
 
 
+class _FleetProtocol(asyncio.Protocol):
+    """One connection of `serve_fleet`: HTTP/1.1 keep-alive, chat completions only, each
+    answered `latency` seconds later by a timer (no thread sleeps), so one process holds
+    thousands of calls in flight at a few tens of microseconds of CPU each, as a vLLM
+    server would look to the client."""
+
+    def __init__(self, owner: _Fleet) -> None:
+        self.owner = owner
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
+        self.owner.connections += 1
+        self.owner.accepted += 1
+        self.owner.peak = max(self.owner.peak, self.owner.connections)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.owner.connections -= 1
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        buf += data
+        while True:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buf) > 65536 and self.transport is not None:
+                    self.transport.close()
+                return
+            head = bytes(buf[:end]).decode("latin-1")
+            length = 0
+            for line in head.split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value.strip() or 0)
+            if len(buf) < end + 4 + length:
+                return
+            body = bytes(buf[end + 4 : end + 4 + length])
+            del buf[: end + 4 + length]
+            self.owner.answer(self, head.split(" ", 2)[1] if " " in head else "", body)
+
+    def send(self, payload: bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(payload)
+
+
+class _Fleet:
+    def __init__(self, default: ScriptItem, latency: float, model: str) -> None:
+        self.default = default
+        self.latency = latency
+        self.model = model
+        self.calls = 0
+        self.connections = 0
+        self.peak = 0
+        self.accepted = 0
+
+    def answer(self, conn: _FleetProtocol, path: str, data: bytes) -> None:
+        import orjson
+
+        index = self.calls
+        self.calls += 1
+        try:
+            body = orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            body = None
+        request = Request(index=index, method="POST", path=path, headers={}, body=body)
+        if not path.rstrip("/").endswith("/chat/completions"):
+            status, payload = 404, b'{"error": {"message": "no such route"}}'
+        else:
+            reply = _as_reply(self.default, request)
+            status, payload = 200, orjson.dumps(_completion(reply, request, self.model))
+        head = (
+            f"HTTP/1.1 {status} {'OK' if status == 200 else 'Not Found'}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        ).encode()
+        message = head + payload
+        if self.latency > 0:
+            asyncio.get_running_loop().call_later(self.latency, conn.send, message)
+        else:
+            conn.send(message)
+
+
+@dataclass
+class FleetStub:
+    """A running `start_fleet` server: its base URL and counts (calls answered, connections
+    open now, the most open at once, connections accepted in all)."""
+
+    base_url: str
+    server: asyncio.AbstractServer
+    fleet: _Fleet
+
+    @property
+    def calls(self) -> int:
+        return self.fleet.calls
+
+    @property
+    def peak_connections(self) -> int:
+        return self.fleet.peak
+
+    @property
+    def accepted(self) -> int:
+        return self.fleet.accepted
+
+    async def aclose(self) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def start_fleet(
+    default: ScriptItem | None = None,
+    *,
+    latency: float = 0.0,
+    host: str = "127.0.0.1",
+    model: str = "stub-model",
+) -> FleetStub:
+    """Serve `default` (a plain "ok." unless given) on every chat completion, in the
+    running loop, from this one thread.
+
+    What `python -m whileai_core.testing` runs for the benchmarks: unlike `OpenAIStub`
+    (a thread per connection, every request recorded, scripts and errors for tests), it
+    answers thousands of concurrent calls on timers, so at fleet-scale concurrency the
+    stub is not what a benchmark of the client measures."""
+    from ..models.transport import ensure_fd_room
+
+    ensure_fd_room(8192)
+    fleet = _Fleet(default if default is not None else answer("ok."), latency, model)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _FleetProtocol(fleet), host, 0, backlog=4096)
+    port = server.sockets[0].getsockname()[1]
+    return FleetStub(f"http://{host}:{port}/v1", server, fleet)
+
+
+async def serve_fleet(default: ScriptItem, *, latency: float) -> None:
+    """`start_fleet` until cancelled; prints the base URL first."""
+    stub = await start_fleet(default, latency=latency)
+    print(stub.base_url, flush=True)
+    async with stub.server:
+        await stub.server.serve_forever()
+
+
 def serve_main(argv: list[str] | None = None) -> None:
-    """`python -m whileai_core.testing`: serve until killed; the first stdout line is the URL."""
+    """`python -m whileai_core.testing`: serve until killed; the first stdout line is the URL.
+
+    `--threaded` serves with `OpenAIStub` (a thread per connection) instead of the
+    single-threaded fleet server."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per call")
     parser.add_argument("--tool", help="call this tool first, answer after its result")
     parser.add_argument("--arguments", default="{}", help="JSON arguments for --tool")
+    parser.add_argument("--threaded", action="store_true", help="serve with OpenAIStub")
     args = parser.parse_args(argv)
     default: ScriptItem = answer("ok.")
     if args.tool:
         default = tool_then_answer(args.tool, json.loads(args.arguments))
+    if not args.threaded:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve_fleet(default, latency=args.latency))
+        return
     stub = OpenAIStub(default=default, latency=args.latency).start()
     print(stub.base_url, flush=True)
     try:

@@ -13,7 +13,7 @@ so a resumed or sharded run rebuilds the same keys.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .tokens import stable_hash
 
@@ -31,13 +31,25 @@ class MinHashIndex(Generic[K]):
             ((stable_hash(f"a{seed}:{i}") << 32) | stable_hash(f"b{seed}:{i}")) | 1
             for i in range(bands * rows)
         ]
+        self._salt_array: Any = None
         self._keys: set[int] = set()
         self._members: dict[int, list[K]] | None = {} if members else None
 
     def signature(self, features: Iterable[int]) -> list[int]:
-        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set."""
-        feats = [f + 1 for f in features] or [1]
-        return [min([(a * f) & _MASK for f in feats]) for a in self._salts]
+        """MinHash: per salt, the least (salt * feature) mod 2^61 over the feature set.
+
+        One numpy outer product: uint64 multiplication wraps modulo 2^64, and the low 61
+        bits of a product are the same whether the high bits were kept or not, so the values
+        are exactly those of `min((a * f) & _MASK for f in feats)` over Python ints, at
+        about a tenth of the cost per text (features are 32-bit hashes, salts 64-bit)."""
+        import numpy as np
+
+        if self._salt_array is None:
+            self._salt_array = np.array(self._salts, dtype=np.uint64)
+        feats = np.fromiter(features, dtype=np.uint64)
+        feats = feats + np.uint64(1) if feats.size else np.ones(1, dtype=np.uint64)
+        products = np.multiply.outer(self._salt_array, feats) & np.uint64(_MASK)
+        return [int(v) for v in products.min(axis=1).tolist()]
 
     def keys(self, features: Iterable[int]) -> list[int]:
         """One integer per band (tuples of ints hash the same in every process)."""
