@@ -203,17 +203,34 @@ def test_a_killed_writer_leaves_a_named_partial_that_the_next_run_removes(
 # --- item 17: a huge line is refused while it streams past ---------------------------------
 
 
-def _peak_rss_mb(args: list[str], *, stdin: object) -> tuple[int, bytes, float]:
-    """(exit code, stderr, the child's own peak RSS in MB) from wait4."""
+_MEASURED = """
+import atexit, runpy, sys
+REPORT = sys.argv[1]
+def _report():
+    with open("/proc/self/status") as status, open(REPORT, "w") as out:
+        out.write(next(line for line in status if line.startswith("VmHWM:")))
+atexit.register(_report)
+sys.argv = ["whileai", *sys.argv[2:]]
+runpy.run_module("whileai_cli", run_name="__main__")
+"""
+
+
+def _peak_rss_mb(args: list[str], *, stdin: object, tmp_path: Path) -> tuple[int, bytes, float]:
+    """(exit code, stderr, the CLI's own peak RSS in MB). The child reads its VmHWM as it
+    exits: wait4's ru_maxrss keeps the high-water mark of the memory the child was forked
+    from, so late in a long pytest run it reports pytest's size, not the command's."""
+    report = tmp_path / "vmhwm"
+    assert args[:3] == [sys.executable, "-m", "whileai_cli"]
     proc = subprocess.Popen(
-        args, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,  # type: ignore[arg-type]
+        [sys.executable, "-c", _MEASURED, str(report), *args[3:]],
+        stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,  # type: ignore[arg-type]
         env=_env(), cwd=REPO,
     )  # fmt: skip
     assert proc.stderr is not None
     err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, usage.ru_maxrss / 1024
+    proc.wait(timeout=600)
+    kilobytes = int(report.read_text().split()[1])
+    return proc.returncode, err, kilobytes / 1024
 
 
 HUGE = 300 * 1024 * 1024  # over the 256 MiB cap
@@ -235,11 +252,13 @@ def _huge_line_file(tmp_path: Path) -> Path:
 def test_validate_refuses_a_300_mb_line_without_holding_it(tmp_path: Path, via: str) -> None:
     path = _huge_line_file(tmp_path)
     if via == "file":
-        code, err, peak = _peak_rss_mb(_cli("validate", str(path)), stdin=subprocess.DEVNULL)
+        code, err, peak = _peak_rss_mb(
+            _cli("validate", str(path)), stdin=subprocess.DEVNULL, tmp_path=tmp_path
+        )
         where = f"{path}:2"
     else:
         cat = subprocess.Popen(["cat", str(path)], stdout=subprocess.PIPE)
-        code, err, peak = _peak_rss_mb(_cli("validate", "-"), stdin=cat.stdout)
+        code, err, peak = _peak_rss_mb(_cli("validate", "-"), stdin=cat.stdout, tmp_path=tmp_path)
         assert cat.stdout is not None
         cat.stdout.close()
         cat.wait(timeout=60)
