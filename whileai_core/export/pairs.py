@@ -155,7 +155,7 @@ def preference_pairs(
         rep.counters.rows_in += 1
         if is_pair_line(row):  # a pair already made (either shape): reshaped as it is
             try:
-                reshaped = scrub(row, reshape_pair(row, fmt, ctx, rep.roundtrip))
+                reshaped = scrub(reshape_pair(row, fmt, ctx, rep.roundtrip))
             except Refused as refusal:
                 rep.counters.refuse(refusal.reason)
                 continue
