@@ -23,6 +23,12 @@ EXAMPLES: dict[str, str] = {
     "report": "whileai report graded.jsonl --k 8 --json",
     "optimize": "whileai optimize graded.jsonl --mode rl --band 0.3,0.7 -o train.jsonl",
     "export": "whileai export train.jsonl --spec specs/orders --format trl -o sft.jsonl",
+    # Train and serve
+    "train": "whileai train graded.jsonl --method sft --base-model Qwen/Qwen2.5-0.5B-Instruct "
+    "--spec specs/orders --steps 200 --lora-r 16",
+    "reward-model": "whileai reward-model run_0123abcd rows.jsonl -o scored.jsonl",
+    "serve-model": "whileai serve-model run_0123abcd --port 8001",
+    "models": "whileai models --json",
     # What the policy will learn
     "mark": "whileai mark graded.jsonl --trace --kinds deploy=command -o marked.jsonl",
     "scan": "whileai scan graded.jsonl --endorsed tool:lookup_order",
