@@ -53,7 +53,8 @@ def test_grpo_trains_two_steps_on_the_export_with_the_exported_reward(tmp_path: 
     export_environment(read(GRADED), tmp_path / "orders", spec, band=(0.0, 1.0))
     rows_file = tmp_path / "graded.jsonl"
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1",
-           "WHILEAI_ENV_ROWS": str(rows_file), "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+           "WHILEAI_ENV_ROWS": str(rows_file), "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": str(REPO)}  # fmt: skip
     done = subprocess.run(
         [str(python), str(SCRIPT), str(tmp_path), "orders", str(tmp_path / "out")],
         capture_output=True, env=env, timeout=600, cwd=tmp_path,

@@ -129,7 +129,7 @@ def shape_lines(
     mask: str = "all",
     scratch: Path,
     reward: str | None = None,
-    holdout: float = 0.0,
+    holdout: float = 0.2,
 ) -> Shaped:
     """The lines `method`'s trainer reads from `source`."""
     if method == "grpo":
@@ -292,7 +292,10 @@ def holdout_rows_of(env: Path) -> list[Line]:
         else []
     ):
         info = task.get("info") or {}
-        row = {"scenario_id": info.get("task_id"), "prompt": task.get("question")}
+        row = {
+            "scenario_id": info.get("scenario_id") or info.get("task_id"),
+            "prompt": task.get("question"),
+        }
         for key in ("world_state", "faults", "scenario_dimensions", "selection_reason"):
             if info.get(key) is not None:
                 row[key] = info[key]

@@ -67,7 +67,7 @@ def best_threshold(chosen: list[float], rejected: list[float]) -> tuple[float, f
         raise ConfigError("a reward model's threshold needs scored pairs")
     midpoint = (sum(chosen) / len(chosen) + sum(rejected) / len(rejected)) / 2
     values = sorted({*chosen, *rejected})
-    cuts = [midpoint] + [(a + b) / 2 for a, b in pairwise(values)]
+    cuts = [midpoint, values[0], values[-1] + 1e-6, *((a + b) / 2 for a, b in pairwise(values))]
 
     def right(t: float) -> float:
         return sum((c >= t) + (r < t) for c, r in zip(chosen, rejected, strict=True)) / (
