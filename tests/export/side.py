@@ -56,3 +56,15 @@ def fresh_env_python() -> Path:
     if not (ENV_FRESH / ".installed").is_file() or not python.exists():
         pytest.skip(f"the fresh-venv environment is not built: {BUILD_FRESH}")
     return python
+
+
+TRAIN = REPO / "side" / "train"
+BUILD_TRAIN = "run `make side/train/.installed` (make test builds it)"
+
+
+def train_python() -> Path:
+    """The interpreter of the venv with the `train` extra (TRL, PEFT, torch), or skip."""
+    python = TRAIN / "venv" / "bin" / "python"
+    if not (TRAIN / ".installed").is_file() or not python.exists():
+        pytest.skip(f"the training side environment is not built: {BUILD_TRAIN}")
+    return python

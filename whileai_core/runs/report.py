@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 # Summary keys shown elsewhere in the text (or too large for a line).
-_SHOWN = {"delta", "holdout", "holdoutPassBefore", "holdoutPassAfter", "holdoutLossBefore",
-          "holdoutLossAfter"}  # fmt: skip
+_SHOWN = {"delta", "holdout", "alarms", "holdoutPassBefore", "holdoutPassAfter",
+          "holdoutLossBefore", "holdoutLossAfter"}  # fmt: skip
 
 
 def _num(value: Any) -> str:
@@ -106,7 +106,11 @@ def run_lines(run: Mapping[str, Any]) -> list[str]:
     if run.get("adapter"):
         lines.append(f"  adapter: {run['adapter']}")
     if run.get("error"):
-        lines.append(f"  error: {run['error']}")
+        label = "stopped" if run.get("status") == "stopped" else "error"
+        lines.append(f"  {label}: {run['error']}")
+    alarms = (run.get("summary") or {}).get("alarms")
+    if isinstance(alarms, Mapping):
+        lines.extend(f"  alarm {line}" for line in alarms.values())
     delta = (run.get("summary") or {}).get("delta")
     if isinstance(delta, Mapping):
         lines.extend("  " + line for line in delta_lines(delta))

@@ -79,7 +79,8 @@ def train(
         )
         for warning in shaped.warnings:
             say(f"whileai: {warning}")
-        if holdout is None and shaped.environment is not None and spec is not None:
+        none = opts.holdout in ("none", "")
+        if holdout is None and not none and shaped.environment is not None and spec:
             holdout = _environment_holdout(shaped.environment, Path(tmp))
         run = _open_run(opts, source, shaped, store)
         say(
