@@ -49,10 +49,11 @@ def side_run(
 
 
 def side_cli(
-    *args: str, timeout: float = 300, cwd: Path | None = None
+    *args: str, timeout: float = 300, cwd: Path | None = None, home: Path | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    """`whileai ARGS...` in the training venv."""
-    return side_run("-m", "whileai_cli", *args, timeout=timeout, cwd=cwd)
+    """`whileai ARGS...` in the training venv (under `home` as WHILEAI_HOME when given)."""
+    env = {"WHILEAI_HOME": str(home), "HOME": str(home)} if home else None
+    return side_run("-m", "whileai_cli", *args, timeout=timeout, cwd=cwd, env=env)
 
 
 def ok(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[bytes]:
@@ -60,23 +61,27 @@ def ok(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[
     return done
 
 
-def build_tiny(out: Path, *sources: Path) -> Path:
+def build_tiny(out: Path, *sources: Path, hidden: int = 32) -> Path:
     """The tiny test model, its tokenizer trained on `sources`' text."""
-    ok(
-        side_run(
-            "-m",
-            "whileai_core.testing.tinymodel",
-            str(out),
-            *map(str, sources),
-            env={"WHILEAI_HOME": str(out.parent)},
-        )
-    )
+    args = ["-m", "whileai_core.testing.tinymodel", str(out), *map(str, sources)]
+    ok(side_run(*args, "--hidden", str(hidden), env={"WHILEAI_HOME": str(out.parent)}))
     return out
 
 
-def train(*args: str, timeout: float = 300) -> dict[str, Any]:
+def openers(rows: Path, n: int) -> list[str]:
+    """The first `n` distinct opening asks of `rows`."""
+    found: list[str] = []
+    for line in rows.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        ask = next(m["content"] for m in row["messages"] if m["role"] == "user")
+        if ask not in found:
+            found.append(ask)
+    return found[:n]
+
+
+def train(*args: str, timeout: float = 300, home: Path | None = None) -> dict[str, Any]:
     """`whileai train ... --json`: the finished run's record."""
-    done = ok(side_cli("train", *args, "--json", timeout=timeout))
+    done = ok(side_cli("train", *args, "--json", timeout=timeout, home=home))
     record: dict[str, Any] = json.loads(done.stdout)
     return record
 

@@ -1,6 +1,6 @@
 """A tiny chat model built from nothing downloaded, for tests and benchmarks that train.
 
-    python -m whileai_core.testing.tinymodel OUT_DIR rows.jsonl [more.jsonl ...]
+    python -m whileai_core.testing.tinymodel OUT_DIR rows.jsonl [more.jsonl ...] [--hidden 64]
 
 writes a model folder `from_pretrained` loads (and `whileai train --base-model OUT_DIR`
 takes): a byte-level BPE tokenizer trained on the given files' own text, and a randomly
@@ -18,6 +18,7 @@ them until a function is called.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -58,16 +59,22 @@ def texts_of(value: Any) -> Iterator[str]:
 
 
 def file_texts(paths: Iterable[str | Path]) -> list[str]:
-    """The strings of every JSONL line of `paths`."""
+    """The strings of every JSONL line of `paths` (a `.json` file is one value), and each
+    JSON value whole as text too, so the merges cover JSON as a chat template writes it
+    (tool schemas, arguments)."""
     out: list[str] = []
     for path in paths:
-        for line in Path(path).read_bytes().splitlines():
+        raw = Path(path).read_bytes()
+        values = [raw] if str(path).endswith(".json") else raw.splitlines()
+        for line in values:
             if line.strip():
-                out.extend(texts_of(orjson.loads(line)))
+                value = orjson.loads(line)
+                out.extend(texts_of(value))
+                out.append(json.dumps(value))
     return out
 
 
-def tokenizer_for(texts: list[str], *, vocab_size: int = 2048) -> Any:
+def tokenizer_for(texts: list[str], *, vocab_size: int = 4096) -> Any:
     """A byte-level BPE tokenizer trained on `texts`, with Qwen's special tokens and
     Qwen2.5's chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -85,14 +92,29 @@ def tokenizer_for(texts: list[str], *, vocab_size: int = 2048) -> Any:
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw, eos_token=IM_END, pad_token=PAD, padding_side="right"
     )
+    # Qwen's tokenizer has its tool-call tags as added (not special) tokens: one token
+    # each, and kept by decode(skip_special_tokens=True), where the tool-call reader finds them.
+    tokenizer.add_tokens(["<tool_call>", "</tool_call>"])
     tokenizer.chat_template = qwen25_template()
     return tokenizer
 
 
 def tiny_model(
-    tokenizer: Any, *, hidden: int = 32, layers: int = 2, heads: int = 4, seed: int = 0
+    tokenizer: Any,
+    *,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 4,
+    seed: int = 0,
+    init_range: float = 0.3,
 ) -> Any:
-    """A randomly initialised Qwen2ForCausalLM sized for `tokenizer`, seeded."""
+    """A randomly initialised Qwen2ForCausalLM sized for `tokenizer`, seeded.
+
+    `init_range` is the weights' initial standard deviation. A real model's 0.02 leaves a
+    hidden size of 32 with logits within a fraction of a nat of uniform, and LoRA (which
+    never trains the tied embeddings that are also the output layer) can then barely
+    move them: a test that needs the model to learn something in a few dozen steps would
+    wait for ever. At 0.3 the output layer has room, as a trained model's does."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -109,6 +131,7 @@ def tiny_model(
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
         tie_word_embeddings=True,
+        initializer_range=init_range,
     )
     model = Qwen2ForCausalLM(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
@@ -127,10 +150,17 @@ def build(out: str | Path, texts: list[str], **model_options: Any) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 2:
-        raise SystemExit("usage: python -m whileai_core.testing.tinymodel OUT_DIR FILE.jsonl ...")
-    print(build(args[0], file_texts(args[1:])))
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m whileai_core.testing.tinymodel")
+    parser.add_argument("out")
+    parser.add_argument("files", nargs="+", help="JSONL (or .json) files whose text it learns")
+    parser.add_argument("--hidden", type=int, default=32)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    texts = file_texts(args.files)
+    print(build(args.out, texts, hidden=args.hidden, layers=args.layers, seed=args.seed))
 
 
 if __name__ == "__main__":

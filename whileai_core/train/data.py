@@ -226,28 +226,33 @@ def _grpo(
 ) -> Shaped:
     env = source.environment
     report: dict[str, Any] = {}
-    if env is None:
+    if env is not None:
+        lines = read_jsonl(env / "data" / "grpo" / "train.jsonl")
+    else:
         assert source.path is not None
         lines = read_jsonl(source.path)
-        if lines and not is_row(lines[0]) and all(set(GRPO_COLUMNS) <= set(x) for x in lines):
-            env = _environment_of(source.path)
-        elif spec is None:
-            raise ConfigError(
-                f"{source.label}: GRPO from rows needs --spec (the world and reward the "
-                "environment export builds)"
-            )
-        else:
+        if lines and is_row(lines[0]):
+            if spec is None:
+                raise ConfigError(
+                    f"{source.label}: GRPO from rows needs --spec (the world and reward the "
+                    "environment export builds)"
+                )
             from ..export.environment import export_environment
 
             env = scratch / "environment" / "whileai_train_env"
             exported = export_environment(lines, env, spec, band=(0.0, 1.0), holdout=holdout)
-            report = exported.as_dict() if hasattr(exported, "as_dict") else {}
-    lines = read_jsonl(env / "data" / "grpo" / "train.jsonl") if env else []
+            report = exported.as_dict()
+            lines = read_jsonl(env / "data" / "grpo" / "train.jsonl")
+        else:  # prompt-only lines: an environment's data/grpo file, or the user's own
+            bad = next((i for i, x in enumerate(lines, 1) if "prompt" not in x), None)
+            if bad is not None:
+                raise ConfigError(f"{source.label}:{bad}: a GRPO line needs its `prompt`")
+            env = _environment_of(source.path)
     if not lines:
         raise ConfigError(f"{source.label}: no GRPO prompt to train on")
     fn = load_reward(reward, env)
     return Shaped(
-        [_columns(x, GRPO_COLUMNS) for x in lines],
+        [x if env is None else _columns(x, GRPO_COLUMNS) for x in lines],
         "trl prompt-only (GRPO)",
         report,
         reward=fn,
