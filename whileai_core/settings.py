@@ -43,6 +43,28 @@ def legacy_home() -> Path:
     return Path(os.environ.get(LEGACY_PREFIX + "HOME") or Path.home() / ".zeroproof").expanduser()
 
 
+RUN_STALE_SECONDS = 120.0
+RUN_CRASHED_SECONDS = 900.0
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def run_heartbeat_limits() -> tuple[float, float]:
+    """(stale, crashed): seconds without a word from a running run's trainer after which
+    it reads as stale, then as crashed (WHILEAI_RUN_STALE_SECONDS, WHILEAI_RUN_CRASHED_SECONDS;
+    a value that is not a positive number keeps the default)."""
+    stale = _seconds("WHILEAI_RUN_STALE_SECONDS", RUN_STALE_SECONDS)
+    crashed = _seconds("WHILEAI_RUN_CRASHED_SECONDS", RUN_CRASHED_SECONDS)
+    return stale, max(stale, crashed)
+
+
 def debug_enabled() -> bool:
     return os.environ.get("WHILEAI_DEBUG", "").lower() in ("1", "true", "yes", "on")
 
@@ -76,6 +98,10 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WHILEAI_TOP_P", "the server's", "Nucleus sampling of model calls."),
     Variable("WHILEAI_ENV_ROWS", "unset",
              "An exported RL environment appends every graded rollout to this file as a row."),
+    Variable("WHILEAI_RUN_STALE_SECONDS", "120",
+             "A running run silent this long (no point, no heartbeat) reads as stale."),
+    Variable("WHILEAI_RUN_CRASHED_SECONDS", "900",
+             "A running run silent this long reads as crashed."),
     Variable("WHILEAI_FORWARDED_ALLOW_IPS", "unset: no proxy is believed",
              "The proxies whose X-Forwarded-For `whileai serve` believes"
              " (also --forwarded-allow-ips)."),

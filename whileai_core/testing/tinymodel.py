@@ -19,7 +19,6 @@ them until a function is called.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
