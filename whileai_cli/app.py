@@ -62,6 +62,8 @@ COMMANDS: dict[str, Command] = {
         "List the models `serve-model` is serving on this machine, with their URLs."),
     "mark": Command("mark", "mark", _LEARN,
         "Stamp behaviour markers: style, trajectory flags, argument grounding, spec traits."),
+    "rank": Command("mark", "rank", _LEARN,
+        "Add quality (0-1, the mean of mark's behaviour markers) to every row; reward unchanged."),
     "scan": Command("scan", "scan", _LEARN,
         "Hack scan: reward vs every candidate feature within ask, against a shuffled noise floor."),
     "audit": Command("audit", "audit", _LEARN,

@@ -31,6 +31,7 @@ EXAMPLES: dict[str, str] = {
     "models": "whileai models --json",
     # What the policy will learn
     "mark": "whileai mark graded.jsonl --trace --kinds deploy=command -o marked.jsonl",
+    "rank": "whileai rank graded.jsonl --sort -o ranked.jsonl",
     "scan": "whileai scan graded.jsonl --endorsed tool:lookup_order",
     "audit": "whileai audit refusals graded.jsonl --json",
     "curriculum": "whileai curriculum graded.jsonl --retire-solved -o trainable.jsonl",

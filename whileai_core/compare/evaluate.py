@@ -126,6 +126,7 @@ def evaluate_files(
     on_row: Callable[[int], None] | None = None,
     shard: Shard | None = None,
     stage: Callable[..., GradeResult] = grade_files,
+    advisor: Judge | None = None,
 ) -> EvalResult:
     """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`
     (only the rows `shard` owns, when given). `stage` grades: `grade_files` in this process,
@@ -147,6 +148,7 @@ def evaluate_files(
             shard=shard,
             prepare=stamp,
             on_graded=traces,
+            **({"advisor": advisor} if advisor is not None else {}),
         )
         ok = True
     finally:

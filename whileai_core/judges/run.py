@@ -62,13 +62,15 @@ def grade_files(
     on_graded: Callable[[dict[str, Any]], None] | None = None,
     shard: Shard | None = None,
     sink: Callable[[dict[str, Any]], None] | None = None,
+    advisor: Judge | None = None,
 ) -> GradeResult:
     """Grade every row of `inputs` into `output` (stdout when None), streaming.
 
     `prepare` rewrites each row before it is judged (evaluate stamps its lineage there);
     `on_graded` sees each graded row after it is written (evaluate's failed traces);
     `shard` keeps only the rows whose task that shard owns (stamped with it); `sink`, when
-    given, receives each graded row instead of `output` (a Ray worker hands them back)."""
+    given, receives each graded row instead of `output` (a Ray worker hands them back);
+    `advisor` adds its verdict beside the judge's (`advisory.advise`: `llm_reward`)."""
     stats = ReadStats()
     report = PassReport(k=k, seed=seed)
     rows: Iterable[dict[str, Any]] = read_rows(inputs, on_error=on_error, stats=stats)
@@ -81,7 +83,12 @@ def grade_files(
     tally = GradeTally(report, on_graded=on_graded, on_row=on_row)
     with contextlib.ExitStack() as stack:
         write = sink or stack.enter_context(RowWriter(output)).write
-        for graded in grade_rows(rows, judge, concurrency=concurrency, timeout=timeout):
+        graded_rows = grade_rows(rows, judge, concurrency=concurrency, timeout=timeout)
+        if advisor is not None:
+            from .advisory import advise
+
+            graded_rows = advise(graded_rows, advisor, concurrency=concurrency, timeout=timeout)
+        for graded in graded_rows:
             write(graded)
             tally.add(graded)
     return tally.result(judge, stats)

@@ -16,6 +16,15 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def shown_status(run: Mapping[str, Any]) -> str:
+    """The status a reader should see: a running run whose trainer went quiet reads as
+    `stale`, then `crashed` (the store's heartbeat reading), never `running` for ever."""
+    liveness = run.get("liveness")
+    if run.get("status") == "running" and liveness in ("stale", "crashed"):
+        return str(liveness)
+    return str(run.get("status"))
+
+
 def progress(run: Mapping[str, Any]) -> str:
     total = run.get("totalSteps")
     return f"step {run.get('step', 0)}" + (f"/{total}" if total else "")
@@ -38,7 +47,7 @@ def table(runs: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]
         [
             str(r["runId"]),
             str(r["name"]),
-            str(r["status"]),
+            shown_status(r),
             progress(r),
             str(r.get("points", 0)),
             holdout_text(r.get("holdout")),
@@ -79,7 +88,7 @@ def delta_lines(report: Mapping[str, Any]) -> list[str]:
 
 def run_lines(run: Mapping[str, Any]) -> list[str]:
     """`whileai runs show`: what the run is, how far it got, the curves, the word."""
-    lines = [f"{run['runId']} {run['name']}: {run['status']}, {progress(run)}, "
+    lines = [f"{run['runId']} {run['name']}: {shown_status(run)}, {progress(run)}, "
              f"{run.get('points', 0)} points"]  # fmt: skip
     about = [
         f"{label} {run[key]}"
