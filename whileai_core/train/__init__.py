@@ -10,6 +10,7 @@ only inside a run; this package and everything it names import without it.
     run.py       `train()`: the store run from first line to adapter
     alarms.py    the four hack alarms over the monitor's looks, no torch
     monitor.py   HackMonitor, the TrainerCallback that looks
+    adapters.py  where a run's adapter is, and what `whileai-run.json` says it is
     rm.py        the trained reward model as a judge (`rm:RUN`)
     serve.py     a model behind an OpenAI-compatible /v1/chat/completions
     served.py    which models `serve-model` is serving on this machine
