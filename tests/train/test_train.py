@@ -10,41 +10,27 @@ import json
 from pathlib import Path
 
 from ..helpers import run_cli
-from .side import HOLDOUT_ROWS, ROWS, SPEC, side_cli, train, write_jsonl
+from .side import ROWS, SPEC, side_cli, train, write_jsonl
 
 FAST = ("--max-length", "2048", "--max-completion-length", "16", "--seed", "3")
-
-
-def _holdout(tmp_path: Path, n: int = 2) -> Path:
-    lines = HOLDOUT_ROWS.read_text(encoding="utf-8").splitlines()[:n]
-    return write_jsonl(tmp_path / "holdout.jsonl", [json.loads(x) for x in lines])
 
 
 def _metrics(record: dict) -> set[str]:
     return {k for point in record["series"] for k in point if k not in ("step", "ts")}
 
 
-def test_sft_from_rows_is_a_store_run_with_points_knobs_adapter_and_holdout(
-    tiny: Path, tmp_path: Path
+def test_sft_on_a_stored_dataset_is_a_run_with_points_knobs_adapter_and_its_holdout(
+    tiny: Path,
 ) -> None:
-    record = train(
-        str(ROWS),
-        "--method",
-        "sft",
-        "--base-model",
-        str(tiny),
-        "--spec",
-        str(SPEC),
-        "--steps",
-        "2",
-        "--lora-r",
-        "4",
-        "--learning-rate",
-        "0.001",
-        "--holdout",
-        str(_holdout(tmp_path)),
-        *FAST,
-    )
+    pushed = run_cli("push", str(ROWS), "--name", "orders-sft", "--mode", "sft",
+                     "--holdout", "0.1", "--no-gate", "--json")  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr.decode()
+    made = json.loads(pushed.stdout)
+    dataset, held = made["train"]["datasetId"], made["holdout"]
+    # No --holdout: the dataset's holdout sibling (push --holdout) is played.
+    record = train(dataset, "--method", "sft", "--base-model", str(tiny), "--spec", str(SPEC),
+                   "--steps", "2", "--lora-r", "4", "--learning-rate", "0.001", *FAST)  # fmt: skip
+    assert record["datasetId"] == dataset
     assert record["status"] == "done" and record["step"] == 2 and record["totalSteps"] == 2
     assert record["trainer"] == "trl SFTTrainer" and record["baseModel"] == str(tiny)
     assert {"loss", "lr", "grad_norm"} <= _metrics(record)
@@ -59,7 +45,10 @@ def test_sft_from_rows_is_a_store_run_with_points_knobs_adapter_and_holdout(
     # The holdout's two tasks, played by the base and by the trained policy, same judge.
     summary = record["summary"]
     assert 0 <= summary["holdoutPassBefore"] <= 1 and 0 <= summary["holdoutPassAfter"] <= 1
-    assert summary["holdout_rows"]["before"] == summary["holdout_rows"]["after"] == 2
+    tasks = {
+        json.loads(x)["scenario_id"] for x in run_cli("pull", held["datasetId"]).stdout.splitlines()
+    }
+    assert summary["holdout_rows"]["before"] == summary["holdout_rows"]["after"] == len(tasks)
     assert "pass_at_1" in summary["delta"]["metrics"]
     assert record["holdout"]["word"]
     # The run reads back like any other run on the store.
