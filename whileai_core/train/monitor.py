@@ -52,10 +52,13 @@ def completion_row(
     messages = (
         list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
     )
-    steps = [
-        {"tool": c["function"]["name"], "arguments": c["function"]["arguments"]}
-        for c in reply.get("tool_calls") or []
-    ]
+    from ..models.agent import parse_arguments
+
+    steps = []
+    for call in reply.get("tool_calls") or []:
+        arguments, error = parse_arguments(call["function"]["arguments"])
+        step = {"tool": call["function"]["name"], "arguments": arguments or {}}
+        steps.append({**step, "error": error} if error else step)
     return {
         "scenario_id": key,
         "prompt": _user_text(prompt),
