@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from whileai_core.runs.report import holdout_text, progress
+from whileai_core.runs.report import holdout_text, progress, shown_status
 
 from .html import chart, e, facts, link, number, percent, table
 
@@ -72,15 +72,6 @@ def run_charts(series: list[Mapping[str, Any]]) -> list[tuple[str, str, dict[str
     return [
         (cid, title, _line(series, ms, y)) for cid, title, ms, y in chart_groups(_names(series))
     ]
-
-
-def shown_status(run: Mapping[str, Any]) -> str:
-    """The status a reader should see: a running run whose trainer went quiet reads as
-    `stale`, then `crashed` (the store's heartbeat reading), never `running` for ever."""
-    liveness = run.get("liveness")
-    if run.get("status") == "running" and liveness in ("stale", "crashed"):
-        return str(liveness)
-    return str(run.get("status"))
 
 
 def is_live(run: Mapping[str, Any]) -> bool:
