@@ -118,3 +118,30 @@ def test_train_without_the_extra_says_how_to_install_it(tmp_path: Path) -> None:
     done = run_cli("train", str(rows), "--method", "sft", "--base-model", "m")
     assert done.returncode == 1
     assert b"needs the train extra" in done.stderr and b"whileai-toolkit[train]" in done.stderr
+
+
+def test_sources_are_shaped_by_the_exporters_and_bad_lines_named(tmp_path: Path) -> None:
+    from whileai_core.spec import load_spec
+    from whileai_core.train.data import Source, shape_lines
+
+    from ..helpers import REPO
+
+    rows = REPO / "tests" / "golden" / "grade" / "orders-rl.jsonl"
+    spec = load_spec(REPO / "specs" / "orders")
+    sft = shape_lines("sft", Source("rows", path=rows), spec=spec, scratch=tmp_path)
+    assert sft.shape == "trl messages (needs assistant_only_loss=True)"
+    assert all(set(line) <= {"messages", "tools"} for line in sft.lines)
+    assert all("privileged" not in json.dumps(line) for line in sft.lines)
+    pairs = shape_lines("rm", Source("rows", path=rows), scratch=tmp_path)
+    assert pairs.lines and all({"prompt", "chosen", "rejected"} <= set(x) for x in pairs.lines)
+    grpo = shape_lines("grpo", Source("rows", path=rows), spec=spec, scratch=tmp_path)
+    assert grpo.environment is not None and callable(grpo.reward)
+    assert all(set(x) == {"prompt", "task_id", "world", "tools"} for x in grpo.lines)
+    with pytest.raises(ConfigError, match="needs --spec"):
+        shape_lines("grpo", Source("rows", path=rows), scratch=tmp_path / "b")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n{"text": "no"}\n')
+    with pytest.raises(ConfigError, match=r"bad:2: not an SFT line"):
+        shape_lines("sft", Source("bad", path=bad), scratch=tmp_path)
+    with pytest.raises(ConfigError, match=r"bad:1: not a preference pair"):
+        shape_lines("dpo", Source("bad", path=bad), scratch=tmp_path)

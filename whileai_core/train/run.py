@@ -74,6 +74,9 @@ def train(
     with tempfile.TemporaryDirectory(prefix="whileai-train-") as tmp:
         source = resolve_source(opts.source, _store_opener(store), Path(tmp) / "source")
         holdout = _holdout_ref(opts, source, spec)
+        if holdout is None and spec is None and source.holdout_dataset:
+            say(f"whileai: not playing the holdout {source.holdout_dataset}: its tasks are "
+                "played in the spec's world; give --spec")  # fmt: skip
         shaped = shape_lines(
             opts.method, source, spec=spec, mask=opts.mask, scratch=Path(tmp), reward=opts.reward
         )
