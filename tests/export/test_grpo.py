@@ -39,7 +39,7 @@ def test_the_grpo_file_is_trls_conversational_prompt_only_shape(tmp_path: Path) 
 
 
 def test_grpo_trains_two_steps_on_the_export_with_the_exported_reward(tmp_path: Path) -> None:
-    python = train_python()
+    python = train_python(peft=False)
     spec = load_spec(REPO / "specs" / "orders")
     export_environment(read(GRADED), tmp_path / "orders", spec, band=(0.0, 1.0))
     rows_file = tmp_path / "graded.jsonl"
