@@ -35,6 +35,7 @@ class Command(NamedTuple):
 _MAKE, _ROWS, _PLATFORM, _ACCOUNT = "Make data", "Rows and specs", "Platform", "Account and server"
 _LEARN = "What the policy will learn"
 _MEASURE = "Measure"
+_TRAIN = "Train and serve"
 _TRUST = "Trust the numbers"
 COMMANDS: dict[str, Command] = {
     "simulate": Command("simulate", "simulate", _MAKE,
@@ -53,8 +54,18 @@ COMMANDS: dict[str, Command] = {
         "Select training rows: RL groups in the difficulty band, or SFT rejection sampling."),
     "export": Command("export", "export_app", _MAKE,
         "Write training files (sft, pairs: openai or trl shape), a Hub folder or an RL env."),
+    "train": Command("train", "train", _TRAIN,
+        "Train a LoRA adapter with TRL (sft, dpo, grpo, rm) as a store run; holdout before/after."),
+    "reward-model": Command("train", "reward_model", _TRAIN,
+        "Grade rows with a trained reward model: reward 0/1 against its threshold, rm_score kept."),
+    "serve-model": Command("train", "serve_model", _TRAIN,
+        "Serve a run's adapter at an OpenAI-compatible /v1/chat/completions (tool calls too)."),
+    "models": Command("train", "models", _TRAIN,
+        "List the models `serve-model` is serving on this machine, with their URLs."),
     "mark": Command("mark", "mark", _LEARN,
         "Stamp behaviour markers: style, trajectory flags, argument grounding, spec traits."),
+    "rank": Command("mark", "rank", _LEARN,
+        "Add quality (0-1, the mean of mark's behaviour markers) to every row; reward unchanged."),
     "scan": Command("scan", "scan", _LEARN,
         "Hack scan: reward vs every candidate feature within ask, against a shuffled noise floor."),
     "audit": Command("audit", "audit", _LEARN,

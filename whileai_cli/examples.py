@@ -30,8 +30,15 @@ EXAMPLES: dict[str, str] = {
     "-o hub/orders-sft",
     "export env": "whileai export env graded.jsonl --spec specs/orders --band 0.2,0.8 "
     "-o envs/orders",
+    # Train and serve
+    "train": "whileai train graded.jsonl --method sft --base-model Qwen/Qwen2.5-0.5B-Instruct "
+    "--spec specs/orders --steps 200 --lora-r 16",
+    "reward-model": "whileai reward-model run_0123abcd rows.jsonl -o scored.jsonl",
+    "serve-model": "whileai serve-model run_0123abcd --port 8001",
+    "models": "whileai models --json",
     # What the policy will learn
     "mark": "whileai mark graded.jsonl --trace --kinds deploy=command -o marked.jsonl",
+    "rank": "whileai rank graded.jsonl --sort -o ranked.jsonl",
     "scan": "whileai scan graded.jsonl --endorsed tool:lookup_order",
     "audit": "whileai audit refusals graded.jsonl --json",
     "curriculum": "whileai curriculum graded.jsonl --retire-solved -o trainable.jsonl",

@@ -17,6 +17,8 @@ swallow anything else.
     │                             (defined with its report, in select/gate.py)
     ├── HackScanRefusal           push --strict-hacks and a reward the hack scan calls a
     │                             reward hack (.scan; defined in store/push.py)
+    ├── TrainingFailed            a `whileai train` run failed; it is on the store as
+    │                             `failed` with the error (.run_id; defined in train/run.py)
     ├── ModelStopped              a model endpoint stopped the run
     │   ├── AllowanceExhausted    429 for good, or the quota is spent (.endpoint, .reason)
     │   ├── EndpointRefused       401/403/404: wrong for every call (.endpoint, .status)

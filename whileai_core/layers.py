@@ -25,7 +25,7 @@ shrinks (an entry that no longer occurs fails the test too).
     stages       what runs over rows after simulate: compare, select, export, policy,
                  trust
     platform     the store and its operations (push, cut, profile), run handles
-    front door   `api` (the library's one-call stages and `plan_run`), `testing`
+    front door   `api` (the library's one-call stages and `plan_run`), `testing`, `train`
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("traces", frozenset({"traces"})),
     ("stages", frozenset({"compare", "select", "export", "policy", "trust"})),
     ("platform", frozenset({"store", "runs"})),
-    ("front door", frozenset({"api", "testing"})),
+    # Training over the stages' outputs (TRL, PEFT as an optional extra): it plays the
+    # holdout through the front door's `plan_run`, like any caller of the library.
+    ("front door", frozenset({"api", "testing", "train"})),
 )  # fmt: skip
 
 # Module-level imports that still go up: (importer, imported) -> what removes it.
@@ -68,4 +70,7 @@ LAZY_UPWARD: dict[tuple[str, str], str] = {
     ("whileai_core.traces.load", "whileai_core.store"): _PLATFORM_SOURCE,
     ("whileai_core.traces.load", "whileai_core.store.cut"): _PLATFORM_SOURCE,
     ("whileai_core.traces.load", "whileai_core.store.source"): _PLATFORM_SOURCE,
+    ("whileai_core.judges.registry", "whileai_core.train.rm"):
+        "the rm:RUN judge is a trained reward model: torch and the run's adapter load only "
+        "when a user names one",
 }

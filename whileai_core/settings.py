@@ -96,6 +96,28 @@ def writer_timeout(flag: float | None = None) -> float:
     return value
 
 
+RUN_STALE_SECONDS = 120.0
+RUN_CRASHED_SECONDS = 900.0
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def run_heartbeat_limits() -> tuple[float, float]:
+    """(stale, crashed): seconds without a word from a running run's trainer after which
+    it reads as stale, then as crashed (WHILEAI_RUN_STALE_SECONDS, WHILEAI_RUN_CRASHED_SECONDS;
+    a value that is not a positive number keeps the default)."""
+    stale = _seconds("WHILEAI_RUN_STALE_SECONDS", RUN_STALE_SECONDS)
+    crashed = _seconds("WHILEAI_RUN_CRASHED_SECONDS", RUN_CRASHED_SECONDS)
+    return stale, max(stale, crashed)
+
+
 def debug_enabled() -> bool:
     return (read("WHILEAI_DEBUG") or "").lower() in ("1", "true", "yes", "on")
 
@@ -159,8 +181,16 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("WHILEAI_FORWARDED_ALLOW_IPS", "unset: no proxy is believed",
              "The reverse proxies whose X-Forwarded-For `whileai serve` believes "
              "(comma-separated addresses, or *); --forwarded-allow-ips wins."),
+    Variable("WHILEAI_WRITER_MAX_TOKENS", "400",
+             "Token cap on one completion of a model writer (--writer-max-tokens wins)."),
+    Variable("WHILEAI_WRITER_TIMEOUT", "60",
+             "Seconds a model writer's call waits for its reply (--writer-timeout wins)."),
     Variable("WHILEAI_ENV_ROWS", "unset",
              "An exported RL environment appends every graded rollout to this file as a row."),
+    Variable("WHILEAI_RUN_STALE_SECONDS", "120",
+             "A running run silent this long (no point, no heartbeat) reads as stale."),
+    Variable("WHILEAI_RUN_CRASHED_SECONDS", "900",
+             "A running run silent this long reads as crashed."),
     Variable("ZEROPROOF_HOME", "~/.zeroproof",
              "The original SDK's folder; only its saved credentials are read."),
     Variable("ZEROPROOF_API_URL", "unset", "Read after WHILEAI_API_URL (the SDK's old name)."),

@@ -61,6 +61,7 @@ class StoreRoutes:
             ("/v1/traces", self.ingest, ["POST"]),
             ("/v1/logs", self.ingest_logs, ["POST"]),
             ("/traces", self.list_traces, ["GET"]),
+            ("/traces/{id}", self.get_trace, ["GET"]),
             ("/traces/{id}", self.delete_trace, ["DELETE"]),
             ("/traces/{id}/score", self.score, ["POST"]),
         ]
@@ -278,6 +279,11 @@ class StoreRoutes:
         since = since_param(request)
         async with self.s.store(request) as store:
             result = await self.s.thread(store.list_traces, agent, page, since, limit)
+        return JSONResponse(result)
+
+    async def get_trace(self, request: Request) -> Response:
+        async with self.s.store(request) as store:
+            result = await self.s.thread(store.get_trace, request.path_params["id"])
         return JSONResponse(result)
 
     async def delete_trace(self, request: Request) -> Response:

@@ -8,6 +8,8 @@ bare `pytest` run), they skip and say how to build it.
 
 from __future__ import annotations
 
+import functools
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,31 @@ def fresh_env_python() -> Path:
     if not (ENV_FRESH / ".installed").is_file() or not python.exists():
         pytest.skip(f"the fresh-venv environment is not built: {BUILD_FRESH}")
     return python
+
+
+TRAIN = REPO / "side" / "train"
+BUILD_TRAIN = "run `make side/train/.installed` (make test builds it)"
+
+
+def train_python(*, peft: bool = True) -> Path:
+    """The interpreter of the venv with the `train` extra (TRL, PEFT, torch), or skip;
+    `peft=False` for a test that trains without LoRA (a venv built before PEFT joined the
+    extra still serves it)."""
+    python = TRAIN / "venv" / "bin" / "python"
+    if not (TRAIN / ".installed").is_file() or not python.exists():
+        pytest.skip(f"the training side environment is not built: {BUILD_TRAIN}")
+    missing = _missing(str(python), peft)
+    if missing:
+        pytest.skip(f"the training side environment lacks {missing} (built before the train "
+                    f"extra named it): {BUILD_TRAIN}")  # fmt: skip
+    return python
+
+
+@functools.cache
+def _missing(python: str, peft: bool) -> str:
+    """The first module of the train extra the venv cannot find ('' when none)."""
+    names = ("torch", "transformers", "trl", "datasets", *(("peft",) if peft else ()))
+    probe = ("import importlib.util as u\n"
+             f"print(next((m for m in {names!r} if u.find_spec(m) is None), ''))")  # fmt: skip
+    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=120)
+    return done.stdout.strip()

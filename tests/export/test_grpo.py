@@ -10,24 +10,15 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from whileai_core.export import export_environment
 from whileai_core.spec import load_spec
 
 from ..helpers import REPO, run_cli
 from .rows import read
+from .side import train_python
 from .test_verifiers_env import GRADED
 
-TRAIN = REPO / "side" / "train"
 SCRIPT = Path(__file__).with_name("grpo_train.py")
-
-
-def _train_python() -> Path:
-    python = TRAIN / "venv" / "bin" / "python"
-    if not (TRAIN / ".installed").is_file() or not python.exists():
-        pytest.skip("the training side environment is not built: run `make side/train/.installed`")
-    return python
 
 
 def test_the_grpo_file_is_trls_conversational_prompt_only_shape(tmp_path: Path) -> None:
@@ -48,12 +39,13 @@ def test_the_grpo_file_is_trls_conversational_prompt_only_shape(tmp_path: Path) 
 
 
 def test_grpo_trains_two_steps_on_the_export_with_the_exported_reward(tmp_path: Path) -> None:
-    python = _train_python()
+    python = train_python(peft=False)
     spec = load_spec(REPO / "specs" / "orders")
     export_environment(read(GRADED), tmp_path / "orders", spec, band=(0.0, 1.0))
     rows_file = tmp_path / "graded.jsonl"
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1",
-           "WHILEAI_ENV_ROWS": str(rows_file), "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+           "WHILEAI_ENV_ROWS": str(rows_file), "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": str(REPO)}  # fmt: skip
     done = subprocess.run(
         [str(python), str(SCRIPT), str(tmp_path), "orders", str(tmp_path / "out")],
         capture_output=True, env=env, timeout=600, cwd=tmp_path,

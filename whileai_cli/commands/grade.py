@@ -59,8 +59,18 @@ def grade(
             envvar="WHILEAI_JUDGE",
             help="exact-match, numeric(tolerance=0.01), all:a,b, weighted:a=0.7,b=0.3, "
             "code-exec, conduct, checklist, openai:MODEL, vllm:MODEL@URL, a URL, "
-            "module:function, path.py:function or cmd:COMMAND. "
-            "Default: conduct × checklist.",
+            "module:function, path.py:function, cmd:COMMAND or rm:RUN (a trained reward "
+            "model). Default: conduct × checklist.",
+        ),
+    ] = None,
+    llm_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-judge",
+            envvar="WHILEAI_LLM_JUDGE",
+            help="Also ask this LLM (openai:MODEL, vllm:MODEL@URL or a URL) with the rubric: "
+            "its advisory verdict goes in llm_reward beside reward, never in its place.",
+            show_default=False,
         ),
     ] = None,
     spec: SpecOpt = None,
@@ -176,6 +186,18 @@ def grade(
         ),
     )
     chosen = parse_judge(judge, opts)
+    extra: dict[str, Any] = {}
+    if llm_judge:
+        from whileai_core.errors import ConfigError
+        from whileai_core.registry import is_model_ref
+
+        if not is_model_ref(llm_judge):
+            raise ConfigError(
+                f"--llm-judge {llm_judge!r}: give a model (openai:MODEL, vllm:MODEL@URL, a URL)"
+            )
+        if executor == "ray":
+            raise ConfigError("--llm-judge runs in this process: not with --executor ray")
+        extra["advisor"] = parse_judge(llm_judge, opts)
     run_on = make_executor(executor, shard=picked, shards=shards, address=ray_address, say=say)
     with progress_bar("grading") as update:
         graded = 0
@@ -198,6 +220,7 @@ def grade(
             seed=seed,
             executor=run_on,
             on_graded=on_graded,
+            **extra,
         )
     result.default_judge = judge is None
     data = result.report

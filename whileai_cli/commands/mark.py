@@ -101,3 +101,29 @@ def mark(
             say(line)
     for message in report.warnings():
         warn(message)
+
+
+def rank(
+    inputs: Inputs = None,
+    output: Output = None,
+    sort: Annotated[
+        bool, typer.Option("--sort", help="Write the best rows first (holds all rows in memory).")
+    ] = False,
+    on_error: OnErrorOpt = "fail",
+    json: JsonOpt = False,
+) -> None:
+    """Add quality (0-1, the mean of mark's behaviour markers) to every row; reward unchanged.
+
+    quality is how the agent conducted itself (style, trajectory, argument grounding),
+    not whether it did the task: it tells two passing rows apart."""
+    from whileai_core.policy.rank import rank_files
+
+    from ..console import err, print_json
+    from ..options import resolve_inputs
+
+    report = rank_files(resolve_inputs(inputs), output=output, sort=sort, on_error=on_error)
+    if json and output is not None:
+        print_json(report.as_dict())
+        return
+    for line in report.lines():
+        err().print(line, markup=False, highlight=False)

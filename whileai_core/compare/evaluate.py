@@ -123,6 +123,7 @@ def evaluate_files(
     seed: int = 0,
     executor: Executor | None = None,
     on_graded: Callable[[dict[str, Any]], None] | None = None,
+    advisor: Judge | None = None,
 ) -> EvalResult:
     """Grade `inputs` as an eval into `output`, failures as traces into `failed_traces`:
     `grade_files` with the eval stamp, on whichever `executor` it is given (with a shard,
@@ -149,6 +150,7 @@ def evaluate_files(
             executor=executor,
             prepare=stamp,
             on_graded=graded,
+            **({"advisor": advisor} if advisor is not None else {}),
         )
         ok = True
     finally:

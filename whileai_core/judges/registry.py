@@ -7,6 +7,8 @@
     any:includes,regex(^\\d+$)     any part passes (the highest reward)
     weighted:exact-match=0.7,includes=0.3
     cmd:python judge.py            an external command, kept alive as a JSONL co-process
+    rm:RUN                         a reward model `whileai train --method rm` trained (its
+                                   run id or adapter folder): 0/1 against its threshold
     openai:MODEL | vllm:MODEL@URL | http(s)://...   an LLM judge with a rubric
     module:function | path/judge.py:function        your own callable
 
@@ -204,6 +206,10 @@ def _parse(value: str | None, opts: JudgeOptions) -> Judge:
         raise ConfigError("--judge is empty")
     if text.startswith("cmd:"):
         return command_judge(text[4:].strip(), timeout=opts.timeout)
+    if text.startswith("rm:"):  # a reward model `whileai train --method rm` trained
+        from ..train.rm import reward_model_judge
+
+        return reward_model_judge(text[3:].strip(), spec=opts.spec)
     if is_model_ref(text):
         from .llm import llm_judge
 

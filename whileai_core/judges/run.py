@@ -62,6 +62,7 @@ def grade_files(
     executor: Executor | None = None,
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     on_graded: Callable[[dict[str, Any]], None] | None = None,
+    advisor: Judge | None = None,
 ) -> GradeResult:
     """Grade every row of `inputs` into `output` (stdout when None), streaming.
 
@@ -71,7 +72,8 @@ def grade_files(
     process whatever the executor: `prepare` rewrites each row before it is judged
     (evaluate stamps its lineage there; it travels to the workers, so give a picklable
     one), `on_graded` sees each graded row after it is written (progress, evaluate's failed
-    traces)."""
+    traces). `advisor` adds its verdict beside the judge's (`advisory.advise`: `llm_reward`);
+    it holds a model client, so it judges in this process only."""
     executor = executor or LocalExecutor()
     files = list(inputs)
     chosen: Judge | JudgeRecipe = judge
@@ -83,7 +85,9 @@ def grade_files(
         files = [str(Path(f).resolve()) for f in files]
         if isinstance(judge.recipe, JudgeRecipe):
             chosen = judge.recipe.portable()
-    work = GradeWork(tuple(files), chosen, on_error, concurrency, timeout, prepare)
+        if advisor is not None:
+            raise ConfigError(f"an advisory judge runs in this process: not on {executor.name}")
+    work = GradeWork(tuple(files), chosen, on_error, concurrency, timeout, prepare, advisor)
     tally = GradeTally(PassReport(k=k, seed=seed), on_graded=on_graded)
     stats = ReadStats()
     parts = executor.parts()
@@ -116,6 +120,7 @@ class GradeWork:
     concurrency: int
     timeout: float | None
     prepare: Callable[[dict[str, Any]], dict[str, Any]] | None
+    advisor: Judge | None = None
 
 
 def grade_part(
@@ -129,7 +134,14 @@ def grade_part(
         rows = shard_rows(rows, part)
     if work.prepare is not None:
         rows = map(work.prepare, rows)
-    for graded in grade_rows(rows, judge, concurrency=work.concurrency, timeout=work.timeout):
+    graded_rows = grade_rows(rows, judge, concurrency=work.concurrency, timeout=work.timeout)
+    if work.advisor is not None:
+        from .advisory import advise
+
+        graded_rows = advise(
+            graded_rows, work.advisor, concurrency=work.concurrency, timeout=work.timeout
+        )
+    for graded in graded_rows:
         sink(graded)
     return stats
 

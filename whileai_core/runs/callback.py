@@ -69,6 +69,11 @@ LOG_KEYS = {
     "entropy": "entropy",
     "completion_length": "completion_length",
     "completions/mean_length": "completion_length",
+    # DPO's reward margin and pair accuracy; a reward model's the same two.
+    "rewards/margins": "margin",
+    "rewards/accuracies": "pair_accuracy",
+    "margin": "margin",
+    "accuracy": "pair_accuracy",
 }
 SKIP = frozenset(
     {

@@ -31,6 +31,9 @@ log = logging.getLogger("whileai.runs")
 
 FLUSH_EVERY = 25
 FLUSH_SECONDS = 15.0
+# With nothing to send for this long, the sender sends an empty batch: the heartbeat that
+# keeps a slow step (or a long evaluation) reading as live, not stale (store.runs.liveness).
+HEARTBEAT_SECONDS = 30.0
 MAX_BATCH = 500
 # Points kept while the store cannot be reached; past this the oldest are dropped (and
 # counted), so a dead server cannot grow a trainer's memory without end.
@@ -75,6 +78,7 @@ class TrainingRun:
         flush_seconds: float = FLUSH_SECONDS,
         max_batch: int = MAX_BATCH,
         owns_store: bool = False,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
     ) -> None:
         self.store = store
         self.run_id = str(record["runId"])
@@ -98,6 +102,7 @@ class TrainingRun:
         self._stop = threading.Event()
         self._sender: threading.Thread | None = None
         self._last_flush = time.monotonic()
+        self._heartbeat = max(0.05, float(heartbeat_seconds))
         self._warned = False
 
     def __repr__(self) -> str:
@@ -149,7 +154,7 @@ class TrainingRun:
 
     def _send_loop(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(self._flush_seconds)
+            self._wake.wait(min(self._flush_seconds, self._heartbeat))
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -163,7 +168,8 @@ class TrainingRun:
                 with self._lock:
                     batch = self._buffer[: self._max_batch]
                     total = self._pending_total
-                if not batch and total is None:
+                beat = time.monotonic() - self._last_flush >= self._heartbeat
+                if not batch and total is None and not (beat and self.status == "running"):
                     return True
                 try:
                     self.store.log_run(self.run_id, batch, total)
@@ -184,6 +190,8 @@ class TrainingRun:
                         self._pending_total = None
                     self._last_flush = time.monotonic()
                 self.sent += len(batch)
+                if not batch:
+                    return True
 
     @property
     def unsent(self) -> int:
@@ -292,6 +300,7 @@ def training_run(
     flush_every: int = FLUSH_EVERY,
     flush_seconds: float = FLUSH_SECONDS,
     max_batch: int = MAX_BATCH,
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
 ) -> TrainingRun:
     """Create a run and return its handle. `store` defaults to `open_store(api_key)`: the
     server at WHILEAI_API_URL, else the embedded store. Creating the run is the one call
@@ -315,11 +324,14 @@ def training_run(
         if owned:
             target.close()
         raise
-    return TrainingRun(
+    run = TrainingRun(
         target,
         record,
         flush_every=flush_every,
         flush_seconds=flush_seconds,
         max_batch=max_batch,
         owns_store=owned,
+        heartbeat_seconds=heartbeat_seconds,
     )
+    run._kick()  # the sender is the heartbeat too: it runs from the start
+    return run

@@ -6,14 +6,23 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 # Summary keys shown elsewhere in the text (or too large for a line).
-_SHOWN = {"delta", "holdout", "holdoutPassBefore", "holdoutPassAfter", "holdoutLossBefore",
-          "holdoutLossAfter"}  # fmt: skip
+_SHOWN = {"delta", "holdout", "alarms", "holdoutPassBefore", "holdoutPassAfter",
+          "holdoutLossBefore", "holdoutLossAfter"}  # fmt: skip
 
 
 def _num(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def shown_status(run: Mapping[str, Any]) -> str:
+    """The status a reader should see: a running run whose trainer went quiet reads as
+    `stale`, then `crashed` (the store's heartbeat reading), never `running` for ever."""
+    liveness = run.get("liveness")
+    if run.get("status") == "running" and liveness in ("stale", "crashed"):
+        return str(liveness)
+    return str(run.get("status"))
 
 
 def progress(run: Mapping[str, Any]) -> str:
@@ -38,7 +47,7 @@ def table(runs: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]
         [
             str(r["runId"]),
             str(r["name"]),
-            str(r["status"]),
+            shown_status(r),
             progress(r),
             str(r.get("points", 0)),
             holdout_text(r.get("holdout")),
@@ -79,7 +88,7 @@ def delta_lines(report: Mapping[str, Any]) -> list[str]:
 
 def run_lines(run: Mapping[str, Any]) -> list[str]:
     """`whileai runs show`: what the run is, how far it got, the curves, the word."""
-    lines = [f"{run['runId']} {run['name']}: {run['status']}, {progress(run)}, "
+    lines = [f"{run['runId']} {run['name']}: {shown_status(run)}, {progress(run)}, "
              f"{run.get('points', 0)} points"]  # fmt: skip
     about = [
         f"{label} {run[key]}"
@@ -106,7 +115,11 @@ def run_lines(run: Mapping[str, Any]) -> list[str]:
     if run.get("adapter"):
         lines.append(f"  adapter: {run['adapter']}")
     if run.get("error"):
-        lines.append(f"  error: {run['error']}")
+        label = "stopped" if run.get("status") == "stopped" else "error"
+        lines.append(f"  {label}: {run['error']}")
+    alarms = (run.get("summary") or {}).get("alarms")
+    if isinstance(alarms, Mapping):
+        lines.extend(f"  alarm {line}" for line in alarms.values())
     delta = (run.get("summary") or {}).get("delta")
     if isinstance(delta, Mapping):
         lines.extend("  " + line for line in delta_lines(delta))

@@ -189,6 +189,10 @@ class Store(Protocol):
         """`{traces: [...], page, pages, total, nextPage}`, newest first, `limit` a page."""
         ...
 
+    def get_trace(self, trace_id: str) -> dict[str, Any]:
+        """One trace's row: its turns, tool calls and scores (an id, or 8+ hex digits of one)."""
+        ...
+
     def delete_trace(self, trace_id: str) -> None: ...
 
     def score_trace(self, trace_id: str, value: float, name: str = "score") -> dict[str, Any]:

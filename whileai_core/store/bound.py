@@ -94,6 +94,9 @@ class BoundStore:
     ) -> dict[str, Any]:
         return self.storage.traces.list(self.account, agent, page, since, limit)
 
+    def get_trace(self, trace_id: str) -> dict[str, Any]:
+        return self.storage.traces.get(self.account, trace_id)
+
     def delete_trace(self, trace_id: str) -> None:
         self.storage.traces.delete(self.account, trace_id)
 

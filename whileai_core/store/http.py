@@ -251,6 +251,10 @@ class HttpStore:
         )
         return result
 
+    def get_trace(self, trace_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self._get(f"/traces/{_seg(trace_id)}")
+        return result
+
     def delete_trace(self, trace_id: str) -> None:
         self._call("DELETE", f"/traces/{_seg(trace_id)}")
 

@@ -152,6 +152,21 @@ def check_summary(summary: Any) -> dict[str, Any]:
     return summary
 
 
+def liveness(status: str, updated_at: float | None, now: float | None = None) -> str | None:
+    """How a running run's trainer is doing, from when it last said anything (a batch of
+    points, or the empty batch a handle sends as its heartbeat): `live`, `stale` past
+    WHILEAI_RUN_STALE_SECONDS, `crashed` past WHILEAI_RUN_CRASHED_SECONDS. A run that
+    finished has none: its status says how it ended. The stored status is never changed
+    by this, so a trainer that comes back is live again."""
+    if status != "running" or updated_at is None:
+        return None
+    from ..settings import run_heartbeat_limits
+
+    stale, crashed = run_heartbeat_limits()
+    silent = (time.time() if now is None else now) - float(updated_at)
+    return "crashed" if silent >= crashed else "stale" if silent >= stale else "live"
+
+
 def holdout_from_delta(report: Mapping[str, Any]) -> dict[str, float]:
     """The holdout pass rate before and after, read off a delta report's pass@1."""
     metric = (report.get("metrics") or {}).get("pass_at_1") or {}
@@ -205,6 +220,7 @@ class RunTable:
             "holdout": run_holdout(summary),
             "createdAt": iso(row["created_at"]),
             "updatedAt": iso(row["updated_at"]),
+            "liveness": liveness(row["status"], row["updated_at"]),
             "finishedAt": iso(row["finished_at"]),
         }
 

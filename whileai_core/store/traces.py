@@ -239,6 +239,16 @@ class TraceTable:
             "nextPage": page + 1 if len(found) > limit else None,
         }
 
+    def get(self, account: str, trace_id: str) -> dict[str, Any]:
+        """One trace's row (its turns, tool calls and scores), by its id or a prefix."""
+        full = self.full_id(account, trace_id)
+        found = self.storage.query(
+            "SELECT trace_id, row FROM traces WHERE account = ? AND trace_id = ?",
+            (account, full),
+        )
+        row = found[0]
+        return {"traceId": row["trace_id"], **orjson.loads(row["row"])}
+
     def full_id(self, account: str, trace_id: str) -> str:
         """The stored id `trace_id` names: itself, or the one trace it starts (8 or more hex
         digits; the original SDK's examples shorten trace ids to 16)."""

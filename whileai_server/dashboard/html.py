@@ -95,8 +95,10 @@ def page(
     who: str | None = None,
     csrf: str = "",
     charts: Mapping[str, Any] | None = None,
+    refresh: int | None = None,
 ) -> str:
-    """The frame: a header with the sections and the sign-out form, then `body`."""
+    """The frame: a header with the sections and the sign-out form, then `body`. With
+    `refresh` the page reloads itself every that many seconds (a run still running)."""
     nav = "".join(
         f"<a href='/ui/{key}'{' aria-current=page' if key == section else ''}>{label}</a>"
         for key, label in NAV
@@ -124,7 +126,8 @@ def page(
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{e(title)} · whileai</title><link rel='icon' href='data:,'>"
+        + (f"<meta http-equiv='refresh' content='{int(refresh)}'>" if refresh else "")
+        + f"<title>{e(title)} · whileai</title><link rel='icon' href='data:,'>"
         "<link rel='stylesheet' href='/ui/static/dashboard.css'></head>"
         f"<body>{header}<main><h1>{e(title)}</h1>{body}</main>{scripts}</body></html>"
     )

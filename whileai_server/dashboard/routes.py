@@ -41,6 +41,7 @@ class Viewer:
 
     def __init__(self, account: str, who: str, csrf: str) -> None:
         self.account, self.who, self.csrf = account, who, csrf
+        self.refresh: int | None = None  # a page showing live work sets its reload period
 
 
 def _html(body: str, status: int = 200) -> HTMLResponse:
@@ -66,8 +67,10 @@ class DashboardRoutes:
             ("/ui/datasets", self._page(self.datasets), ["GET"]),
             ("/ui/datasets/{id}", self._page(self.dataset), ["GET"]),
             ("/ui/runs", self._page(self.runs), ["GET"]),
+            ("/ui/runs/overlay", self._page(self.overlay), ["GET"]),
             ("/ui/runs/{id}", self._page(self.run), ["GET"]),
             ("/ui/traces", self._page(self.traces), ["GET"]),
+            ("/ui/traces/{id}", self._page(self.trace), ["GET"]),
             ("/ui/agents", self._page(self.agents), ["GET"]),
             ("/ui/static/{name}", self.static, ["GET"]),
         ]
@@ -142,7 +145,15 @@ class DashboardRoutes:
             finally:
                 store.close()
             return _html(
-                html.page(title, body, section=section, who=who, csrf=viewer.csrf, charts=charts)
+                html.page(
+                    title,
+                    body,
+                    section=section,
+                    who=who,
+                    csrf=viewer.csrf,
+                    charts=charts,
+                    refresh=viewer.refresh,
+                )
             )
 
         return handler
@@ -172,14 +183,36 @@ class DashboardRoutes:
         self, request: Request, store: Store, viewer: Viewer
     ) -> tuple[str, str, str, dict[str, Any]]:
         records = await self.s.thread(store.list_runs)
+        if any(run_pages.is_live(r) for r in records):
+            viewer.refresh = run_pages.REFRESH_SECONDS
         return "Training runs", "runs", run_pages.runs_body(records), {}
 
     async def run(
         self, request: Request, store: Store, viewer: Viewer
     ) -> tuple[str, str, str, dict[str, Any]]:
         record = await self.s.thread(store.get_run, request.path_params["id"])
+        if run_pages.is_live(record):
+            viewer.refresh = run_pages.REFRESH_SECONDS
         body, charts = run_pages.run_body(record)
         return record["name"], "runs", body, charts
+
+    async def overlay(
+        self, request: Request, store: Store, viewer: Viewer
+    ) -> tuple[str, str, str, dict[str, Any]]:
+        ids = list(dict.fromkeys(request.query_params.getlist("id")))
+        if not 2 <= len(ids) <= run_pages.MAX_OVERLAY:
+            raise BadRequest(f"check 2 to {run_pages.MAX_OVERLAY} runs to overlay")
+        records = [await self.s.thread(store.get_run, run_id) for run_id in ids]
+        if any(run_pages.is_live(r) for r in records):
+            viewer.refresh = run_pages.REFRESH_SECONDS
+        body, charts = run_pages.overlay_body(records)
+        return f"{len(records)} runs overlaid", "runs", body, charts
+
+    async def trace(
+        self, request: Request, store: Store, viewer: Viewer
+    ) -> tuple[str, str, str, dict[str, Any]]:
+        found = await self.s.thread(store.get_trace, request.path_params["id"])
+        return f"Trace {str(found['traceId'])[:16]}", "traces", run_pages.trace_body(found), {}
 
     async def traces(
         self, request: Request, store: Store, viewer: Viewer

@@ -3,14 +3,19 @@ were scored, and what each agent is."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_core.runs.report import holdout_text, progress
+import orjson
+
+from whileai_core.runs.report import holdout_text, progress, shown_status
 
 from .html import chart, e, facts, link, number, percent, table
 
 MAX_CHART_POINTS = 2000
+MAX_OVERLAY = 8
+# Seconds between reloads of a page that shows a run still running (its trainer alive).
+REFRESH_SECONDS = 5
 LOSS_METRICS = ("loss", "eval_loss", "train_loss")
 _WORD_CLASS = {"Better": "better", "Worse": "worse", "About the same": "same"}
 
@@ -33,11 +38,11 @@ def _line(points: list[Mapping[str, Any]], metrics: list[str], y: str) -> dict[s
     }
 
 
-def run_charts(series: list[Mapping[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(id, title, spec) for each curve the run logged: the loss (and eval loss), the
-    reward, the KL, the learning rate."""
-    names = {k for p in series for k in p if k not in ("step", "ts")}
-    groups = [
+def chart_groups(names: set[str]) -> list[tuple[str, str, list[str], str]]:
+    """(id, title, metrics, y label) of every chart the metric `names` fill: the loss (and
+    eval loss), the reward, the KL, the learning rate, the gradient norm, preference
+    margins, the hack monitor's gold-vs-proxy, held-out length and alarms."""
+    groups: list[tuple[str, str, list[str], str]] = [
         ("chart-loss", "Loss", [m for m in LOSS_METRICS if m in names], "loss"),
         (
             "chart-reward",
@@ -45,17 +50,84 @@ def run_charts(series: list[Mapping[str, Any]]) -> list[tuple[str, str, dict[str
             sorted(m for m in names if m.startswith(("reward", "score")) and "std" not in m),
             "reward",
         ),
+        ("chart-gold", "Gold vs training reward (held-out samples)",
+         [m for m in ("gold_reward", "proxy_reward") if m in names], "reward"),
         ("chart-kl", "KL", [m for m in ("kl",) if m in names], "KL"),
+        ("chart-grad", "Gradient norm", [m for m in ("grad_norm",) if m in names], "norm"),
+        ("chart-pairs", "Pairs", [m for m in ("margin", "pair_accuracy") if m in names], ""),
+        ("chart-length", "Held-out completion length",
+         [m for m in ("holdout_length", "completion_length") if m in names], "length"),
+        ("chart-alarms", "Alarms", sorted(m for m in names if m.startswith("alarm_")), "fired"),
         ("chart-lr", "Learning rate", [m for m in ("lr",) if m in names], "lr"),
+    ]  # fmt: skip
+    return [g for g in groups if g[2]]
+
+
+def _names(series: list[Mapping[str, Any]]) -> set[str]:
+    return {k for p in series for k in p if k not in ("step", "ts")}
+
+
+def run_charts(series: list[Mapping[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(id, title, spec) for each curve the run logged (see `chart_groups`)."""
+    return [
+        (cid, title, _line(series, ms, y)) for cid, title, ms, y in chart_groups(_names(series))
     ]
-    return [(cid, title, _line(series, ms, y)) for cid, title, ms, y in groups if ms]
+
+
+def is_live(run: Mapping[str, Any]) -> bool:
+    """Still worth reloading: running, and not given up for crashed."""
+    return run.get("status") == "running" and run.get("liveness") != "crashed"
+
+
+def _status(run: Mapping[str, Any]) -> str:
+    shown = shown_status(run)
+    return f"<span class='status status-{e(shown)}' id='status'>{e(shown)}</span>"
+
+
+def overlay_body(runs: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """Two or more runs on shared charts: one chart per metric, one line per run."""
+    names = set().union(*(_names(list(r.get("series") or [])) for r in runs)) if runs else set()
+    charts: dict[str, Any] = {}
+    drawn = []
+    for cid, title, metrics, y in chart_groups(names):
+        for metric in metrics:
+            key = f"{cid}-{metric}".replace("_", "-")
+            sets = [
+                {"label": f"{r['name']} ({r['runId'][-6:]})",
+                 "data": _series(list(r.get("series") or []), metric)}
+                for r in runs
+            ]  # fmt: skip
+            sets = [d for d in sets if d["data"]]
+            if not sets:
+                continue
+            charts[key] = {"type": "line", "x": "step", "y": y or metric, "datasets": sets}
+            drawn.append(chart(key, f"{title}: {metric}" if len(metrics) > 1 else title))
+    rows = [[link(f"/ui/runs/{r['runId']}", r["name"], cls="run"), _status(r), e(progress(r)),
+             e(holdout_text(r.get("holdout"))), e(json_config(r))] for r in runs]  # fmt: skip
+    head = table(("run", "status", "progress", "holdout", "config"), rows, "overlay")
+    body = (
+        f"<section class='about'>{head}</section>"
+        + "<section class='curves'><h2>Curves</h2>"
+        + ("".join(drawn) or "<p class='empty'>No points logged yet.</p>")
+        + "</section>"
+    )
+    return body, charts
+
+
+def json_config(run: Mapping[str, Any]) -> str:
+    """The knobs a run was compared by, as one short line."""
+    config = run.get("config") or {}
+    keep = ("method", "learning_rate", "steps", "epochs", "beta", "generations", "lora_r", "seed")
+    return ", ".join(f"{k}={config[k]}" for k in keep if config.get(k) is not None)
 
 
 def runs_body(runs: list[dict[str, Any]]) -> str:
     rows = [
         [
+            f"<input type='checkbox' name='id' value='{e(r['runId'])}' "
+            f"aria-label='overlay {e(r['name'])}'>",
             link(f"/ui/runs/{r['runId']}", r["name"], cls="run"),
-            f"<span class='status status-{e(r['status'])}'>{e(r['status'])}</span>",
+            f"<span class='status status-{e(shown_status(r))}'>{e(shown_status(r))}</span>",
             e(progress(r)),
             number(r.get("points")),
             e(holdout_text(r.get("holdout"))),
@@ -64,9 +136,15 @@ def runs_body(runs: list[dict[str, Any]]) -> str:
         ]
         for r in runs
     ]
-    headers = ("name", "status", "progress", "points", "holdout", "dataset", "created")
-    return table(headers, rows, "runs", empty="No training runs yet: `training_run(...)` or "
-                 "`POST /runs` makes one.")  # fmt: skip
+    headers = ("", "name", "status", "progress", "points", "holdout", "dataset", "created")
+    listed = table(headers, rows, "runs", empty="No training runs yet: `whileai train`, "
+                   "`training_run(...)` or `POST /runs` makes one.")  # fmt: skip
+    if not rows:
+        return listed
+    return (
+        "<form method='get' action='/ui/runs/overlay' class='overlay'>" + listed
+        + "<button type='submit' id='overlay'>Overlay the checked runs</button></form>"
+    )  # fmt: skip
 
 
 def _word(holdout: Mapping[str, Any] | None) -> str:
@@ -130,7 +208,8 @@ def run_body(run: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     )
     about = facts(
         [
-            ("status", f"<span class='status status-{e(run['status'])}'>{e(run['status'])}</span>"),
+            ("status", _status(run)),
+            ("last heard", e(run.get("updatedAt") or "–")),
             ("progress", e(progress(run)) + bar),
             ("points", number(run.get("points"))),
             (
@@ -158,11 +237,23 @@ def run_body(run: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         if k not in ("delta", "holdout") and not isinstance(v, (dict, list))
     }
     summary_part = facts([(k, number(v)) for k, v in summary.items()]) if summary else ""
-    error = f"<p class='err'>{e(run['error'])}</p>" if run.get("error") else ""
+    error = ""
+    if run.get("error"):
+        label = "Stopped: " if run.get("status") == "stopped" else ""
+        error = f"<p class='err' id='run-error'>{e(label)}{e(run['error'])}</p>"
     delta = (run.get("summary") or {}).get("delta")
+    alarms = (run.get("summary") or {}).get("alarms")
+    alarm_part = ""
+    if isinstance(alarms, Mapping) and alarms:
+        items = "".join(f"<li class='alarm' data-alarm='{e(n)}'>{e(line)}</li>"
+                        for n, line in alarms.items())  # fmt: skip
+        alarm_part = (
+            f"<section class='alarms' id='alarms'><h2>Alarms</h2><ul>{items}</ul></section>"
+        )
     body = (
         _word(run.get("holdout"))
         + f"<section class='about'>{about}{error}</section>"
+        + alarm_part
         + f"<section class='curves'><h2>Curves</h2>{drawn}</section>"
         + (f"<section class='summary'><h2>Summary</h2>{summary_part}</section>" if summary else "")
         + (delta_section(delta) if isinstance(delta, Mapping) else "")
@@ -179,7 +270,8 @@ def traces_body(result: Mapping[str, Any]) -> str:
             shown = f"reward {number(t['reward'])}"
         rows.append(
             [
-                f"<code>{e(str(t['traceId'])[:16])}</code>",
+                f"<a class='trace' href='/ui/traces/{e(t['traceId'])}'>"
+                f"<code>{e(str(t['traceId'])[:16])}</code></a>",
                 e(t.get("agent") or "–"),
                 e(t.get("scenario_id") or "–"),
                 e(shown or "not scored"),
@@ -192,6 +284,73 @@ def traces_body(result: Mapping[str, Any]) -> str:
     headers = ("trace", "agent", "task", "scores", "tools", "started")
     return lede + table(headers, rows, "traces", empty="No traces yet: point an OTLP exporter"
                         " at /v1/traces.")  # fmt: skip
+
+
+MAX_SHOWN_CHARS = 4000
+
+
+def _clip(value: Any) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + " …"
+
+
+def trace_body(trace: Mapping[str, Any]) -> str:
+    """One trace: what it was (agent, task, when, scores), its turns in order with the
+    tool calls each agent turn made, and the calls with their results."""
+    scores = trace.get("scores") or {}
+    about = facts([
+        ("trace", f"<code>{e(trace.get('traceId'))}</code>"),
+        ("agent", e(trace.get("agent") or "–")),
+        ("task", e(trace.get("scenario_id") or "–")),
+        ("started", e(str(trace.get("started_at") or "–")[:19].replace("T", " "))),
+        ("scores", e(", ".join(f"{k} {number(v)}" for k, v in scores.items()) or "not scored")),
+        ("reward", number(trace.get("reward")) if trace.get("reward") is not None else "–"),
+    ])  # fmt: skip
+    from whileai_core.export.conversation import messages_from_steps
+
+    # A trace's row keeps its turns as messages when its spans carried them, else as
+    # prompt, steps and final reply: the exporter's one rebuild reads those as turns.
+    messages = trace.get("messages") or messages_from_steps(dict(trace))
+    turns = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            continue
+        calls = "".join(
+            f"<li class='call'><code>{e((c.get('function') or c).get('name'))}</code>"
+            f"<pre>{e(_clip((c.get('function') or c).get('arguments')))}</pre></li>"
+            for c in m.get("tool_calls") or [] if isinstance(c, Mapping)
+        )  # fmt: skip
+        content = m.get("content")
+        turns.append(
+            f"<li class='turn role-{e(m.get('role'))}' id='turn-{i}'>"
+            f"<span class='role'>{e(m.get('role'))}</span>"
+            + (f"<pre>{e(_clip(content))}</pre>" if content not in (None, "") else "")
+            + (f"<ul class='calls'>{calls}</ul>" if calls else "")
+            + "</li>"
+        )
+    steps = [
+        [f"<code>{e(s.get('tool'))}</code>", f"<pre>{e(_clip(s.get('arguments')))}</pre>",
+         f"<pre>{e(_clip(s.get('result')))}</pre>", e(s.get("error") or "")]
+        for s in trace.get("steps") or [] if isinstance(s, Mapping) and s.get("tool")
+    ]  # fmt: skip
+    final = trace.get("final_text")
+    final_part = ""
+    if final:
+        final_part = (
+            f"<section><h2>Final reply</h2><pre id='final'>{e(_clip(final))}</pre></section>"
+        )
+    steps_table = table(
+        ("tool", "arguments", "result", "error"), steps, "steps", empty="No tool calls."
+    )
+    return (
+        f"<section class='about'>{about}</section>"
+        + "<section class='turns' id='turns'><h2>Turns</h2>"
+        + (f"<ol>{''.join(turns)}</ol>" if turns else "<p class='empty'>No turns.</p>")
+        + "</section><section class='steps' id='steps'><h2>Tool calls</h2>"
+        + steps_table
+        + "</section>"
+        + final_part
+    )
 
 
 def agents_body(agents: list[dict[str, Any]]) -> str:

@@ -28,13 +28,10 @@ import json
 from typing import Any
 
 from . import HERE, load_spec
+from ._whileai_core.models.toolcalls import message_calls
 from .rows import graded_row, keep_row, resolve
 
 SPEC = load_spec()
-# Past this a completion is cut before its tool calls are looked for (bounded work per
-# completion however long a policy rambles).
-MAX_COMPLETION_CHARS = 32_000
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 
 def grpo_data(split: str = "train") -> str:
@@ -65,7 +62,7 @@ def _reward(prompt: Any, completion: Any, task: str, plan: str) -> float | None:
     for reply in replies:
         if not isinstance(reply, dict) or reply.get("role", "assistant") != "assistant":
             continue
-        text, calls = _calls_of(reply)
+        text, calls = message_calls(reply)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = calls
@@ -88,44 +85,6 @@ def _reward(prompt: Any, completion: Any, task: str, plan: str) -> float | None:
 
 async def _settled(pending: Any) -> Any:
     return await pending
-
-
-def _calls_of(reply: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    """The reply's text and its tool calls in the OpenAI wire shape."""
-    text = reply.get("content")
-    text = text if isinstance(text, str) else ""
-    calls = []
-    for n, call in enumerate(reply.get("tool_calls") or []):
-        fn = call.get("function") or call
-        arguments = fn.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments if arguments is not None else {})
-        name = str(fn.get("name") or "")
-        calls.append({"id": call.get("id") or f"call_{n}", "type": "function",
-                      "function": {"name": name, "arguments": arguments}})  # fmt: skip
-    if calls:
-        return text, calls
-    text = text[:MAX_COMPLETION_CHARS]
-    kept, at = [], 0
-    while (start := text.find(OPEN, at)) >= 0:
-        end = text.find(CLOSE, start)
-        if end < 0:
-            break
-        kept.append(text[at:start])
-        body = text[start + len(OPEN) : end].strip()
-        at = end + len(CLOSE)
-        try:
-            parsed = json.loads(body)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict) and isinstance(parsed.get("name"), str):
-            arguments = parsed.get("arguments", {})
-            calls.append({"id": f"call_{len(calls)}", "type": "function", "function": {
-                "name": parsed["name"],
-                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-            }})  # fmt: skip
-    kept.append(text[at:])
-    return "".join(kept).strip(), calls
 
 
 def _answer(the_world: Any, call: dict[str, Any]) -> dict[str, Any]:
