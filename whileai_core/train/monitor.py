@@ -52,7 +52,7 @@ def completion_row(
     messages = (
         list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
     )
-    from ..models.agent import parse_arguments
+    from ..agents.model import parse_arguments
 
     steps = []
     for call in reply.get("tool_calls") or []:
