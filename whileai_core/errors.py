@@ -24,7 +24,8 @@ swallow anything else.
     │   ├── EndpointRefused       401/403/404: wrong for every call (.endpoint, .status)
     │   └── WriterError           no opener could be written, so no rollout can start
     ├── StoreError                a store refused a request (.status: the HTTP status)
-    │   ├── BadRequest 400        (the server's SignupError and DeviceError subclass it)
+    │   ├── BadRequest 400        (the server's SignupError and DeviceError subclass it, and
+    │   │                         serve-model's BadChatRequest, in train/serve.py)
     │   ├── Unauthorized 401, Forbidden 403, NotFound 404, Conflict 409, Gone 410
     │   ├── TooSlow 408           a request body that stalled or trickled (.limit)
     │   ├── TooLarge 413          over a named limit (.limit)
@@ -34,6 +35,9 @@ swallow anything else.
         ├── PersonDropped         a rollout is lost: the simulated person broke role on every
         │                         redraw of one turn (.reason)
         ├── ModelCallError        one model call failed after its retries (.kind, .status)
+        ├── TransportError        one HTTP attempt of a model call broke before a whole
+        │                         response (.kind); the client retries it, then raises
+        │                         ModelCallError (defined in models/transport.py)
         ├── JudgeFailure          one verdict could not be had
         │   ├── JudgeTimeout      a judge ran past its deadline (--timeout)
         │   ├── InvalidVerdict    a reply that cannot be read as a verdict
