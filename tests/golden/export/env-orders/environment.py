@@ -201,12 +201,18 @@ class WhileaiEnv(vf.Env[WhileaiEnvConfig]):
     async def run(self, task: Any, agents: Any) -> None:
         info = task.data.info
         person = offline_person(info, max(0, int(SPEC["max_turns"]) // 2 - 1))
+        # The person reads the whole conversation, as in `whileai simulate`: what they
+        # already said decides whether the agent still waits on them.
+        prompt = task.data.prompt if isinstance(task.data.prompt, str) else ""
+        said_so_far: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
         async with agents.agent.interaction(task) as chat:
             segment = await chat.turn()
             while person is not None and not segment.terminated:
-                said = await person.reply([{"role": "assistant", "content": segment.last_reply}])
+                said_so_far.append({"role": "assistant", "content": segment.last_reply})
+                said = await person.reply(said_so_far)
                 if not said:
                     break
+                said_so_far.append({"role": "user", "content": said})
                 segment = await chat.turn(said)
 
 
