@@ -25,6 +25,7 @@ from typing import IO, Any, Literal
 import orjson
 
 from .errors import BadRowError, ConfigError, WhileaiError
+from .procs import pid_alive
 from .rowrules import row_problem
 from .settings import read
 from .store.limits import env_name, format_size, json_depth, parse_size
@@ -598,24 +599,13 @@ def remove_stale_partials(target: Path) -> list[Path]:
         if not entry.name.startswith(root):
             continue
         pid_text = entry.name[len(root) :].split(".", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
+        if not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         with contextlib.suppress(FileNotFoundError):
             os.unlink(entry.path)
             removed.append(Path(entry.path))
     return removed
 
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 class RowWriter:

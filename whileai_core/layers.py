@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({
         "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
         "spec", "row", "rowrules", "rowbuffer", "privileged", "jsonl", "validate", "seeding",
-        "aio",
+        "aio", "procs",
     })),
     # Tokens, shingles, MinHash, coverage and prompt similarity: a leaf every stage asks.
     ("text", frozenset({"text"})),

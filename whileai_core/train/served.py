@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..procs import pid_alive
+
 
 def served_dir() -> Path:
     from ..settings import home
@@ -40,17 +42,6 @@ def unregister(path: Path) -> None:
         path.unlink()
 
 
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def _answers(url: str) -> bool:
     import httpx
@@ -72,7 +63,7 @@ def list_served() -> list[dict[str, Any]]:
             continue
         if (
             not isinstance(record, dict)
-            or not _alive(record.get("pid"))
+            or not pid_alive(record.get("pid"))
             or not _answers(str(record.get("url") or ""))
         ):
             unregister(path)

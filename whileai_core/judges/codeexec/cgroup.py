@@ -23,6 +23,8 @@ import signal
 import time
 from pathlib import Path
 
+from ...procs import pid_alive
+
 # The limit file of each controller, in cgroup v1 and v2.
 _LIMIT_FILES = {"pids": ("pids.max", "pids.max"), "memory": ("memory.limit_in_bytes", "memory.max")}
 _PROBE_LIMITS = {"pids": "8", "memory": str(64 << 20)}
@@ -91,19 +93,10 @@ def _sweep(base: str) -> None:
     with contextlib.suppress(OSError):
         for name in os.listdir(base):
             m = re.fullmatch(r"whileai-(\d+)-\w+", name)
-            if m and not _alive(int(m.group(1))):
+            if m and not pid_alive(int(m.group(1))):
                 with contextlib.suppress(OSError):
                     os.rmdir(os.path.join(base, name))
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 _SEQ = itertools.count()
