@@ -373,6 +373,15 @@ class _Connection(asyncio.Protocol):
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(error)
 
+    def _take(self, buf: bytearray) -> bool:
+        """Move up to `_remaining` body bytes out of `buf`; True when none are owed."""
+        take = min(self._remaining, len(buf))
+        if take:
+            self._body.append(bytes(buf[:take]))
+            del buf[:take]
+            self._remaining -= take
+        return not self._remaining
+
     def _finish(self) -> None:
         body = b"".join(self._body)
         self._body = []
@@ -415,14 +424,8 @@ class _Connection(asyncio.Protocol):
                 del buf[: end + 4]
                 self._head(head)
             elif state == _LENGTH:
-                take = min(self._remaining, len(buf))
-                if take:
-                    self._body.append(bytes(buf[:take]))
-                    del buf[:take]
-                    self._remaining -= take
-                if self._remaining:
-                    return
-                self._finish()
+                if self._take(buf):
+                    self._finish()
                 return
             elif state == _CHUNK_SIZE:
                 end = buf.find(b"\r\n")
@@ -441,12 +444,7 @@ class _Connection(asyncio.Protocol):
                 self._remaining = size
                 self._state = _CHUNK_DATA if size else _TRAILER
             elif state == _CHUNK_DATA:
-                take = min(self._remaining, len(buf))
-                if take:
-                    self._body.append(bytes(buf[:take]))
-                    del buf[:take]
-                    self._remaining -= take
-                if self._remaining:
+                if not self._take(buf):
                     return
                 self._state = _CHUNK_END
             elif state == _CHUNK_END:
