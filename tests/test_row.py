@@ -211,7 +211,7 @@ def test_the_fast_rules_and_the_models_agree_on_every_row(row: dict[str, Any]) -
     typed views do (plus a row with no ask); a row it takes round-trips byte for byte."""
     from pydantic import ValidationError
 
-    from whileai_core.rowrules import row_problem
+    from whileai_core.row.rules import row_problem
 
     problem = row_problem(row)
     try:

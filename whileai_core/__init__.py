@@ -96,9 +96,9 @@ _NAMES = {
     # rows
     "read_rows": ".jsonl",
     "RowWriter": ".jsonl",
-    "from_row": ".row",
-    "to_row": ".row",
-    "strip_privileged": ".privileged",
+    "from_row": ".row.model",
+    "to_row": ".row.model",
+    "strip_privileged": ".row.privileged",
     "WhileaiError": ".errors",
     # trust the numbers
     "attach_labels": ".trust.labels",
@@ -210,8 +210,8 @@ if TYPE_CHECKING:
     from .policy.scan import ScanOptions, format_scan, hack_scan
     from .policy.scanrun import scan_diff
     from .policy.stages import STAGES, stage_of, stamp_stage
-    from .privileged import strip_privileged
-    from .row import from_row, to_row
+    from .row.model import from_row, to_row
+    from .row.privileged import strip_privileged
     from .runs.callback import TrainerCallback
     from .runs.handle import TrainingRun, training_run
     from .select.gate import publish_gate

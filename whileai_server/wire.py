@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from whileai_core.errors import ConfigError
+from whileai_core.row.limits import format_size
 from whileai_core.store.base import (
     BadRequest,
     StoreError,
@@ -34,7 +35,7 @@ from whileai_core.store.base import (
     TooSlow,
 )
 from whileai_core.store.cut import parse_since
-from whileai_core.store.limits import Limits, check_json_depth, format_size, refuse
+from whileai_core.store.limits import Limits, check_json_depth, refuse
 
 from .config import BodyPace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from whileai_core.privileged import has_privileged, leaks_answer_key
+from whileai_core.row.privileged import has_privileged, leaks_answer_key
 from whileai_core.store.http import HttpStore
 from whileai_core.store.push import push_rows
 

@@ -39,7 +39,7 @@ from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, in_band
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
-from ..privileged import (
+from ..row.privileged import (
     Strictness,
     answer_key_leaks,
     carries_privileged,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privileged import answer_key_leaks, quotable
+from ..row.privileged import answer_key_leaks, quotable
 from .view import RowView
 
 

@@ -30,7 +30,7 @@ from ..errors import WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, iter_located, spooled
 from ..metrics.passat import pass_numbers
 from ..metrics.tally import passed
-from ..rowbuffer import FileRows, RowBuffer, Span
+from ..row.buffer import FileRows, RowBuffer, Span
 from .calibration import stamp_from
 from .gate import publish_gate
 from .hygiene import survival_warnings

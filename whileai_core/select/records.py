@@ -19,8 +19,8 @@ import orjson
 
 from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
-from ..privileged import leaks_answer_key
 from ..row import reply_text
+from ..row.privileged import leaks_answer_key
 from ..simulate.faults import CONDITION_TO_FAULT
 from .hygiene import row_features
 

@@ -18,8 +18,9 @@ from typing import Any
 
 import orjson
 
+from ..row.limits import json_depth
 from .base import BadRequest
-from .limits import AttributeBudget, Limits, json_depth, json_value_count, refuse
+from .limits import AttributeBudget, Limits, json_value_count, refuse
 
 Span = dict[str, Any]
 LogRecord = dict[str, Any]

@@ -26,9 +26,10 @@ from ..errors import BadRowError, ConfigError, NoRows, WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, dumps, iter_lines, read_rows
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
-from ..privileged import prepare_to_ship
+from ..row.limits import env_name, format_size
+from ..row.privileged import prepare_to_ship
 from .base import NewDataset, Store, StoreError, check_purpose
-from .limits import Limits, env_name, format_size
+from .limits import Limits
 
 UPLOAD_CHUNK = 1024 * 1024
 

@@ -66,7 +66,7 @@ class Shaped:
 
 def _line_problem(line: Any) -> str | None:
     """Rows answer to the row rules; an export's line need only be an object."""
-    from ..rowrules import row_problem
+    from ..row.rules import row_problem
 
     if not isinstance(line, dict):
         return "not a JSON object"

@@ -65,9 +65,9 @@ def play_holdout(
 ) -> HoldoutSide:
     """The policy (`model`, `tokenizer`) on every task of `holdout` (a file or a dataset
     id), once each, graded by `judge`."""
+    from ..api import plan_run
     from ..models.options import ModelOptions
     from ..simulate.config import SimulateConfig
-    from ..api import plan_run
     from ..simulate.run import run_simulation
     from .serve import ModelServer
 

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import BadRowError
-from .jsonl import ReadStats, iter_located, parse_row
+from ..errors import BadRowError
+from ..jsonl import ReadStats, iter_located, parse_row
 
 
 @dataclass

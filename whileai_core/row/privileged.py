@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from .row import call_function
+from .model import call_function
 
 PRIVILEGED_KEY = "privileged"
 PRIVILEGED_FIELDS = ("hidden_state", "reference", "principle", "rubric")

@@ -3,7 +3,7 @@
 `whileai validate`, every stage's reader (`jsonl.check_row`) and the store's finalize all
 ask `row_problem`, so a row one of them takes, all of them take, and a row one of them
 refuses is refused by all of them with the same words. The rules are read off the models
-in `row.py` (each field's JSON types, the required fields, the allowed literals, the
+in `model.py` (each field's JSON types, the required fields, the allowed literals, the
 score bound), so this check cannot drift from the models; it compares exact JSON types
 instead of building models, so it costs a few microseconds a row, which every stage can
 afford on every row.
@@ -22,7 +22,7 @@ from typing import Any
 from annotated_types import MaxLen
 from pydantic import BaseModel
 
-from .row import (
+from .model import (
     Calibration,
     Judgment,
     Rollout,

@@ -47,7 +47,7 @@ MAX_SCORE = 1e9
 @dataclass(frozen=True)
 class ScoreBound:
     """Annotation metadata: the number lies within `limit` of zero (NaN and inf never do).
-    `rowrules` reads it off the annotation, pydantic through the hook below."""
+    `rules` reads it off the annotation, pydantic through the hook below."""
 
     limit: float = MAX_SCORE
 
@@ -83,7 +83,7 @@ Score = Annotated[StrictInt | StrictFloat, ScoreBound()]
 class _Open(BaseModel):
     """Models keep keys they do not name, in the order they came, so a stage never drops or
     reshuffles what it does not understand. Strict: a field takes its JSON type only ("5"
-    is not a seed), the same rule `rowrules` applies to every row a stage reads."""
+    is not a seed), the same rule `rules` applies to every row a stage reads."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, strict=True)
     _key_order: tuple[str, ...] = PrivateAttr(default=())
@@ -407,7 +407,7 @@ def reply_text(row: dict[str, Any]) -> str:
 
 def validate_row(row: Any) -> None:
     """Raise ValueError naming the first rule `row` breaks (the rules every stage applies)."""
-    from .rowrules import row_problem
+    from .rules import row_problem
 
     problem = row_problem(row)
     if problem is not None:
