@@ -300,7 +300,7 @@ def test_judges_markers_and_selection_read_the_same_final_reply(sdk_rows: list[d
     """The conduct/checklist evidence, the marker view and selection's surface features
     all take the reply from `row.reply_text`, on rows of every shape."""
     from whileai_core.judges.evidence import Evidence
-    from whileai_core.policy.view import view
+    from whileai_core.markers.view import view
     from whileai_core.select.hygiene import row_features
 
     for row in [*sdk_rows[:20], _PARTS_ROW, _STEPS_ROW, _NO_USER_ROW]:

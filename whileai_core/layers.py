@@ -23,8 +23,8 @@ shrinks (an entry that no longer occurs fails the test too).
     judges       the judge contract, the built-in judges and verifiers, grading files
     simulate     the simulation: grid, world, person and writers, scheduler, rows
     traces       traces in: load, mine, aim a run, infer a spec, leakage, split
-    stages       what runs over rows after simulate: compare, select, export, policy,
-                 trust
+    stages       what runs over rows after simulate: compare, select, export, trust,
+                 markers, audit, the hack scan (scan), curate
     platform     the store and its operations (push, cut, profile), run handles
     front door   `api` (the library's one-call stages and `plan_run`), `testing`, `train`
 """
@@ -47,7 +47,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("judges", frozenset({"judges"})),
     ("simulate", frozenset({"simulate"})),
     ("traces", frozenset({"traces"})),
-    ("stages", frozenset({"compare", "select", "export", "policy", "trust"})),
+    ("stages", frozenset({
+        "compare", "select", "export", "trust", "markers", "audit", "scan", "curate",
+    })),
     ("platform", frozenset({"store", "runs"})),
     # Training over the stages' outputs (TRL, PEFT as an optional extra): it plays the
     # holdout through the front door's `plan_run`, like any caller of the library.
@@ -63,7 +65,7 @@ _PLATFORM_SOURCE = (
     "one; the store's reading half moves below with the store split (issue 22)"
 )
 LAZY_UPWARD: dict[tuple[str, str], str] = {
-    ("whileai_core.policy.decontaminate", "whileai_core.store"): _PLATFORM_SOURCE,
+    ("whileai_core.curate.decontaminate", "whileai_core.store"): _PLATFORM_SOURCE,
     ("whileai_core.traces.load", "whileai_core.store"): _PLATFORM_SOURCE,
     ("whileai_core.traces.load", "whileai_core.store.cut"): _PLATFORM_SOURCE,
     ("whileai_core.traces.load", "whileai_core.store.source"): _PLATFORM_SOURCE,

@@ -13,13 +13,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from whileai_core.curate.decontaminate import EvalIndex
 from whileai_core.errors import ConfigError
 from whileai_core.export import export_environment
 from whileai_core.export.env_defaults import default_judge, graded_reward, offline_person
 from whileai_core.export.environment import DEFAULT_REWARD, VERIFIERS_RANGE
 from whileai_core.judges.registry import parse_judge
 from whileai_core.metrics.holdout import holdout_side
-from whileai_core.policy.decontaminate import EvalIndex
 from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import is_key_param, load_spec
 

@@ -278,7 +278,7 @@ def _split(
 def _decontaminate(
     train: list[dict[str, Any]], held: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
-    from ..policy.decontaminate import copies_an_eval
+    from ..curate.decontaminate import copies_an_eval
 
     copied = copies_an_eval([t["question"] for t in train], [t["question"] for t in held])
     kept = [t for t, copy in zip(train, copied, strict=True) if not copy]

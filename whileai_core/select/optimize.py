@@ -223,7 +223,7 @@ def attach_scan(
     """Run the hack scan over the kept rows and carry it (and its warnings) in the report.
 
     A reward that tracks a shortcut is a judge problem, so it is flagged, never pruned."""
-    from ..policy.scan import ScanOptions, hack_scan
+    from ..scan.engine import ScanOptions, hack_scan
 
     scan = hack_scan(rows, ScanOptions(endorsed=opts.endorsed, seed=opts.seed))
     report.hack_scan = scan

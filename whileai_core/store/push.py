@@ -289,7 +289,7 @@ class HackScanRefusal(WhileaiError):
 def _scan_into(
     gate_report: dict[str, Any], paths: list[str], endorsed: tuple[str, ...], strict: bool
 ) -> None:
-    from ..policy.scan import ScanOptions, hack_scan
+    from ..scan.engine import ScanOptions, hack_scan
 
     scan = hack_scan(lambda: read_rows(paths), ScanOptions(endorsed=endorsed))
     gate_report["hack_scan"] = scan

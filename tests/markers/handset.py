@@ -60,11 +60,11 @@ TICS = (
 def detected(row: dict[str, Any]) -> dict[str, str | None]:
     """tic -> the evidence the detectors found for it (None: not found), through the same
     core functions `whileai mark` and `whileai audit` use."""
-    from whileai_core.policy.flags import trace_flags
-    from whileai_core.policy.grounding import invented
-    from whileai_core.policy.leaks import leaks
-    from whileai_core.policy.style import Phrases, style_hits
-    from whileai_core.policy.view import view
+    from whileai_core.markers.flags import trace_flags
+    from whileai_core.markers.grounding import invented
+    from whileai_core.markers.leaks import leaks
+    from whileai_core.markers.style import Phrases, style_hits
+    from whileai_core.markers.view import view
 
     v = view(row)
     hits = style_hits(v, _PHRASES.setdefault("default", Phrases()))

@@ -2,7 +2,7 @@
 
 The style and trajectory-flag reports ask the same three questions of each behaviour: its
 rate (with a Wilson interval), a few rows that show it, and whether the reward tracks it,
-asked of the hack scan's cheap mode (`quickscan`): its correlation with reward within ask
+asked of the hack scan's cheap mode (`scan.quick`): its correlation with reward within ask
 against the shuffle floor of the behaviours reported together. A behaviour the reward
 pays for is one the policy will learn; the report warns when that correlation is
 positive and above the floor, in at least `MIN_ROWS_WITH` rows.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..metrics.stats import wilson
-from .quickscan import QuickScan
+from ..scan.quick import QuickScan
 
 MIN_ROWS_WITH = 5
 EXAMPLES = 3

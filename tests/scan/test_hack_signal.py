@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from whileai_core.policy.audit import audit_rows
-from whileai_core.policy.scan import hack_scan
+from whileai_core.audit.run import audit_rows
+from whileai_core.scan.engine import hack_scan
 from whileai_core.select.gate import publish_gate
 from whileai_core.select.optimize import OptimizeOptions, optimize
 

@@ -5,7 +5,7 @@ It is not the seeded agent and shares none of its phrasing. Each prompt gets one
 way a coding agent does (says the suite is green without running it, rewrites a test to
 pass, ships a cleanup script that wipes a directory), two do honest work.
 
-    whileai simulate specs/repo-maint --agent tests/policy/repo_agent.py:agent
+    whileai simulate specs/repo-maint --agent tests/markers/repo_agent.py:agent
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import whileai_core as wa
 
+from ..scan.test_scan import run
 from .test_curate import decontam_set
-from .test_scan import run
 
 
 def test_the_policy_checks_from_the_front_door() -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..markers.flags import FLAGS, TRACE_MARKERS, TraceOptions, trace_flags, trace_markers
+from ..markers.style import MARKER_FAMILY, STYLE_MARKERS, Phrases, refused, style_hits
+from ..markers.view import RowView
 from ..metrics.stats import wilson
 from ..metrics.tally import reward_of
-from .flags import FLAGS, TRACE_MARKERS, TraceOptions, trace_flags, trace_markers
 from .presence import PresenceTally, pays_line
-from .style import MARKER_FAMILY, STYLE_MARKERS, Phrases, refused, style_hits
-from .view import RowView
 
 _TICS = tuple(m for m in STYLE_MARKERS if m != "answered")
 

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..metrics.grouped import Layout, column_correlations
+from .collect import Row, RowSource, ScanData, choose_vocabulary, collect
 from .features import AUTO_SIZE, FeatureOptions, Vocabulary
-from .scancollect import Row, RowSource, ScanData, choose_vocabulary, collect
 
 REGIMES = ("train", "reward_hack", "unknown", "no_signal", "pool_exhausted", "degenerate")
 TIE = 1e-6

@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from whileai_core.curate.stages import StageReport, stamp_stage
 from whileai_core.errors import ConfigError
-from whileai_core.policy.modelspec import load_constitution
-from whileai_core.policy.stages import StageReport, stamp_stage
+from whileai_core.markers.modelspec import load_constitution
 from whileai_core.row import from_row, to_row
 from whileai_core.testing import OpenAIStub, answer
 from whileai_core.testing.openai_stub import Request
@@ -160,7 +160,7 @@ def test_trait_markers_are_scored_by_a_judge_given_the_principle(
             bodies = [r.body for r in stub.requests]
         assert any("support handbook 3.1" in b["messages"][0]["content"] for b in bodies)
     else:
-        done = run_cli(*args, "--judge", "tests/policy/trait_judge.py:judge")
+        done = run_cli(*args, "--judge", "tests/markers/trait_judge.py:judge")
     assert done.returncode == 0, done.stderr.decode()
     out = _read(done.stdout)
     assert [r["markers"].get("candor") for r in out] == [1.0, 0.0, None]
@@ -183,7 +183,7 @@ def test_a_model_spec_without_a_judge_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_row_no_detector_can_read_passes_on_unmarked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from whileai_core.policy import mark as marking
+    from whileai_core.markers import mark as marking
 
     real = marking.mark_row
 

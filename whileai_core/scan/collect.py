@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..markers.view import view
 from ..metrics.sketch import TopCounts
 from ..metrics.tally import reward_of
 from ..select.records import trajectory_key
 from .features import FeatureOptions, Vocabulary, auto_items, hand_features
-from .view import view
 
 Row = dict[str, Any]
 RowSource = Callable[[], Iterable[Row]]

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from whileai_core.policy.scan import ScanOptions, hack_scan
-from whileai_core.policy.scanrun import rows_source, scan_diff
+from whileai_core.scan.engine import ScanOptions, hack_scan
+from whileai_core.scan.run import rows_source, scan_diff
 from whileai_core.select.optimize import OptimizeOptions, optimize
 
 from ..helpers import run_cli

@@ -10,9 +10,9 @@ import orjson
 import pytest
 
 from whileai_core.errors import ConfigError
-from whileai_core.policy.actions import parse_kinds
-from whileai_core.policy.flags import TraceOptions, trace_flags, trace_markers
-from whileai_core.policy.view import view
+from whileai_core.markers.actions import parse_kinds
+from whileai_core.markers.flags import TraceOptions, trace_flags, trace_markers
+from whileai_core.markers.view import view
 
 from ..helpers import REPO, run_cli
 from .repo_agent import CLEANUP, plan_of
@@ -32,7 +32,7 @@ def repo_rows() -> list[dict[str, Any]]:
         "simulate",
         "specs/repo-maint",
         "--agent",
-        "tests/policy/repo_agent.py:agent",
+        "tests/markers/repo_agent.py:agent",
         "--budget",
         "100",
         "--reproducible",

@@ -7,11 +7,11 @@ from typing import Any
 import orjson
 
 from whileai_core.api import simulate_rows
+from whileai_core.audit.run import AuditOptions, audit_rows
 from whileai_core.judges.evidence import Evidence
 from whileai_core.judges.grounding import ungrounded_arguments
-from whileai_core.policy.audit import AuditOptions, audit_rows
-from whileai_core.policy.grounding import GroundingOptions, invented
-from whileai_core.policy.view import view
+from whileai_core.markers.grounding import GroundingOptions, invented
+from whileai_core.markers.view import view
 
 from ..helpers import REPO, run_cli
 

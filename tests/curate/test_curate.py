@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from whileai_core.policy.curriculum import CurriculumOptions, curriculum, retire_solved
-from whileai_core.policy.decontaminate import DecontaminationReport, EvalIndex, decontaminate
+from whileai_core.curate.curriculum import CurriculumOptions, curriculum, retire_solved
+from whileai_core.curate.decontaminate import DecontaminationReport, EvalIndex, decontaminate
 
 from ..helpers import run_cli
 

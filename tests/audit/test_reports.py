@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whileai_core.policy.audit import audit_rows
-from whileai_core.policy.reports import is_benign
+from whileai_core.audit.reports import is_benign
+from whileai_core.audit.run import audit_rows
 
 
 def _rows(hedge_pays: bool) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The four style markers built on published lexicons (`policy/lexicons.py`), measured on
+"""The four style markers built on published lexicons (`markers/lexicons.py`), measured on
 replies their patterns were not written from.
 
 Tuned on `tests/data/style_devset.yaml` (general English, written for it) and the older
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from whileai_core.policy.style import MAX_STYLE_CHARS, Phrases, style_hits
-from whileai_core.policy.view import view
+from whileai_core.markers.style import MAX_STYLE_CHARS, Phrases, style_hits
+from whileai_core.markers.view import view
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FAMILIES = {

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..jsonl import OnError, ReadStats, read_rows, spooled
-from .scan import ScanOptions, analyse, format_scan, specificity
-from .scancollect import Row, RowSource, ScanData, choose_vocabulary, collect
+from .collect import Row, RowSource, ScanData, choose_vocabulary, collect
+from .engine import ScanOptions, analyse, format_scan, specificity
 
 
 def file_source(paths: Sequence[str], on_error: OnError, stats: ReadStats) -> RowSource:

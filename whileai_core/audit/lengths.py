@@ -4,7 +4,7 @@
 passing and failing rollouts, and whether the reward tracks length within ask: a judge
 that pays for length is the commonest reward hack there is. `RewardCorrelations` asks the
 same of the three surface features (reply characters, tool calls, turns), with the pooled
-number beside each. Both ask the hack scan's cheap mode (`quickscan`), so they answer as
+number beside each. Both ask the hack scan's cheap mode (`scan.quick`), so they answer as
 optimize, the publish gate and `whileai scan` do: within ask, against the shuffle floor.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from ..metrics.tally import passed, reward_of, task_key
 from ..row import reply_text
+from ..scan.quick import QuickScan, tracking_warning
 from ..select.hygiene import FEATURE_NAMES, row_features
-from .quickscan import QuickScan, tracking_warning
 
 
 def quantile(sorted_values: list[int] | array[int], q: float) -> float:

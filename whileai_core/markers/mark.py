@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..curate.stages import check_stage, stamp_stage
 from ..errors import ConfigError
 from ..jsonl import OnError, ReadStats, RowWriter, read_rows
 from ..models.options import ModelOptions
@@ -31,7 +32,6 @@ from .modelspec import (
     stamp_spec,
     trait_judges,
 )
-from .stages import check_stage, stamp_stage
 from .style import Phrases, read_structured, style_markers
 from .view import view
 

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..markers.flags import TraceOptions, trace_flags
+from ..markers.view import RowView, view
 from ..metrics.sketch import TopCounts
 from ..row import reply_text
 from ..select.hygiene import row_features
-from .flags import TraceOptions, trace_flags
-from .view import RowView, view
 
 Row = dict[str, Any]
 UserFeature = Callable[[Row], Any]

@@ -1,6 +1,6 @@
 """The hack scan's cheap mode: does the reward track one of these named features?
 
-The full scan (`scan.py`) reads rows twice and ranks hundreds of candidates. A stage that
+The full scan (`engine.py`) reads rows twice and ranks hundreds of candidates. A stage that
 asks the same question of a few features it names (reply length, tool calls and turns for
 optimize, the publish gate and `audit correlations`; each style tic or trajectory flag
 for the audit's "the reward pays for it") asks the same engine, `scan.analyse`, with those
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..metrics.grouped import pooled_correlations
+from .collect import ScanData
+from .engine import ScanOptions, analyse
 from .features import Vocabulary
-from .scan import ScanOptions, analyse
-from .scancollect import ScanData
 
 SHUFFLES = ScanOptions.shuffles
 

@@ -21,19 +21,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..curate.duplicates import DuplicateGroups, NearDuplicatePrompts
+from ..curate.stages import StageReport
 from ..jsonl import OnError, ReadStats, read_rows
+from ..markers.flags import TraceOptions
+from ..markers.grounding import GroundingOptions, GroundingReport, invented
+from ..markers.leaks import LeakReport
+from ..markers.style import Phrases
+from ..markers.view import RowView, view
 from ..metrics.tally import task_key
 from ..row import ask_text
 from ..text.levels import NEAR_DUPLICATE_JACCARD
-from .duplicates import DuplicateGroups, NearDuplicatePrompts
-from .flags import TraceOptions
-from .grounding import GroundingOptions, GroundingReport, invented
-from .leaks import LeakReport
 from .lengths import LengthReport, RewardCorrelations
 from .reports import RefusalReport, StyleReport, TraceFlagReport
-from .stages import StageReport
-from .style import Phrases
-from .view import RowView, view
 
 Row = dict[str, Any]
 
