@@ -21,7 +21,9 @@ shrinks (an entry that no longer occurs fails the test too).
     models       the one model client: references, providers, client, cache (a leaf)
     agents       the agent protocols and the agents: seeded, callable, command, model
     judges       the judge contract, the built-in judges and verifiers, grading files
-    simulate     the simulation: grid, world, person and writers, scheduler, rows
+    people       the simulated person: the writers, their side of a conversation, the
+                 voice check
+    simulate     the simulation: grid, situations, world, scheduler, rows
     traces       traces in: load, mine, aim a run, infer a spec, leakage, split
     stages       what runs over rows after simulate: compare, select, export, trust,
                  markers, audit, the hack scan (scan), curate
@@ -45,6 +47,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("scale", frozenset({"scale"})),
     ("agents", frozenset({"agents"})),
     ("judges", frozenset({"judges"})),
+    ("people", frozenset({"people"})),
     ("simulate", frozenset({"simulate"})),
     ("traces", frozenset({"traces"})),
     ("stages", frozenset({

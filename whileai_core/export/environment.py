@@ -39,6 +39,7 @@ from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, in_band
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
+from ..people.template import person_brief
 from ..row.privileged import (
     Strictness,
     answer_key_leaks,
@@ -49,7 +50,6 @@ from ..row.privileged import (
 from ..select.calibration import calibration_stamp
 from ..select.gate import publish_gate
 from ..simulate.situation import situation_of_row
-from ..simulate.writer import person_brief
 from ..spec import Spec, record_readers
 from ..text.levels import COVERAGE_NGRAM, COVERAGE_OVERLAP
 from .files import check_target, read_json, whileai_version, write_file

@@ -2,7 +2,7 @@
 
 Names (`template`, a plug-in's) are looked up in the one registry's WRITERS; a model
 reference (`openai:`, `vllm:`, `ollama:`, `http(s)://`, a plug-in provider's) makes a
-`ModelWriter` (`model_writer.py`), imported only then, so an offline run never loads an
+`ModelWriter` (`model.py`), imported only then, so an offline run never loads an
 HTTP client.
 """
 
@@ -27,7 +27,7 @@ def resolve_writer(
         return made
     if is_model_ref(ref):
         try:
-            from .model_writer import make_writer
+            from .model import make_writer
         except ImportError as exc:
             raise ConfigError(f"model backends are unavailable ({exc})") from None
         return make_writer(ref, spec, options, avg_turns=avg_turns)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from whileai_core.simulate.model_writer import _FOLLOW_RULES, _NOTES, person_brief
-from whileai_core.simulate.person import facts_of
+from whileai_core.people.model import _FOLLOW_RULES, _NOTES, person_brief
+from whileai_core.people.person import facts_of
+from whileai_core.people.voice import Turn, WriterText, stop_problem, turn_problem
 from whileai_core.simulate.run import run_simulation
 from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.simulate.situation import situation_of_row
-from whileai_core.simulate.voice import Turn, WriterText, stop_problem, turn_problem
 from whileai_core.spec import load_spec
 
 from ..helpers import REPO

@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 
 from whileai_core.agents.base import Episode, RolloutResult
+from whileai_core.people.person import facts_of, read_turn
+from whileai_core.people.template import TemplateWriter
 from whileai_core.simulate.config import SimulateConfig
-from whileai_core.simulate.person import facts_of, read_turn
 from whileai_core.simulate.scheduler import Engine
-from whileai_core.simulate.writer import TemplateWriter
 from whileai_core.spec import load_spec
 
 from ..helpers import REPO

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from whileai_core.simulate.model_writer import _FOLLOW_RULES, _NOTES, _OPENER_RULES
-from whileai_core.simulate.voice import (
+from whileai_core.people.model import _FOLLOW_RULES, _NOTES, _OPENER_RULES
+from whileai_core.people.voice import (
     WriterText,
     only_closing,
     parrots,
