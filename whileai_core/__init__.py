@@ -87,8 +87,8 @@ _NAMES = {
     "export_environment": ".export.environment",
     # the store
     "open_store": ".store",
-    "push_rows": ".store.push",
-    "pull_rows": ".store.push",
+    "push_rows": ".platform.push",
+    "pull_rows": ".platform.push",
     # training runs
     "training_run": ".runs.handle",
     "TrainingRun": ".runs.handle",
@@ -208,6 +208,7 @@ if TYPE_CHECKING:
     from .judges.run import grade_files
     from .markers.mark import MarkOptions, mark
     from .markers.modelspec import load_constitution, stamp_spec
+    from .platform.push import pull_rows, push_rows
     from .row.model import from_row, to_row
     from .row.privileged import strip_privileged
     from .runs.callback import TrainerCallback
@@ -220,7 +221,6 @@ if TYPE_CHECKING:
     from .simulate.execute import current_rollout
     from .spec import Spec, load_spec
     from .store import open_store
-    from .store.push import pull_rows, push_rows
     from .traces.aim import dimensions_from_traces
     from .traces.infer import spec_from_traces
     from .traces.leakage import drop_leaky_rows, leakage_report

@@ -33,8 +33,8 @@ from whileai_core.store.base import (
     TooLarge,
     TooManyRequests,
     TooSlow,
+    parse_since,
 )
-from whileai_core.store.cut import parse_since
 from whileai_core.store.limits import Limits, check_json_depth, refuse
 
 from .config import BodyPace

@@ -345,7 +345,7 @@ def invite(
 
     from whileai_core.errors import ConfigError
     from whileai_core.settings import home
-    from whileai_core.store.cut import parse_since
+    from whileai_core.store.base import parse_since
     from whileai_core.store.local import Storage
     from whileai_server.accounts import mint_invites
 

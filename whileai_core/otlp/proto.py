@@ -13,8 +13,8 @@ import base64
 from collections.abc import Iterator
 from typing import Any
 
-from .base import BadRequest
-from .limits import AttributeBudget, Limits, refuse
+from ..store.base import BadRequest
+from ..store.limits import AttributeBudget, Limits, refuse
 
 Span = dict[str, Any]
 _LEN = 2

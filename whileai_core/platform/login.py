@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import WhileaiError
-from . import credentials
-from . import http as wire
+from ..store import credentials
+from ..store import http as wire
 
 
 def start_or_resume(api_url: str, name: str | None) -> tuple[dict[str, Any], bool]:

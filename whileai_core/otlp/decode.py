@@ -30,11 +30,11 @@ from typing import IO, Any
 
 import orjson
 
-from . import otlp_genai
-from .base import BadRequest, Signal, TooLarge
-from .limits import Limits, refuse
-from .otlp_json import logs_from_json_bytes, spans_from_json, spans_from_json_bytes
-from .otlp_proto import logs_from_protobuf, spans_from_protobuf
+from ..store.base import BadRequest, Signal, TooLarge
+from ..store.limits import Limits, refuse
+from . import genai as otlp_genai
+from .json import logs_from_json_bytes, spans_from_json, spans_from_json_bytes
+from .proto import logs_from_protobuf, spans_from_protobuf
 
 SCENARIO_KEYS = ("zeroproof.scenario_id", "whileai.scenario_id", "scenario_id")
 REWARD_KEYS = ("whileai.reward", "zeroproof.reward")

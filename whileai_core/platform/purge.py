@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .base import STALE_UPLOAD_SECONDS, NotFound, Store, iter_all_traces
+from ..store.base import STALE_UPLOAD_SECONDS, NotFound, Store, iter_all_traces
 
 
 @dataclass

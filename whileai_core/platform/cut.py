@@ -11,7 +11,7 @@ passed. The kept prompts are split into train and holdout
 by the same fixed hash a push uses, so a prompt is wholly on one side.
 
 Two pass rules meet here, each where it belongs. A trace's verdict passes at 1.0
-(`otlp.PASS_AT`, the original SDK's `send_score` rule). A row's `reward` passes at 0.5
+(`otlp.decode.PASS_AT`, the original SDK's `send_score` rule). A row's `reward` passes at 0.5
 (`groups.passed`: the profile, the gate, optimize and the calibration stamp, where
 partial credit splits at 0.5). So a kept run becomes a row whose `reward` is its
 verdict's pass or fail, 1.0 or 0.0, and every row reader agrees with the cut; a verdict
@@ -20,7 +20,6 @@ that was not already 1.0 or 0.0 is kept under `verdict`.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from collections.abc import Iterable
@@ -32,24 +31,12 @@ from ..errors import ConfigError
 from ..jsonl import dumps
 from ..metrics.band import DEFAULT_BAND, Band, band_side, parse_band
 from ..metrics.tally import task_key
+from ..otlp.decode import PASS_AT
 from ..select.rl import group_verdict
-from .base import Store, iter_all_traces
-from .otlp import PASS_AT
+from ..store.base import Store, iter_all_traces
 
 Kind = Literal["rl", "sft"]
-__all__ = ["DEFAULT_BAND", "CutReport", "cut", "parse_band", "parse_since", "select"]
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_since(text: str | None, now: float | None = None) -> float | None:
-    """`7d`, `12h`, `30m`, `2w` -> the unix time that long ago."""
-    if not text:
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
-    if match is None:
-        raise ConfigError(f"--since must look like 7d, 12h, 30m or 2w, got {text!r}")
-    span = float(match.group(1)) * _UNITS[match.group(2)]
-    return (now if now is not None else time.time()) - span
+__all__ = ["DEFAULT_BAND", "CutReport", "cut", "parse_band", "select"]
 
 
 def verdict(row: dict[str, Any]) -> float | None:

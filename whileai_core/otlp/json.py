@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 
 from ..row.limits import json_depth
-from .base import BadRequest
-from .limits import AttributeBudget, Limits, json_value_count, refuse
+from ..store.base import BadRequest
+from ..store.limits import AttributeBudget, Limits, json_value_count, refuse
 
 Span = dict[str, Any]
 LogRecord = dict[str, Any]

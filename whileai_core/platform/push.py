@@ -28,8 +28,8 @@ from ..metrics.holdout import holdout_side
 from ..metrics.tally import reward_of, task_key
 from ..row.limits import env_name, format_size
 from ..row.privileged import prepare_to_ship
-from .base import NewDataset, Store, StoreError, check_purpose
-from .limits import Limits
+from ..store.base import NewDataset, Store, StoreError, check_purpose
+from ..store.limits import Limits
 
 UPLOAD_CHUNK = 1024 * 1024
 
