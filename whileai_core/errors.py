@@ -17,6 +17,11 @@ swallow anything else.
     │                             (defined with its report, in select/gate.py)
     ├── HackScanRefusal           push --strict-hacks and a reward the hack scan calls a
     │                             reward hack (.scan; defined in platform/push.py)
+    ├── TransportError            one HTTP attempt to a model failed before a complete
+    │                             response (.kind); the model client retries and counts it,
+    │                             and only a ModelCallError leaves it (models/transport.py)
+    ├── BadChatRequest            a chat-completions body `whileai serve-model` answers
+    │                             with 400 (also a ValueError; train/serve.py)
     ├── TrainingFailed            a `whileai train` run failed; it is on the store as
     │                             `failed` with the error (.run_id; defined in train/run.py)
     ├── ModelStopped              a model endpoint stopped the run

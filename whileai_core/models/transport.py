@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import cast
 from urllib.parse import urlsplit
 
+from ..errors import WhileaiError
 from ..settings import proxy_for
 
 KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is reused for (httpx's and uvicorn's 5 s)
@@ -39,7 +40,7 @@ _MAX_HEADERS = 200
 _FD_HEADROOM = 256  # descriptors kept free beyond the pool's connections (files, the cache)
 
 
-class TransportError(Exception):
+class TransportError(WhileaiError):
     """One HTTP attempt failed before a complete response; `kind` is what the client counts."""
 
     def __init__(self, kind: str, detail: str) -> None:

@@ -20,12 +20,14 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ..errors import WhileaiError
+
 MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_NEW_TOKENS = 4096
 MAX_CHOICES = 8
 
 
-class BadChatRequest(ValueError):
+class BadChatRequest(WhileaiError, ValueError):
     """A request the server answers with 400 (the message says what is wrong)."""
 
 
