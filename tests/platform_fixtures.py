@@ -29,9 +29,9 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from whileai_cli.app import app
+from whileai_core.platform.push import push_rows
 from whileai_core.store import Store
 from whileai_core.store.local import Storage
-from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port
 from whileai_server import create_app
 from whileai_server.app import uvicorn_config

@@ -30,7 +30,7 @@ import pytest
 from whileai_core.errors import WhileaiError
 from whileai_core.jsonl import DEFAULT_ROW_DEPTH, ROW_DEPTH_CEILING, ReadStats
 from whileai_core.row import MAX_ID_CHARS
-from whileai_core.validate import validate_stream
+from whileai_core.row.validate import validate_stream
 
 from .helpers import REPO
 

@@ -201,7 +201,7 @@ def test_an_overlong_line_is_named_and_passed_over_in_chunks(
 def test_the_issue_rows_are_named_by_every_reader_and_by_validate_in_the_same_words(
     tmp_path: Path, line: bytes, expected: str
 ) -> None:
-    from whileai_core.validate import validate_stream
+    from whileai_core.row.validate import validate_stream
 
     path = _write(tmp_path / "rows.jsonl", GOOD + line + b"\n" + GOOD)
     stats = ReadStats()

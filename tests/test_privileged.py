@@ -6,7 +6,7 @@ import copy
 
 import orjson
 
-from whileai_core.privileged import (
+from whileai_core.row.privileged import (
     Shipped,
     Strictness,
     answer_key_leaks,

@@ -70,7 +70,7 @@ def _plugin(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "whileai_plug.py").write_text(
         textwrap.dedent(
             """
-            from whileai_core.simulate.writer import TemplateWriter
+            from whileai_core.people.template import TemplateWriter
 
             def make_judge(*, threshold=0.5):
                 def judge(row):

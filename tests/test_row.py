@@ -211,7 +211,7 @@ def test_the_fast_rules_and_the_models_agree_on_every_row(row: dict[str, Any]) -
     typed views do (plus a row with no ask); a row it takes round-trips byte for byte."""
     from pydantic import ValidationError
 
-    from whileai_core.rowrules import row_problem
+    from whileai_core.row.rules import row_problem
 
     problem = row_problem(row)
     try:
@@ -300,7 +300,7 @@ def test_judges_markers_and_selection_read_the_same_final_reply(sdk_rows: list[d
     """The conduct/checklist evidence, the marker view and selection's surface features
     all take the reply from `row.reply_text`, on rows of every shape."""
     from whileai_core.judges.evidence import Evidence
-    from whileai_core.policy.view import view
+    from whileai_core.markers.view import view
     from whileai_core.select.hygiene import row_features
 
     for row in [*sdk_rows[:20], _PARTS_ROW, _STEPS_ROW, _NO_USER_ROW]:

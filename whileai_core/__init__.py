@@ -54,22 +54,22 @@ _NAMES = {
     "OptimizeOptions": ".select.optimize",
     "publish_gate": ".select.gate",
     # what the policy will learn
-    "mark": ".policy.mark",
-    "MarkOptions": ".policy.mark",
-    "hack_scan": ".policy.scan",
-    "ScanOptions": ".policy.scan",
-    "format_scan": ".policy.scan",
-    "scan_diff": ".policy.scanrun",
-    "audit_rows": ".policy.audit",
-    "curriculum": ".policy.curriculum",
-    "retire_solved": ".policy.curriculum",
-    "decontaminate": ".policy.decontaminate",
-    "EvalIndex": ".policy.decontaminate",
-    "load_constitution": ".policy.modelspec",
-    "stamp_spec": ".policy.modelspec",
-    "stamp_stage": ".policy.stages",
-    "stage_of": ".policy.stages",
-    "STAGES": ".policy.stages",
+    "mark": ".markers.mark",
+    "MarkOptions": ".markers.mark",
+    "hack_scan": ".scan.engine",
+    "ScanOptions": ".scan.engine",
+    "format_scan": ".scan.engine",
+    "scan_diff": ".scan.run",
+    "audit_rows": ".audit.run",
+    "curriculum": ".curate.curriculum",
+    "retire_solved": ".curate.curriculum",
+    "decontaminate": ".curate.decontaminate",
+    "EvalIndex": ".curate.decontaminate",
+    "load_constitution": ".markers.modelspec",
+    "stamp_spec": ".markers.modelspec",
+    "stamp_stage": ".curate.stages",
+    "stage_of": ".curate.stages",
+    "STAGES": ".curate.stages",
     # measure: before and after, evals, logprobs
     "compare_runs": ".compare.compare",
     "delta_report": ".compare.delta",
@@ -87,8 +87,8 @@ _NAMES = {
     "export_environment": ".export.environment",
     # the store
     "open_store": ".store",
-    "push_rows": ".store.push",
-    "pull_rows": ".store.push",
+    "push_rows": ".platform.push",
+    "pull_rows": ".platform.push",
     # training runs
     "training_run": ".runs.handle",
     "TrainingRun": ".runs.handle",
@@ -96,9 +96,9 @@ _NAMES = {
     # rows
     "read_rows": ".jsonl",
     "RowWriter": ".jsonl",
-    "from_row": ".row",
-    "to_row": ".row",
-    "strip_privileged": ".privileged",
+    "from_row": ".row.model",
+    "to_row": ".row.model",
+    "strip_privileged": ".row.privileged",
     "WhileaiError": ".errors",
     # trust the numbers
     "attach_labels": ".trust.labels",
@@ -187,6 +187,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 if TYPE_CHECKING:
     from .api import grade, report, simulate_rows
+    from .audit.run import audit_rows
     from .compare.compare import compare_runs
     from .compare.delta import DeltaOptions, delta_report
     from .compare.evaluate import evaluate_files
@@ -194,6 +195,9 @@ if TYPE_CHECKING:
     from .compare.reference import reference_files
     from .compare.staleness import staleness_report
     from .compare.variance import eval_variance
+    from .curate.curriculum import curriculum, retire_solved
+    from .curate.decontaminate import EvalIndex, decontaminate
+    from .curate.stages import STAGES, stage_of, stamp_stage
     from .errors import WhileaiError
     from .export.environment import export_environment
     from .export.pairs import preference_pairs
@@ -202,25 +206,21 @@ if TYPE_CHECKING:
     from .judges.contract import Judge
     from .judges.registry import JudgeOptions, parse_judge
     from .judges.run import grade_files
-    from .policy.audit import audit_rows
-    from .policy.curriculum import curriculum, retire_solved
-    from .policy.decontaminate import EvalIndex, decontaminate
-    from .policy.mark import MarkOptions, mark
-    from .policy.modelspec import load_constitution, stamp_spec
-    from .policy.scan import ScanOptions, format_scan, hack_scan
-    from .policy.scanrun import scan_diff
-    from .policy.stages import STAGES, stage_of, stamp_stage
-    from .privileged import strip_privileged
-    from .row import from_row, to_row
+    from .markers.mark import MarkOptions, mark
+    from .markers.modelspec import load_constitution, stamp_spec
+    from .platform.push import pull_rows, push_rows
+    from .row.model import from_row, to_row
+    from .row.privileged import strip_privileged
     from .runs.callback import TrainerCallback
     from .runs.handle import TrainingRun, training_run
+    from .scan.engine import ScanOptions, format_scan, hack_scan
+    from .scan.run import scan_diff
     from .select.gate import publish_gate
     from .select.optimize import OptimizeOptions, optimize, optimize_files
     from .simulate.config import SimulateConfig
     from .simulate.execute import current_rollout
     from .spec import Spec, load_spec
     from .store import open_store
-    from .store.push import pull_rows, push_rows
     from .traces.aim import dimensions_from_traces
     from .traces.infer import spec_from_traces
     from .traces.leakage import drop_leaky_rows, leakage_report

@@ -16,7 +16,7 @@ swallow anything else.
     ├── PublishGateError          rl rows a grouped update cannot learn from (.report)
     │                             (defined with its report, in select/gate.py)
     ├── HackScanRefusal           push --strict-hacks and a reward the hack scan calls a
-    │                             reward hack (.scan; defined in store/push.py)
+    │                             reward hack (.scan; defined in platform/push.py)
     ├── TrainingFailed            a `whileai train` run failed; it is on the store as
     │                             `failed` with the error (.run_id; defined in train/run.py)
     ├── ModelStopped              a model endpoint stopped the run

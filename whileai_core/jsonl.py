@@ -6,7 +6,7 @@ reads passes the three checks `whileai validate` runs, so one row is refused or 
 same by every stage: its size (`MAX_LINE_BYTES`; a longer line is read past in bounded
 chunks, never held), its nesting (`row_depth()`, checked before any stage walks the row,
 since orjson writes at most 255 levels and Python walkers recurse per level), and the row
-rules (`rowrules.row_problem`: JSON types, required fields, a bounded reward, an ask).
+rules (`row.rules.row_problem`: JSON types, required fields, a bounded reward, an ask).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import orjson
 
 from .errors import BadRowError, ConfigError, WhileaiError
 from .procs import pid_alive
-from .rowrules import row_problem
+from .row.limits import env_name, format_size, json_depth, parse_size
+from .row.rules import row_problem
 from .settings import read
-from .store.limits import env_name, format_size, json_depth, parse_size
 
 OnError = Literal["fail", "skip"]
 # The rule a reader holds each line to: the row rules (True), none (False: a reader of
@@ -67,7 +67,7 @@ def row_depth(env: Mapping[str, str] | None = None) -> int:
 
 def check_row(row: Any) -> str | None:
     """The first rule a decoded line breaks, or None: the one set of row rules (see
-    `rowrules`), the same for every stage, `whileai validate` and the store."""
+    `row.rules`), the same for every stage, `whileai validate` and the store."""
     return row_problem(row)
 
 
@@ -174,7 +174,7 @@ def iter_located(
     check: RowCheck = True,
 ) -> Iterator[Located]:
     """`iter_lines` with each line's byte span, so a stage can read a row again later by
-    seeking instead of holding it (see `rowbuffer.FileRows`). `labels` name the inputs in
+    seeking instead of holding it (see `row.buffer.FileRows`). `labels` name the inputs in
     errors when they are not what the user gave (stdin spooled to a file)."""
     stats = stats if stats is not None else ReadStats()
     depth = row_depth()

@@ -13,18 +13,25 @@ shrinks (an entry that no longer occurs fails the test too).
     layer        holds
     -----------  ----------------------------------------------------------------------
     foundation   errors, settings, the event loop (aio), the registry and plug-in
-                 loading, the spec, the row (row, rowrules, rowbuffer, privileged), JSONL
-                 i/o, seeding, schemas, and the package root (whose names all load lazily)
+                 loading, the spec, the row (`row/`: model, rules, limits, privileged,
+                 buffer, validate), JSONL i/o, seeding, schemas, and the package root
+                 (whose names all load lazily)
+    text         tokens, shingles, MinHash, coverage, prompt similarity (a leaf)
+    models       the one model client: references, providers, client, cache (a leaf)
     metrics      statistics over rows: pass@k, intervals, tallies, correlations
     scale        executors (this process, Ray) and the shards a run splits into
-    models       the one model client: references, providers, client, cache (a leaf)
+    store        the store itself (protocol, SQL, backends, blobs, its tables, quotas and
+                 request limits) and OTLP decoding (otlp): rows in and out of a store,
+                 which the stages read from (a dataset id, agent:NAME traces)
     agents       the agent protocols and the agents: seeded, callable, command, model
     judges       the judge contract, the built-in judges and verifiers, grading files
-    simulate     the simulation: grid, world, person and writers, scheduler, rows
+    people       the simulated person: the writers, their side of a conversation, the
+                 voice check
+    simulate     the simulation: grid, situations, world, scheduler, rows
     traces       traces in: load, mine, aim a run, infer a spec, leakage, split
-    stages       what runs over rows after simulate: compare, select, export, policy,
-                 trust
-    platform     the store and its operations (push, cut, profile), run handles
+    stages       what runs over rows after simulate: compare, select, export, trust,
+                 markers, audit, the hack scan (scan), curate
+    platform     the platform operations (push, pull, cut, purge, login), run handles
     front door   `api` (the library's one-call stages and `plan_run`), `testing`, `train`
 """
 
@@ -33,8 +40,7 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({
         "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
-        "spec", "row", "rowrules", "rowbuffer", "privileged", "jsonl", "validate", "seeding",
-        "aio", "procs",
+        "spec", "row", "jsonl", "seeding", "aio", "procs",
     })),
     # Tokens, shingles, MinHash, coverage and prompt similarity: a leaf every stage asks.
     ("text", frozenset({"text"})),
@@ -43,33 +49,26 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("models", frozenset({"models"})),
     ("metrics", frozenset({"metrics"})),
     ("scale", frozenset({"scale"})),
+    ("store", frozenset({"store", "otlp"})),
     ("agents", frozenset({"agents"})),
     ("judges", frozenset({"judges"})),
+    ("people", frozenset({"people"})),
     ("simulate", frozenset({"simulate"})),
     ("traces", frozenset({"traces"})),
-    ("stages", frozenset({"compare", "select", "export", "policy", "trust"})),
-    ("platform", frozenset({"store", "runs"})),
+    ("stages", frozenset({
+        "compare", "select", "export", "trust", "markers", "audit", "scan", "curate",
+    })),
+    ("platform", frozenset({"platform", "runs"})),
     # Training over the stages' outputs (TRL, PEFT as an optional extra): it plays the
     # holdout through the front door's `plan_run`, like any caller of the library.
     ("front door", frozenset({"api", "testing", "train"})),
 )  # fmt: skip
 
 # Module-level imports that still go up: (importer, imported) -> what removes it.
-UPWARD: dict[tuple[str, str], str] = {
-    ("whileai_core.jsonl", "whileai_core.store.limits"):
-        "the row size caps move beside the row code (issue 22: the store split)",
-}  # fmt: skip
+UPWARD: dict[tuple[str, str], str] = {}
 
 # Function-local imports that reach up on purpose: (importer, imported) -> why.
-_PLATFORM_SOURCE = (
-    "rows from the platform (a dataset id, agent:NAME traces) only when the user names "
-    "one; the store's reading half moves below with the store split (issue 22)"
-)
 LAZY_UPWARD: dict[tuple[str, str], str] = {
-    ("whileai_core.policy.decontaminate", "whileai_core.store"): _PLATFORM_SOURCE,
-    ("whileai_core.traces.load", "whileai_core.store"): _PLATFORM_SOURCE,
-    ("whileai_core.traces.load", "whileai_core.store.cut"): _PLATFORM_SOURCE,
-    ("whileai_core.traces.load", "whileai_core.store.source"): _PLATFORM_SOURCE,
     ("whileai_core.judges.registry", "whileai_core.train.rm"):
         "the rm:RUN judge is a trained reward model: torch and the run's adapter load only "
         "when a user names one",

@@ -173,7 +173,7 @@ JUDGES = Registry(
     group="whileai.judges",
 )
 AGENTS = Registry("agent", builtins=(f"{_PKG}.agents.seeded",), group="whileai.agents")
-WRITERS = Registry("writer", builtins=(f"{_PKG}.simulate.writer",), group="whileai.writers")
+WRITERS = Registry("writer", builtins=(f"{_PKG}.people.template",), group="whileai.writers")
 PROVIDERS = Registry(
     "model provider", builtins=(f"{_PKG}.models.providers",), group="whileai.providers"
 )

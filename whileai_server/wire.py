@@ -26,15 +26,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from whileai_core.errors import ConfigError
+from whileai_core.row.limits import format_size
 from whileai_core.store.base import (
     BadRequest,
     StoreError,
     TooLarge,
     TooManyRequests,
     TooSlow,
+    parse_since,
 )
-from whileai_core.store.cut import parse_since
-from whileai_core.store.limits import Limits, check_json_depth, format_size, refuse
+from whileai_core.store.limits import Limits, check_json_depth, refuse
 
 from .config import BodyPace
 

@@ -38,9 +38,9 @@ GENERATED = (CLI_PAGE, ENV_PAGE, API_PAGE, CORE_PAGE, LAYOUT_PAGE)
 PACKAGES = ("whileai_cli", "whileai_core", "whileai_server")
 # Modules documented whole on the core page: what every stage shares.
 CORE_MODULES = (
-    "whileai_core.row",
-    "whileai_core.rowrules",
-    "whileai_core.privileged",
+    "whileai_core.row.model",
+    "whileai_core.row.rules",
+    "whileai_core.row.privileged",
     "whileai_core.jsonl",
     "whileai_core.errors",
     "whileai_core.registry",

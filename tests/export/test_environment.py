@@ -13,13 +13,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from whileai_core.curate.decontaminate import EvalIndex
 from whileai_core.errors import ConfigError
 from whileai_core.export import export_environment
 from whileai_core.export.env_defaults import default_judge, graded_reward, offline_person
 from whileai_core.export.environment import DEFAULT_REWARD, VERIFIERS_RANGE
 from whileai_core.judges.registry import parse_judge
 from whileai_core.metrics.holdout import holdout_side
-from whileai_core.policy.decontaminate import EvalIndex
 from whileai_core.select.gate import PublishGateError
 from whileai_core.spec import is_key_param, load_spec
 
@@ -199,8 +199,8 @@ def test_environment_leaves_out_a_task_whose_question_repeats_its_answer_key(
 def test_push_and_env_export_put_every_task_on_the_same_side(tmp_path: Path) -> None:
     """One holdout hash (sha256, as pushed sets were made): push --holdout and
     export --env --holdout used to disagree on 17 of ~200 tasks at a share of 0.1."""
+    from whileai_core.platform.push import push_rows
     from whileai_core.store import open_store
-    from whileai_core.store.push import push_rows
 
     rows = [
         row(f"sc-{t:03d}", i, float(i % 2), prompt=f"ask number {t} about order {t * 7}")

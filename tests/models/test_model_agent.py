@@ -12,9 +12,9 @@ from whileai_core.agents.base import AgentError, Episode, RolloutResult
 from whileai_core.agents.model import ModelAgent, make_agent
 from whileai_core.models import AllowanceExhausted, ModelClient, parse_model_spec
 from whileai_core.models.options import ModelOptions
+from whileai_core.people.model import ModelWriter, make_writer, person_brief
 from whileai_core.registry import is_model_ref
 from whileai_core.simulate.execute import load_execute
-from whileai_core.simulate.model_writer import ModelWriter, make_writer, person_brief
 from whileai_core.spec import Spec, load_spec
 from whileai_core.testing import (
     OpenAIStub,

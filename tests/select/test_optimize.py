@@ -9,11 +9,11 @@ from typing import Any
 import orjson
 import pytest
 
+from whileai_core.audit.run import audit_rows
 from whileai_core.errors import ConfigError, WhileaiError
 from whileai_core.metrics.passat import pass_numbers, pass_report
 from whileai_core.metrics.stats import wilson
 from whileai_core.metrics.tally import tally
-from whileai_core.policy.audit import audit_rows
 from whileai_core.select.optimize import OptimizeOptions, optimize, select
 
 from ..helpers import SDK_ROWS, run_cli

@@ -16,9 +16,9 @@ import httpx
 import orjson
 import pytest
 
+from whileai_core.platform.push import agent_spec, push_rows
 from whileai_core.runs import training_run
 from whileai_core.store.http import HttpStore
-from whileai_core.store.push import agent_spec, push_rows
 
 from ..helpers import ORDERS_SPEC, SDK_ROWS
 from ..platform_fixtures import (

@@ -9,10 +9,10 @@ import httpx
 import orjson
 import pytest
 
+from whileai_core.platform.push import push_rows
 from whileai_core.store import StoreError
 from whileai_core.store.base import TooLarge, TooManyRequests
 from whileai_core.store.http import HttpStore
-from whileai_core.store.push import push_rows
 from whileai_core.store.quotas import QuotaPolicy, Quotas
 from whileai_server.accounts import mint_invites
 from whileai_server.config import ServerConfig

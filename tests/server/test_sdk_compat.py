@@ -16,9 +16,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from whileai_core.privileged import has_privileged, leaks_answer_key
+from whileai_core.platform.push import push_rows
+from whileai_core.row.privileged import has_privileged, leaks_answer_key
 from whileai_core.store.http import HttpStore
-from whileai_core.store.push import push_rows
 
 from ..helpers import SDK_PYTHON, SDK_ROWS, sdk_seeded_rows
 from ..platform_fixtures import LiveServer

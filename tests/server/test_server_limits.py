@@ -16,7 +16,8 @@ import httpx
 import orjson
 import pytest
 
-from whileai_core.store.limits import Limits, json_value_count, parse_size
+from whileai_core.row.limits import parse_size
+from whileai_core.store.limits import Limits, json_value_count
 from whileai_core.testing import serve_process
 from whileai_server.config import ServerConfig
 

@@ -7,10 +7,10 @@ import json
 import subprocess
 import sys
 
+from whileai_core.people.template import TemplateWriter, compose_opener
 from whileai_core.simulate.grid import HUMAN_AXES, _pair_ok, build_grid
 from whileai_core.simulate.novelty import NearDuplicateFilter
 from whileai_core.simulate.situation import make_situation
-from whileai_core.simulate.writer import TemplateWriter, compose_opener
 from whileai_core.spec import Spec, load_spec
 
 from ..helpers import ORDERS_SPEC as SPEC

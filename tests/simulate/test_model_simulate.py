@@ -13,7 +13,7 @@ import pytest
 from whileai_core.agents.model import make_agent
 from whileai_core.errors import ConfigError
 from whileai_core.models.options import ModelOptions
-from whileai_core.simulate.model_writer import make_writer
+from whileai_core.people.model import make_writer
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub, Reply, Request, answer, http_error, tool_call
 

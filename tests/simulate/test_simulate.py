@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from whileai_core.agents.seeded import APOLOGY, FLATTERY, HEDGE, PADDING
-from whileai_core.privileged import leaks_answer_key
+from whileai_core.row.privileged import leaks_answer_key
 from whileai_core.simulate.run import run_simulation
 from whileai_core.simulate.scheduler import MODES, SimulateConfig
 from whileai_core.spec import load_spec

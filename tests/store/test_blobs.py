@@ -22,6 +22,7 @@ import orjson
 import pytest
 
 from whileai_core.errors import ConfigError
+from whileai_core.platform.push import push_rows
 from whileai_core.store import BadRequest, NewDataset
 from whileai_core.store.base import TooLarge
 from whileai_core.store.blobs import BlobStore, LocalBlobs, open_blobs
@@ -30,7 +31,6 @@ from whileai_core.store.bound import BoundStore
 from whileai_core.store.http import HttpStore
 from whileai_core.store.limits import Limits
 from whileai_core.store.local import Storage
-from whileai_core.store.push import push_rows
 from whileai_core.testing import free_port, serve_process
 
 from ..helpers import SDK_ROWS

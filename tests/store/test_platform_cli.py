@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from whileai_core.privileged import has_privileged
+from whileai_core.row.privileged import has_privileged
 from whileai_core.testing import serve_process
 
 from .. import platform_fixtures

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import orjson
 
-from whileai_core.privileged import carries_privileged, has_privileged
+from whileai_core.row.privileged import carries_privileged, has_privileged
 
 from ..helpers import ORDERS_SPEC, SDK_ROWS, run_cli
 from ..platform_fixtures import LiveServer

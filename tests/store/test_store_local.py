@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from whileai_core.errors import BadRowError, ConfigError, NoRows
+from whileai_core.platform.push import holdout_side, push_rows
 from whileai_core.store import BadRequest, NewDataset, NotFound, credentials, open_store
 from whileai_core.store.bound import BoundStore, LocalStore
 from whileai_core.store.local import Storage
-from whileai_core.store.push import holdout_side, push_rows
 
 from ..helpers import SDK_ROWS
 from ..platform_fixtures import FIFTY_SETS, Backend, fifty_concurrent_pushes
@@ -213,8 +213,8 @@ def _age(storage: Storage, dataset_id: str, seconds: float) -> None:
 def test_stale_unfinished_upload_is_planned_by_purge_and_a_fresh_one_is_left(
     tmp_path: Path,
 ) -> None:
+    from whileai_core.platform.purge import plan_agent, plan_empty, run
     from whileai_core.store.base import STALE_UPLOAD_SECONDS
-    from whileai_core.store.purge import plan_agent, plan_empty, run
 
     store = LocalStore(tmp_path)
     stale = store.create_dataset(NewDataset(name="killed", agent="a"))["datasetId"]
@@ -307,7 +307,7 @@ def test_a_new_home_made_for_the_credentials_is_private(tmp_path: Path, monkeypa
 
 
 def test_a_server_that_ignores_the_pending_filter_loses_nothing_to_purge(tmp_path: Path) -> None:
-    from whileai_core.store.purge import plan_empty
+    from whileai_core.platform.purge import plan_empty
 
     store = LocalStore(tmp_path)
     pushed = push_rows(store, [str(SDK_ROWS)], name="ready", gate=False)["train"]["datasetId"]

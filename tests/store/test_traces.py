@@ -13,9 +13,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from whileai_core.otlp.decode import decode_request, trace_row
+from whileai_core.platform.cut import parse_band, select
 from whileai_core.store import BadRequest
-from whileai_core.store.cut import parse_band, parse_since, select
-from whileai_core.store.otlp import decode_request, trace_row
+from whileai_core.store.base import parse_since
 
 from .. import platform_fixtures
 from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from whileai_core.policy.decontaminate import (
+from whileai_core.curate.decontaminate import (
     DecontaminationReport,
     EvalIndex,
     decontaminate,

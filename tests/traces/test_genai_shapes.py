@@ -171,7 +171,7 @@ def _sdk_spans(build: Any) -> list[dict[str, Any]]:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from whileai_core.store.otlp import decode_request
+    from whileai_core.otlp.decode import decode_request
 
     memory = InMemorySpanExporter()
     provider = TracerProvider()
@@ -184,7 +184,7 @@ def _sdk_spans(build: Any) -> list[dict[str, Any]]:
 def test_per_message_span_events_and_the_old_token_names() -> None:
     """The older conventions as span events (content in the event's attributes), with
     `gen_ai.usage.prompt_tokens` / `completion_tokens`."""
-    from whileai_core.store.otlp import trace_row
+    from whileai_core.otlp.decode import trace_row
 
     def build(tracer: Any) -> None:
         with tracer.start_as_current_span("chat m") as span:
@@ -211,7 +211,7 @@ def test_per_message_span_events_and_the_old_token_names() -> None:
 
 
 def test_a_json_message_list_in_gen_ai_prompt_is_messages_not_one_user_string() -> None:
-    from whileai_core.store.otlp import trace_row
+    from whileai_core.otlp.decode import trace_row
 
     prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": ASK}]
     completion = [{"role": "assistant", "content": FINAL}]

@@ -34,8 +34,8 @@ def login(
     """Sign in to the server at WHILEAI_API_URL: prints a link and a code, waits for approval."""
     import socket
 
+    from whileai_core.platform.login import start_or_resume, wait_for_key
     from whileai_core.store import credentials
-    from whileai_core.store.login import start_or_resume, wait_for_key
 
     from ..console import say
 

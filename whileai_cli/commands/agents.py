@@ -45,7 +45,7 @@ def register(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Create or update an agent: a description and, from --spec, its tools and prompt."""
-    from whileai_core.store.push import agent_spec
+    from whileai_core.platform.push import agent_spec
 
     from ..console import print_json, say
 

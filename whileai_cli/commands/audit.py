@@ -58,8 +58,8 @@ def audit(
 
     Every report reads the rows once and keeps per-ask counts, never the rows; each says
     how many rows it could measure, and warns when the reward pays for what it found."""
-    from whileai_core.policy.audit import AuditOptions, audit_files
-    from whileai_core.policy.mark import resolve_flags
+    from whileai_core.audit.run import AuditOptions, audit_files
+    from whileai_core.markers.mark import resolve_flags
 
     from ..console import check_report_path, emit_report, print_lines, warn
     from ..options import resolve_inputs

@@ -54,7 +54,7 @@ def curriculum(
 
     A task's difficulty is its pass rate over its rollouts. Trainable tasks lie strictly
     between --floor and --solved; the report counts how many sit in the --band."""
-    from whileai_core.policy.curriculum import CurriculumOptions, curriculum_files
+    from whileai_core.curate.curriculum import CurriculumOptions, curriculum_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, print_lines, say
     from ..options import parse_band, resolve_inputs
@@ -117,7 +117,7 @@ def decontaminate(
     A row whose scenario_id (or task_id) is an eval row's is the eval task, whatever its
     words. Short texts (under --ngram words) match verbatim only: templated situations
     share whole sentences without sharing the question."""
-    from whileai_core.policy.decontaminate import decontaminate_files
+    from whileai_core.curate.decontaminate import decontaminate_files
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say
     from ..options import bad_flag, resolve_inputs

@@ -18,7 +18,7 @@ def validate(
     ] = 50,
 ) -> None:
     """Check rows against the row model; print file:line: problem for each bad row."""
-    from whileai_core.validate import validate_stream
+    from whileai_core.row.validate import validate_stream
 
     from ..console import print_json, say
     from ..options import resolve_inputs

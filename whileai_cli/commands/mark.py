@@ -71,8 +71,8 @@ def mark(
     good outcome, and its source (mark:style, mark:trace, mark:grounding, mark:spec) is
     kept in marker_sources, so a later `whileai grade` keeps it."""
     warn_renamed_env("mark")
+    from whileai_core.markers.mark import FAMILIES, MarkOptions, mark_files, resolve_flags
     from whileai_core.models.options import ModelOptions
-    from whileai_core.policy.mark import FAMILIES, MarkOptions, mark_files, resolve_flags
 
     from ..console import check_report_path, emit_report, say, warn
     from ..options import resolve_inputs
@@ -116,7 +116,7 @@ def rank(
 
     quality is how the agent conducted itself (style, trajectory, argument grounding),
     not whether it did the task: it tells two passing rows apart."""
-    from whileai_core.policy.rank import rank_files
+    from whileai_core.markers.rank import rank_files
 
     from ..console import err, print_json
     from ..options import resolve_inputs

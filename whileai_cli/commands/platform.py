@@ -105,8 +105,8 @@ def push(
     With --spec and --agent, the spec's tools and system prompt go on the agent's record."""
     warn_renamed_env("push")
     from whileai_core.errors import ConfigError
+    from whileai_core.platform.push import HackScanRefusal, agent_spec, push_rows
     from whileai_core.select.gate import PublishGateError
-    from whileai_core.store.push import HackScanRefusal, agent_spec, push_rows
 
     from ..console import print_json, say, warn
     from ..options import split_endorsed
@@ -181,7 +181,7 @@ def pull(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """Download a dataset's rows as JSONL (a public one needs no key)."""
-    from whileai_core.store.push import pull_rows
+    from whileai_core.platform.push import pull_rows
 
     from ..console import say
 
@@ -277,7 +277,7 @@ def purge(
 ) -> None:
     """Clean up: everything of one agent (--agent), or tiny datasets (--empty --max-rows N)."""
     from whileai_core.errors import ConfigError
-    from whileai_core.store.purge import plan_agent, plan_empty, run
+    from whileai_core.platform.purge import plan_agent, plan_empty, run
 
     from ..console import print_json, say
 

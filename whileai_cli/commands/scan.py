@@ -59,11 +59,11 @@ def scan(
     --endorsed the scan says whether what the reward pays for most is what it should."""
     warn_renamed_env("scan")
     from whileai_core.errors import ConfigError
-    from whileai_core.policy.actions import parse_kinds
-    from whileai_core.policy.features import FeatureOptions, user_features
-    from whileai_core.policy.flags import TraceOptions
-    from whileai_core.policy.scan import ScanOptions, format_scan
-    from whileai_core.policy.scanrun import diff_files, format_diff, scan_files
+    from whileai_core.markers.actions import parse_kinds
+    from whileai_core.markers.flags import TraceOptions
+    from whileai_core.scan.engine import ScanOptions, format_scan
+    from whileai_core.scan.features import FeatureOptions, user_features
+    from whileai_core.scan.run import diff_files, format_diff, scan_files
 
     from ..console import check_report_path, emit_report, print_lines, warn
     from ..options import resolve_inputs, split_endorsed

@@ -233,9 +233,10 @@ def serve(
     import socket
 
     from whileai_core.errors import ConfigError
+    from whileai_core.row.limits import flag, parse_size
     from whileai_core.settings import forwarded_allow_ips as forwarded_from_env
     from whileai_core.settings import home
-    from whileai_core.store.limits import Limits, flag, parse_size
+    from whileai_core.store.limits import Limits
     from whileai_core.store.quotas import QuotaPolicy, Quotas, load_tiers, parse_quota
     from whileai_server import create_app
     from whileai_server.app import uvicorn_config
@@ -344,7 +345,7 @@ def invite(
 
     from whileai_core.errors import ConfigError
     from whileai_core.settings import home
-    from whileai_core.store.cut import parse_since
+    from whileai_core.store.base import parse_since
     from whileai_core.store.local import Storage
     from whileai_server.accounts import mint_invites
 

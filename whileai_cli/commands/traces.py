@@ -75,7 +75,7 @@ def list_traces(
     api_key: ApiKeyOpt = None,
 ) -> None:
     """List traces, newest first."""
-    from whileai_core.store.cut import parse_since
+    from whileai_core.store.base import parse_since
 
     from ..console import out, print_json, say
 
@@ -192,8 +192,8 @@ def cut(
 ) -> None:
     """Make training data from scored traces: a train set and a holdout set; prints their ids."""
     warn_renamed_env("cut")
-    from whileai_core.store.cut import cut as run_cut
-    from whileai_core.store.cut import parse_since
+    from whileai_core.platform.cut import cut as run_cut
+    from whileai_core.store.base import parse_since
 
     from ..console import print_json, say
     from ..options import parse_band

@@ -4,7 +4,7 @@ Names (`seeded`, a plug-in's) are looked up in the one registry (`whileai_core.r
 model references (`openai:`, `vllm:`, `ollama:`, `http(s)://`, a plug-in provider's) make
 a `ModelAgent` (`agents/model.py`), imported only when such a reference is used, so the
 offline paths never load an HTTP client. `--writer` strings are resolved beside the
-writers, in `simulate/writers.py`.
+writers, in `people/resolve.py`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from ..jsonl import OnError, RowWriter
 from ..judges.contract import Judge
 from ..judges.run import GradeResult, grade_files
 from ..metrics.tally import passed, reward_of
-from ..privileged import strip_privileged
+from ..row.privileged import strip_privileged
 from ..scale.executor import Executor
 from .lineage import EVAL_SOURCE
 

@@ -22,8 +22,8 @@ from typing import Any, Literal
 import orjson
 
 from ..errors import Refused
-from ..privileged import carries_privileged, leaks_answer_key, strip_privileged
 from ..row import call_function
+from ..row.privileged import carries_privileged, leaks_answer_key, strip_privileged
 
 Encoding = Literal["json_string", "dict"]
 Row = dict[str, Any]

@@ -21,9 +21,9 @@ from typing import Any
 from ..errors import JudgeFailed
 from ..judges.contract import Judge, judge_once
 from ..judges.registry import DEFAULT_JUDGE, parse_judge
+from ..people.template import TemplateUser
 from ..simulate.grid import seed_int
 from ..simulate.world import WORLD_STATE_EFFECTS, World, known_values
-from ..simulate.writer import TemplateUser
 
 
 def mock_world(info: dict[str, Any]) -> World:

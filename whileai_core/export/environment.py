@@ -39,7 +39,8 @@ from ..errors import ConfigError
 from ..metrics.band import DEFAULT_BAND, in_band
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import group_by_task
-from ..privileged import (
+from ..people.template import person_brief
+from ..row.privileged import (
     Strictness,
     answer_key_leaks,
     carries_privileged,
@@ -49,7 +50,6 @@ from ..privileged import (
 from ..select.calibration import calibration_stamp
 from ..select.gate import publish_gate
 from ..simulate.situation import situation_of_row
-from ..simulate.writer import person_brief
 from ..spec import Spec, record_readers
 from ..text.levels import COVERAGE_NGRAM, COVERAGE_OVERLAP
 from .files import check_target, read_json, whileai_version, write_file
@@ -278,7 +278,7 @@ def _split(
 def _decontaminate(
     train: list[dict[str, Any]], held: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], int]:
-    from ..policy.decontaminate import copies_an_eval
+    from ..curate.decontaminate import copies_an_eval
 
     copied = copies_an_eval([t["question"] for t in train], [t["question"] for t in held])
     kept = [t for t, copy in zip(train, copied, strict=True) if not copy]

@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..jsonl import RowWriter
 from ..metrics.holdout import holdout_side
 from ..metrics.tally import task_key
-from ..rowbuffer import RowBuffer, Span
+from ..row.buffer import RowBuffer, Span
 from .conversation import Row
 from .files import check_target, read_json, whileai_version, write_file
 from .plan import SampleExport, sidecar, summary_lines

@@ -33,7 +33,7 @@ from ..compare.lineage import eval_sourced_warning, is_eval_sourced
 from ..errors import ConfigError
 from ..metrics.tally import passed, reward_of, task_key
 from ..row import reply_text
-from ..rowbuffer import RowBuffer, Span
+from ..row.buffer import RowBuffer, Span
 from .context import Context, ContextCounts, in_context, source_of
 from .conversation import (
     Counters,
@@ -376,7 +376,7 @@ def is_pair_line(line: Any) -> bool:
 def pair_line_problem(line: Any) -> str | None:
     """What `export --pairs` reads: pairs already made pass as they are (to reshape them),
     anything else must be a row."""
-    from ..rowrules import row_problem
+    from ..row.rules import row_problem
 
     return None if is_pair_line(line) else row_problem(line)
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..privileged import answer_key_leaks
 from ..registry import JUDGES
+from ..row.privileged import answer_key_leaks
 from ..spec import Spec, is_key_param
 from . import findings as fd
 from . import replies as rp

@@ -51,7 +51,7 @@ from ..errors import (
     WhileaiError,
 )
 from ..row import MAX_SCORE, ScoreBound
-from ..rowrules import field_problem
+from ..row.rules import field_problem
 
 # Verdict keys that land on the row itself; everything else a judge returns is metadata.
 _ROW_KEYS = ("reward", "reason", "markers", "failure_class")

@@ -27,7 +27,7 @@ import orjson
 from ..errors import ConfigError
 from ..models.client import ModelCallError
 from ..models.options import ModelOptions
-from ..privileged import strip_privileged
+from ..row.privileged import strip_privileged
 from ..spec import Spec
 from .contract import InvalidVerdict, Judge
 from .trajectory import events_of

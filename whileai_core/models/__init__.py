@@ -1,7 +1,7 @@
 """Model backends, a leaf: model references and their registered providers (`spec.py`,
 `providers.py`), one async client, its cache, and the per-run clients (`factory.py`).
 The roles that call a model live with their kind: the model agent in `agents/model.py`,
-the model writer in `simulate/model_writer.py`, the LLM judge in `judges/llm.py`.
+the model writer in `people/model.py`, the LLM judge in `judges/llm.py`.
 
 Import from here; the modules behind it can move. Names load on first use, so importing
 the package (for `ModelOptions`, say) does not import httpx.

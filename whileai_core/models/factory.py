@@ -1,7 +1,7 @@
 """The run's model clients, and the sampling every model call sends.
 
 Clients are kept on `options.clients`, one per role and endpoint: the agent's
-(`agents/model.py`) and the writer's (`simulate/model_writer.py`) traffic (calls, retries,
+(`agents/model.py`) and the writer's (`people/model.py`) traffic (calls, retries,
 tokens, failures) are reported apart, and the writer has its own token cap and read
 timeout (`--writer-max-tokens`, `--writer-timeout`, or `settings.writer_max_tokens` /
 `writer_timeout`); a judge or any other caller that names no role shares one client per

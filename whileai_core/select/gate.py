@@ -19,7 +19,7 @@ for the hack signal, an ask id, a reward and three numbers a row), so a large fi
 gated as a stream. The gate also reports near-duplicate asks (two tasks whose prompts are
 near copies: they inflate the task count and can straddle a holdout split), the spread of
 reply lengths, and whether the reward tracks a surface feature (reply length, tool calls,
-turns) within ask, asked of the hack scan's cheap mode (`policy.quickscan`). A row may
+turns) within ask, asked of the hack scan's cheap mode (`scan.quick`). A row may
 carry `reply_chars` instead of its text, and `features` may read the surface features
 from something other than the row (what optimize's compact records hand the gate).
 """
@@ -96,9 +96,9 @@ def publish_gate(
     or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
-    from ..policy.duplicates import NearDuplicatePrompts
-    from ..policy.lengths import LengthReport
-    from ..policy.quickscan import QuickScan
+    from ..audit.lengths import LengthReport
+    from ..curate.duplicates import NearDuplicatePrompts
+    from ..scan.quick import QuickScan
 
     tally = TaskTally()
     report = GateReport(band=band)
@@ -148,7 +148,7 @@ def publish_gate(
 
 
 def _judge(report: GateReport) -> None:
-    from ..policy.quickscan import tracking_warning
+    from ..scan.quick import tracking_warning
 
     if report.rows == 0:
         report.warnings.append("no rows")

@@ -2,7 +2,7 @@
 
 The surface features a reward should not track (reply length, tool calls, turns), read
 off a row in one pass: selection records them, the publish gate hands them to the hack
-scan's cheap mode (`policy.quickscan`), which says whether the reward tracks them within
+scan's cheap mode (`scan.quick`), which says whether the reward tracks them within
 ask (a judge problem, so it is flagged, never pruned). And pass^k / pass@k (computed by
 `metrics.passat`), which need k graded rollouts of every ask, do not survive a prune that
 shrinks groups or keeps only the asks in the difficulty band: the report says so instead

@@ -30,7 +30,7 @@ from ..errors import WhileaiError
 from ..jsonl import OnError, ReadStats, RowWriter, iter_located, spooled
 from ..metrics.passat import pass_numbers
 from ..metrics.tally import passed
-from ..rowbuffer import FileRows, RowBuffer, Span
+from ..row.buffer import FileRows, RowBuffer, Span
 from .calibration import stamp_from
 from .gate import publish_gate
 from .hygiene import survival_warnings
@@ -223,7 +223,7 @@ def attach_scan(
     """Run the hack scan over the kept rows and carry it (and its warnings) in the report.
 
     A reward that tracks a shortcut is a judge problem, so it is flagged, never pruned."""
-    from ..policy.scan import ScanOptions, hack_scan
+    from ..scan.engine import ScanOptions, hack_scan
 
     scan = hack_scan(rows, ScanOptions(endorsed=opts.endorsed, seed=opts.seed))
     report.hack_scan = scan

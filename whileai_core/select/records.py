@@ -19,8 +19,8 @@ import orjson
 
 from ..compare.lineage import is_eval_sourced
 from ..metrics.tally import reward_of, task_key
-from ..privileged import leaks_answer_key
 from ..row import reply_text
+from ..row.privileged import leaks_answer_key
 from ..simulate.faults import CONDITION_TO_FAULT
 from .hygiene import row_features
 
@@ -79,7 +79,7 @@ class Recorder:
     def __init__(self, *, tics: bool = False) -> None:
         self._phrases: Any = None
         if tics:
-            from ..policy.style import Phrases
+            from ..markers.style import Phrases
 
             self._phrases = Phrases()
 
@@ -107,7 +107,7 @@ class Recorder:
         if junk is None:
             rec.traj = trajectory_key(row, reply)
             if self._phrases is not None:
-                from ..policy.style import row_tics
+                from ..markers.style import row_tics
 
                 rec.tics = row_tics(row, self._phrases)
         return rec

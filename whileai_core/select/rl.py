@@ -5,7 +5,7 @@ is kept or dropped whole: unanimous asks (all pass or all fail) carry zero advan
 go; asks whose pass rate lies outside the difficulty band go too (or, with
 `enforce_band=False`, are ranked after the in-band ones). Kept groups come out
 round-robin across fault kinds, so a prefix of the file (or a `max_groups` cap) is not
-all timeouts. `store.cut` classifies a trace group with the same `group_verdict`.
+all timeouts. `platform.cut` classifies a trace group with the same `group_verdict`.
 """
 
 from __future__ import annotations

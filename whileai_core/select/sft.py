@@ -5,7 +5,7 @@
 ignore reward and keep the same counts, so a gain from selection can be told from a gain
 from having any data at all.
 
-A reply that hedges, flatters, apologises or pads (`policy.style`'s four tic families)
+A reply that hedges, flatters, apologises or pads (`markers.style`'s four tic families)
 is kept out unless `keep_tics` is set, and counted: supervised fine-tuning imitates every
 kept reply at full weight, so a judge that passed "What a great question, and you are
 absolutely right to ask." with reward 1 would teach the flattery along with the answer.

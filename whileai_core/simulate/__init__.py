@@ -8,11 +8,7 @@ Where things live, so the tree answers "where is X":
     faults.py      where faults are scheduled: the plan a cell carries, how a fault looks
     world.py       the mock world that answers tool calls and fires the faults
     execute.py     the `--execute` world: the user's own backend instead of the mock
-    writer.py      the template writer: openers and the offline person's follow-ups
-    model_writer.py  the model writer: a chat model voices the person (`--writer MODEL`)
-    voice.py       the checks every drawn line of the model writer passes (role flips,
-                   parroting, the stop marker)
-    writers.py     `resolve_writer`: where a `--writer` string becomes a writer
+    openers.py     writing an ask's opener: novel within the run, never a source's copy
     novelty.py     the near-duplicate filter over openers (hashing embedder)
     allocation.py  where the rl allocation decides: probe, fill, extend, stop
     scheduler.py   the asyncio loop that spends the budget and writes settled groups
@@ -20,4 +16,7 @@ Where things live, so the tree answers "where is X":
     resume.py      reading back a partly written output for --resume
     run.py         `run_simulation`: resolve agent and writer, open the output, run
     recommend.py   how big a run to ask for
+
+The person a run talks to (the writers, the offline person, the voice check) is
+`people/`'s: simulate asks a writer for each turn and never builds one itself.
 """

@@ -19,6 +19,7 @@ from ..agents.registry import resolve_agent
 from ..errors import ConfigError
 from ..jsonl import RowWriter, output_target
 from ..models.options import ModelOptions
+from ..people.resolve import resolve_writer
 from ..registry import is_model_ref
 from ..scale.executor import Executor, LocalExecutor, Part
 from ..spec import Spec
@@ -29,7 +30,6 @@ from .resume import load_done
 from .scheduler import Engine, Report, SimulateConfig
 from .shards import Shard, ShardTasks, ask_cost, budget_shares, parse_shard, shard_count_error
 from .tasks import GridTasks, TaskSource
-from .writers import resolve_writer
 
 if TYPE_CHECKING:
     from ..judges.contract import Judge

@@ -3,6 +3,29 @@
 `open_store()` picks the implementation: the server at WHILEAI_API_URL when it is set
 (with the key `credentials.resolve` finds), the embedded store under WHILEAI_HOME when
 it is not. Callers never branch on which one they got.
+
+    base         the `Store` protocol, its records and errors, paging traces (`--since`)
+    bound        `Storage` seen as one account: the `Store` the CLI and a request use
+    local        the storage itself: metadata in SQL, dataset bodies in a blob store
+    sql          the one SQL layer, SQLite and PostgreSQL; migrations: its schema
+    blobs        where dataset bodies live (a directory, or S3 in blobs_s3)
+    files        the bodies of datasets: uploads in flight, parts, published sets
+    agents, runs, traces, catalog
+                 the store's tables: agents, training runs, traces, public cards
+    profile      what a dataset holds, measured once when it is finalized
+    quotas       what one account may hold and push (per tier, per day)
+    limits       what one request may cost (the row's own caps are `row.limits`)
+    http         the `Store` over HTTP, a `whileai serve` at WHILEAI_API_URL
+    credentials  which API key that client sends, and where it is kept on disk
+    source       rows from a JSONL path, stdin or a dataset id, for any stage
+
+What stays here, and why: the server's policy (quotas, limits, the catalog) is enforced
+inside the storage's own transactions (a push and the quota it spends commit together),
+so it lives with the tables it guards; `credentials` is part of opening the HTTP
+backend (`open_store` asks it for the key), while the device login that writes the key
+is an operation, in `platform/`. The store imports nothing above `metrics`, so every
+stage can read rows from it; the operations over a store (push, pull, cut, purge,
+login) are `platform/`'s, and OTLP decoding is `otlp/`'s.
 """
 
 from __future__ import annotations

@@ -11,12 +11,15 @@ server hand the CLI byte-for-byte the same shapes.
 from __future__ import annotations
 
 import math
+import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import (  # noqa: F401  (re-exported: the store's errors live in errors.py)
     BadRequest,
+    ConfigError,
     Conflict,
     Forbidden,
     Gone,
@@ -277,3 +280,18 @@ def iter_all_traces(
         if not next_page:
             return
         page = int(next_page)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """`7d`, `12h`, `30m`, `2w` -> the unix time that long ago: the `since` a trace listing
+    (`list_traces`, `iter_all_traces`) takes, spelled as `--since` spells it."""
+    if not text:
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if match is None:
+        raise ConfigError(f"--since must look like 7d, 12h, 30m or 2w, got {text!r}")
+    span = float(match.group(1)) * _UNITS[match.group(2)]
+    return (now if now is not None else time.time()) - span

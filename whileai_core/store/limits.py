@@ -37,15 +37,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from ..errors import ConfigError
+from ..row.limits import DEPTH_CEILING, MIB, env_name, flag, format_size, parse_size
 from ..settings import read
 from .base import TooLarge
 
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
-# Python's parsers recurse once per level; a ceiling well under the interpreter's keeps any
-# configured depth from turning into a RecursionError.
-DEPTH_CEILING = 512
 SPAN_FIELDS = 16  # a span's own JSON values: ids, name, times, kind, status, lists
 
 
@@ -89,14 +84,6 @@ class Limits:
         return cls(**values)
 
 
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def env_name(name: str) -> str:
-    return "WHILEAI_" + name.upper()
-
-
 def refuse(name: str, what: str, limit: int) -> TooLarge:
     """The 413 for one limit: what was over it, the limit, and how to raise it."""
     shown = f"{limit:,}" if not name.endswith("_bytes") else format_size(limit)
@@ -125,29 +112,6 @@ class AttributeBudget:
                 f"{self.owner} has more than {self.limit:,} attributes",
                 self.limit,
             )
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
-_SCALE = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024 * GIB}
-
-
-def parse_size(text: str, what: str = "size") -> int:
-    """`5000`, `64k`, `16MB`, `1.5GiB`: a count or a byte size (the suffixes are binary)."""
-    match = _SIZE.match(text)
-    if not match:
-        raise ConfigError(f"{what}: not a number or a size like 16MB: {text!r}")
-    number, suffix = match.groups()
-    value = float(number) * _SCALE[(suffix or "")[:1].lower()]
-    if value != int(value) or value < 1:
-        raise ConfigError(f"{what}: must be a positive whole number, got {text!r}")
-    return int(value)
-
-
-def format_size(n: int) -> str:
-    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if n >= scale and n % (scale // 16) == 0:
-            return f"{n / scale:g} {unit}"
-    return f"{n:,} bytes"
 
 
 # --- checks on raw JSON ----------------------------------------------------------------
@@ -195,27 +159,6 @@ def json_value_count(raw: bytes | bytearray, stop_above: int) -> int:
         if match.lastindex:
             inside += structure(*match.span())
     return naive - inside
-
-
-def json_depth(doc: object, stop_above: int) -> int:
-    """How deep containers nest in a parsed document, walked without recursion; stops at
-    `stop_above + 1`."""
-    deepest = 0
-    stack: list[tuple[object, int]] = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: object = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        if depth > deepest:
-            deepest = depth
-            if deepest > stop_above:
-                return deepest
-        stack.extend((child, depth + 1) for child in children)  # type: ignore[attr-defined]
-    return deepest
 
 
 def json_deeper_than(skeleton: bytes, depth: int) -> bool:

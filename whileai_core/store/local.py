@@ -35,8 +35,8 @@ import orjson
 
 from ..errors import ConfigError
 from ..jsonl import dumps
-from ..privileged import might_carry, prepare_to_ship
-from ..validate import row_problem
+from ..row.privileged import might_carry, prepare_to_ship
+from ..row.validate import row_problem
 from . import quotas
 from .agents import AgentTable, ensure_agent, iso
 from .base import (

@@ -115,7 +115,7 @@ def card_lines(catalog: dict[str, Any]) -> list[str]:
 def usage_lines(account: dict[str, Any]) -> list[str]:
     """An account's quotas and what it used of them (`whileai status`); a quota that is
     off reads as no limit."""
-    from .limits import format_size
+    from ..row.limits import format_size
 
     usage, limits = account.get("usage"), account.get("limits") or {}
     if not isinstance(usage, dict):

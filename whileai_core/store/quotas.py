@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..row.limits import env_name, flag, format_size, parse_size
 from ..settings import read
 from .base import TooLarge, TooManyRequests
-from .limits import env_name, flag, format_size, parse_size
 
 if TYPE_CHECKING:
     from .sql import Conn

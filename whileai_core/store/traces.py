@@ -22,7 +22,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from . import otlp, quotas
+from ..otlp import decode as otlp
+from . import quotas
 from .agents import carry_context, ensure_agent
 from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, TooLarge, check_score
 from .limits import Limits, refuse

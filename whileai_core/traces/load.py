@@ -39,7 +39,7 @@ _FINAL_KEYS = ("final_text", "final", "output", "response")
 _ARG_KEYS = ("arguments", "args", "input", "parameters")
 _RESULT_KEYS = ("result", "output", "observation", "response", "content")
 _TOOL_KEYS = ("tool", "name", "tool_name")
-TRACE_PASS_AT = 1.0  # the trace rule (store.otlp.PASS_AT): a score of 1.0 or above passes
+TRACE_PASS_AT = 1.0  # the trace rule (otlp.decode.PASS_AT): a score of 1.0 or above passes
 
 
 @dataclass
@@ -198,7 +198,7 @@ def _source_rows(source: str, since: str | None) -> Iterator[dict[str, Any]]:
         yield from iter_source_rows(source, check=False)
         return
     from ..store import iter_all_traces, open_store
-    from ..store.cut import parse_since
+    from ..store.base import parse_since
 
     agent = source.split(":", 1)[1] if source.startswith("agent:") else None
     if agent is not None and not agent:

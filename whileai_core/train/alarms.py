@@ -11,7 +11,7 @@ looks:
     length      completions grew by at least `length_growth` (a share) while gold did not
                 move up, as above
     drift       the mean KL to the reference is past `kl_budget`
-    feature     the within-ask hack scan (`policy.scan`) calls the reward a reward hack:
+    feature     the within-ask hack scan (`scan.engine`) calls the reward a reward hack:
                 the top feature that separates reward within an ask is not endorsed
 
 Each alarm fires once, as one line that says what moved and over which steps; the run

@@ -66,7 +66,7 @@ class Shaped:
 
 def _line_problem(line: Any) -> str | None:
     """Rows answer to the row rules; an export's line need only be an object."""
-    from ..rowrules import row_problem
+    from ..row.rules import row_problem
 
     if not isinstance(line, dict):
         return "not a JSON object"
@@ -96,7 +96,7 @@ def resolve_source(source: str, store_opener: Callable[[], Store], scratch: Path
         return Source(label=str(path), path=path)
     if "/" in source or source.endswith(".jsonl"):
         raise ConfigError(f"{source}: no such file")
-    from ..store.push import pull_rows
+    from ..platform.push import pull_rows
 
     scratch.mkdir(parents=True, exist_ok=True)
     target = scratch / f"{source}.jsonl"

@@ -10,7 +10,7 @@ Every `every` steps it samples each held-out prompt `samples` times from the pol
 is (sampled, at `temperature`), scores every completion with the training reward (the
 proxy, called as TRL calls a reward function: prompts, completions and the line's other
 columns) and with a gold judge (any `--judge` value, or a `Judge`), runs the within-ask
-hack scan (`policy.scan`, the one scan) on the batch, and logs `gold_reward`,
+hack scan (`scan.engine`, the one scan) on the batch, and logs `gold_reward`,
 `proxy_reward` and `holdout_length` (characters) on the run. The alarms are
 `alarms.AlarmBoard`'s; a fired alarm is a point (`alarm_<name>` = 1 at its step) and a
 line in the run's summary (`alarms`), and one named in `stop_on` stops training:
@@ -115,7 +115,7 @@ class HackMonitor(_base()):  # type: ignore[misc]
     def look(self, model: Any, tokenizer: Any, step: int, kl: float | None = None) -> Look:
         """Sample, score and scan once; the Look the alarms read."""
         from ..judges.contract import judge_once
-        from ..policy.scan import ScanOptions, hack_scan
+        from ..scan.engine import ScanOptions, hack_scan
         from .model import chat
 
         o = self.options

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..judges.llm import json_object, render_rollout
 from ..models.options import ModelOptions
-from ..privileged import strip_privileged
+from ..row.privileged import strip_privileged
 
 _INSTRUCTIONS = """You compare two replies an AI agent could give in the same conversation.
 Judge which reply does the job better{rubric}: what it did and said, not how long it is or \

@@ -9,7 +9,7 @@ success through a fault, or quotes the row's privileged context; every row says 
 planted in `seeded`. Two kinds of run, on the tools and system prompt of
 tests/fixtures/orders-spec.json: the four style tics only at rate 0.6 (many planted rows),
 and every behaviour at the SDK's default rate (0.35: clean rows beside fault claims and
-leaks). `sdk_tics.jsonl` keeps the keys a marker reads. `tests/policy/test_lexicons.py`
+leaks). `sdk_tics.jsonl` keeps the keys a marker reads. `tests/markers/test_lexicons.py`
 reads it and needs no SDK.
 """
 

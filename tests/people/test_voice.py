@@ -1,0 +1,178 @@
+"""The voice check on the role breaks a real 1.5B model wrote as the person (issue 24),
+and on the template person across every shipped spec: each break is named, and a
+person's plain line passes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from whileai_core.people.model import _FOLLOW_RULES, _NOTES, person_brief
+from whileai_core.people.person import facts_of
+from whileai_core.people.voice import Turn, WriterText, stop_problem, turn_problem
+from whileai_core.simulate.run import run_simulation
+from whileai_core.simulate.scheduler import SimulateConfig
+from whileai_core.simulate.situation import situation_of_row
+from whileai_core.spec import load_spec
+
+from ..helpers import REPO
+
+ORDERS = load_spec(REPO / "specs" / "orders")
+SITUATION = {
+    "human": {"stance": "ordinary", "ask_family": "tool", "tone": "neutral",
+              "persona": "first_time", "texture": "standard", "length": "short"},
+    "world": {"history": "fresh"},
+    "tools": ["get_order"],
+    "entities": {"order_id": "ORD-1010", "email": "ken.smith@example.com"},
+    "targets": {"order_id": "ORD-1010", "email": "ken.smith@example.com"},
+    "arguments": {"get_order": {"order_id": "ORD-1010"}},
+}  # fmt: skip
+FACTS = facts_of(SITUATION)
+BRIEF = person_brief(SITUATION, ORDERS)
+# The note an older writer sent, which a model sent back verbatim as the person's turn.
+OLD_NOTE = (
+    "The assistant asked for details the person has. Give them exactly as written: "
+    "order id ORD-6651."
+)
+
+
+def _turn(agent_last: str = "", **kw: object) -> Turn:
+    given = WriterText.of([BRIEF, _FOLLOW_RULES, OLD_NOTE, *_NOTES.values()],
+                          ["ORD-1010", "ken.smith@example.com", "ORD-6651"])  # fmt: skip
+    return Turn(facts=FACTS, agent_last=agent_last, said=agent_last, given=given, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (OLD_NOTE, "writer_text"),
+        ("The assistant asked for details the person has. ORD-1010", "writer_text"),
+        ("I just need to look up an order by its id and return its status, items, amount "
+         "paid and shipping state", "writer_text"),
+        ("I'm sorry, but I'm not sure what you're asking for. Could you please provide me "
+         "with more information or context?", "role_flip"),
+        ("Sure, what do you need assistance with?", "role_flip"),
+        ('{"name": "get_order", "arguments": {"order_id": "ORD-1010"}}', "role_flip"),
+        ("As an AI, I cannot look that up.", "role_flip"),
+        ("I need the orders from Ken Smith, and I have his email", "third_person"),
+        ("The customer wants to know where order ORD-1010 is.", "third_person"),
+        ("Where is my order ORD-9999?", "invented_fact"),
+        ("It is grandson@example.com", "invented_fact"),
+        # What the real model wrote as the person, read in this issue's run:
+        ("I am not able to provide that information.", "role_flip"),
+        ("You're welcome! Let me know if you need anything else.", "role_flip"),
+        ("order_id: ORD-1010", "writer_text"),
+        ("Sorry, I can't help with that. Maybe we can try another time", "role_flip"),
+        ("Could you please provide a reference or last name?", "role_flip"),
+        ("What else can I do for you?", "role_flip"),
+        ("I found a booking with the reference ORD-1010. It has a completed status.",
+         "role_flip"),
+        ("The system could not find a flight with that id. Could you try again?", "role_flip"),
+        ("Sure, let me clarify. You need to provide the passenger's name, then we can "
+         "proceed with the request.", "role_flip"),
+        ("I need the order number to proceed.", "role_flip"),
+        ("The flight you're looking for is FLI-52690.", "role_flip"),
+        ("I apologize, but I cannot proceed further without the origin.", "role_flip"),
+        ("I need the origin, destination, and date to proceed.", "role_flip"),
+        ("ask it to check again.", "writer_text"),
+    ],
+)  # fmt: skip
+def test_each_role_break_is_named(text: str, why: str) -> None:
+    assert turn_problem(text, _turn("Which order is it about?")) in (why, "facts_not_given")
+    assert turn_problem(text, _turn("Is there anything else?")) == why
+
+
+def test_a_person_s_plain_lines_pass() -> None:
+    asked = _turn("Could you give me the order id?")
+    assert turn_problem("Sure, it is ORD-1010. I just want to know where it is.", asked) is None
+    assert turn_problem("Hmm, I only have it as an email: ken.smith@example.com", _turn()) is None
+    opener = _turn(opener=True)
+    assert turn_problem("Hi, my order ORD-1010 never arrived, can you check it?", opener) is None
+    # Facts only from the brief, or from what was said: the agent's id may be repeated.
+    found = _turn("I found two orders, ORD-2231 and ORD-2232. Which one?")
+    assert turn_problem("The first one, ORD-2231.", found) is None
+
+
+def test_an_opener_asks_and_a_vague_one_leaves_the_record_out() -> None:
+    assert turn_problem("Order ID: ORD-1010", _turn(opener=True)) == "bare_details"
+    # The real model's opener on a vague ask: the writer acknowledging its instruction.
+    assert turn_problem("Sure, I understand.", _turn(opener=True)) == "no_ask"
+    assert turn_problem("Sure, I'll get right to it.", _turn(opener=True)) == "no_ask"
+    vague = _turn(opener=True, ask_family="vague", targets=("ORD-1010",))
+    assert turn_problem("Something is off with my order ORD-1010, help?", vague) == "gave_the_id"
+    assert turn_problem("Something is off with an order of mine, help?", vague) is None
+
+
+def test_a_person_does_not_say_the_same_line_twice() -> None:
+    """The real model answered 'Sure, I understand.' four times in one conversation."""
+    again = _turn("That is outside what I can look into here.", own=("Sure, I understand.",))
+    assert turn_problem("Sure, I understand.", again) == "repeats_itself"
+    assert turn_problem("So who can I ask about it?", again) is None
+
+
+def test_a_clause_of_the_agent_s_turn_is_not_the_person_s() -> None:
+    timed_out = (
+        "The get_order call timed out, so I could not confirm anything for ORD-1010. "
+        "Nothing was changed; please try again shortly."
+    )
+    said = ("I need to check my order.", "It is ORD-1010.")
+    turn = _turn(timed_out, own=said)
+    assert turn_problem("I need the status of ORD-1010. Please try again shortly.", turn) == (
+        "parroting"
+    )
+    assert turn_problem("Can you try again? I need it today.", turn) is None
+    again = _turn(timed_out, own=(*said, "I need to get the order status by its id. Why?"))
+    assert turn_problem("I need to get the order status by its id. Hurry.", again) == (
+        "repeats_itself"
+    )
+
+
+def test_a_fact_asked_for_again_is_given_again_then_may_rest() -> None:
+    asked = "Which order is it? Please give me the order id."
+    once = _turn(asked, own=("Hi, my order ORD-1010 is late.",))
+    assert stop_problem(once) == "stopped_unanswered"
+    assert turn_problem("I told you already.", once) == "facts_not_given"
+    twice = _turn(asked, own=("Hi, my order ORD-1010 is late.", "It is ORD-1010."))
+    assert turn_problem("I told you already, twice.", twice) is None
+
+
+def test_no_ending_while_the_agent_waits_or_right_after_it_could_not_help() -> None:
+    assert stop_problem(_turn("Could you tell me the order id?")) == "stopped_unanswered"
+    refused = "I could not find order ORD-1010, so nothing was changed."
+    assert stop_problem(_turn(refused)) == "stopped_unresolved"
+    assert stop_problem(_turn("I am not permitted to cancel orders.")) == "stopped_unresolved"
+    # Reacted once already: now they may give up. Settled: they may end.
+    assert stop_problem(_turn(refused, reacted=True)) is None
+    assert stop_problem(_turn("Done: order ORD-1010 shipped on Monday.")) is None
+    # A general question the agent cannot answer leaves nothing to press for.
+    assert stop_problem(_turn("That is outside what I can help with.", errand=False)) is None
+
+
+def test_the_brief_is_first_person_and_holds_no_other_facts() -> None:
+    assert "first person" in BRIEF and "no other ids" in BRIEF
+
+
+def test_the_template_person_passes_the_voice_check_on_every_shipped_spec(
+    tmp_path: Path,
+) -> None:
+    """The template person's slips the issue lists stay fixed: no push-back right after
+    the agent settled the errand, a last name is one name, every question is answered,
+    and no turn fails the check (no rollout is dropped for the person)."""
+    push = re.compile(r"not good enough|do it anyway|make it happen|exception this once")
+    for name in ("orders", "airline", "repo-maint"):
+        out = tmp_path / f"{name}.jsonl"
+        spec = load_spec(REPO / "specs" / name)
+        report = run_simulation(spec, SimulateConfig(budget=300, seed=3), output=str(out))
+        assert report.person_dropped == 0, report.person
+        for line in out.read_text().splitlines():
+            row = json.loads(line)
+            said = [m for m in row["messages"] if m["role"] in ("user", "assistant")]
+            for before, turn in itertools.pairwise(said):
+                if turn["role"] == "user" and push.search(turn["content"]):
+                    assert stop_problem(Turn(facts=[], agent_last=before["content"])), turn
+            held = (situation_of_row(spec, row) or {}).get("entities") or {}
+            assert " " not in str(held.get("last_name", "")), held
