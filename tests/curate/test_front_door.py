@@ -8,7 +8,7 @@ from ..scan.test_scan import run
 from .test_curate import decontam_set
 
 
-def test_the_policy_checks_from_the_front_door() -> None:
+def test_marks_audit_and_curate_from_the_front_door() -> None:
     rows, _ = wa.simulate_rows("specs/orders", mode="rl", budget=80, reproducible=True)
     marked = wa.mark(list(wa.grade(rows)), wa.MarkOptions(stage="sft"))
     assert all(wa.stage_of(r) == "sft" and "no_hedging" in r["markers"] for r in marked)
