@@ -2,7 +2,8 @@
 11, 12, 13 and 15), each on the real sandbox and each failing closed:
 
 - forged passes through operators forwarded to the candidate's objects (`obj - expected`,
-  `'w' in obj`);
+  `'w' in obj`), and through methods a test takes for a builtin type's
+  (`obj.startswith(expected)`);
 - blocked system calls made through the 32-bit (`int 0x80`) and x32 entries;
 - a reply flood that took the grader's memory past 1 GB and its rows to `timeout`;
 - a class only named ValueError passing a `raises: ValueError` case, and the interpreter's
