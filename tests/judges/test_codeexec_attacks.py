@@ -2,7 +2,8 @@
 11, 12, 13 and 15), each on the real sandbox and each failing closed:
 
 - forged passes through operators forwarded to the candidate's objects (`obj - expected`,
-  `'w' in obj`);
+  `'w' in obj`), and through methods a test takes for a builtin type's
+  (`obj.startswith(expected)`);
 - blocked system calls made through the 32-bit (`int 0x80`) and x32 entries;
 - a reply flood that took the grader's memory past 1 GB and its rows to `timeout`;
 - a class only named ValueError passing a `raises: ValueError` case, and the interpreter's
@@ -115,6 +116,73 @@ def test_what_a_test_may_still_ask_of_a_candidate_object_comes_back_as_data() ->
         "assert isinstance(b, Bag) and not isinstance(1, Bag)\n"
         "try:\n    b[0]\n    raise AssertionError('subscript forwarded')\nexcept TypeError:\n"
         "    pass\n"
+    )
+    _passes(code, tests=tests)
+
+
+# An object that answers yes to any method a test could call on a value it takes for a
+# str, a list, a dict or a set: every attribute is a function that returns True.
+YES_MAN = (
+    "class YesMan:\n    def __getattr__(self, name):\n        return lambda *args, **kwargs: True\n"
+)
+METHOD_TESTS = {
+    "startswith": "assert f('hello world').startswith('wor')\n",
+    "isdigit": "assert f('a1').isdigit()\n",
+    "issubset": "assert f([1, 2]).issubset({1, 2, 3})\n",
+    "count": "assert f('hello world').count('w')\n",
+    "get": "assert f('hello world').get('ok')\n",
+    "inside-a-list": "assert f('x')[0].endswith('x')\n",
+    "through-getattr": "assert getattr(f('hello world'), 'startswith')('wor')\n",
+}
+METHOD_RIGHT = {
+    "startswith": "def f(s):\n    return s.split()[1]\n",
+    "isdigit": "def f(s):\n    return s[1:]\n",
+    "issubset": "def f(xs):\n    return set(xs)\n",
+    "count": "def f(s):\n    return s\n",
+    "get": "def f(s):\n    return {'ok': True}\n",
+    "inside-a-list": "def f(s):\n    return [s]\n",
+    "through-getattr": "def f(s):\n    return s.split()[1]\n",
+}
+
+
+@pytest.mark.parametrize("kind", METHOD_TESTS)
+def test_a_method_a_test_calls_on_what_it_takes_for_data_is_never_the_candidates(
+    kind: str,
+) -> None:
+    """`result.startswith(x)` on an object that is not a str handed the tests' value to a
+    method the candidate wrote, which answered True: a pass without the answer. A method
+    of a builtin type is now never asked of a candidate's object; the test fails."""
+    forger = YES_MAN + "def f(s):\n    return [YesMan()] if s == 'x' else YesMan()\n"
+    # The same object under a name of its module, returned: still an answer.
+    named = YES_MAN + "YES = YesMan()\ndef f(s):\n    return [YES] if s == 'x' else YES\n"
+    right, forged, forged_named = _grade(
+        METHOD_RIGHT[kind], forger, named, tests=METHOD_TESTS[kind]
+    )
+    assert right["reward"] == 1.0, right["reason"]  # the tests are sound
+    for row in (forged, forged_named):
+        _closed(row)
+        assert "AttributeError" in row["reason"] and "YesMan" in row["reason"], row["reason"]
+
+
+def test_the_candidates_own_api_is_still_asked() -> None:
+    # Methods and attributes a builtin type does not have are the candidate's API, which
+    # the tests call on purpose; its answers come back as plain data. So is an attribute
+    # that holds data, whatever its name (`self.items`, `self.count`). A method named like
+    # a builtin type's is called through the class the tests name: `Stack.pop(s)`.
+    code = (
+        "class Stack:\n    def __init__(self):\n        self.items, self.count = [], 0\n"
+        "    def push(self, x):\n        self.items.append(x)\n        self.count += 1\n"
+        "    def peek(self):\n        return self.items[-1]\n"
+        "    def pop(self):\n        return self.items.pop()\n"
+        "def counter():\n    n = 0\n    while True:\n        n += yield n\n"
+    )
+    tests = (
+        "s = Stack()\ns.push(1)\ns.push(2)\n"
+        "assert s.peek() == 2 and s.items == [1, 2] and s.count == 2\n"
+        "try:\n    s.pop()\n    raise AssertionError('pop asked of the candidate')\n"
+        "except AttributeError:\n    pass\n"
+        "assert Stack.pop(s) == 2 and s.items == [1] and s == s and s != Stack()\n"
+        "c = counter()\nassert next(c) == 0 and c.send(5) == 5 and c.send(2) == 7\n"
     )
     _passes(code, tests=tests)
 

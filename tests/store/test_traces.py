@@ -3,9 +3,11 @@ the run, and cuts into train/holdout datasets, on both stores."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 from pathlib import Path
 
+import orjson
 import pytest
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -13,10 +15,13 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from whileai_core.errors import TooLarge
 from whileai_core.otlp.decode import decode_request, trace_row
 from whileai_core.platform.cut import parse_band, select
 from whileai_core.store import BadRequest
 from whileai_core.store.base import parse_since
+from whileai_core.store.limits import Limits
+from whileai_core.store.local import Storage
 
 from .. import platform_fixtures
 from ..platform_fixtures import LiveServer, cli, jsonl, ok, stdout_json
@@ -243,3 +248,57 @@ def test_cut_rl_drops_unanimous_prompts_even_when_the_band_admits_them(
         "mixed": 4, "easy": 0, "hard": 0, "almost": 0,
     }  # fmt: skip
     assert report["dropped"]["unanimous"] == 3
+
+
+def _many_spans(trace_ids: list[str], spans_each: int, first: int = 0) -> bytes:
+    spans = [
+        {
+            "traceId": trace_id,
+            "spanId": f"{first + n * spans_each + i + 1:016x}",
+            "name": "step",
+            "attributes": [
+                {"key": f"app.attr.{k}", "value": {"stringValue": f"value {i} {k}"}}
+                for k in range(10)
+            ],
+        }
+        for n, trace_id in enumerate(trace_ids)
+        for i in range(spans_each)
+    ]
+    return orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+
+
+def test_an_export_is_ingested_without_a_cycle_collection(tmp_path: Path) -> None:
+    """Each collection the decode's allocations set off walked every live object holding
+    the interpreter lock (0.5 s at a time on a 16 MiB export): the server stopped
+    answering. An ingest, kept or refused, sets off no full collection, and leaves the
+    collector on."""
+    storage = Storage(tmp_path / "srv", Limits(max_trace_spans=3000))
+    started: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    first, second = _many_spans(["ab" * 16], 2000), _many_spans(["ab" * 16], 2000, first=2000)
+    assert gc.isenabled()
+    gc.callbacks.append(watch)
+    try:
+        kept = storage.traces.ingest("acct", first, "application/json")
+        with pytest.raises(TooLarge, match="max_trace_spans") as refused:
+            storage.traces.ingest("acct", second, "application/json")
+    finally:
+        gc.callbacks.remove(watch)
+        storage.close()
+    # At most the young generation, once the collector is back on: nothing the request
+    # made is left to walk by then.
+    assert kept["accepted"] == 2000 and max(started, default=0) == 0, started
+    assert gc.isenabled()
+    # The refusal carries no frame that still holds the request's spans (the collector,
+    # off while they were made, would be what freed them).
+    frames = []
+    tb = refused.value.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    assert "ingest_spans" not in [f.f_code.co_name for f in frames]
+    assert all(not f.f_locals.get("spans") for f in frames)

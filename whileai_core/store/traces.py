@@ -16,8 +16,12 @@ near a cap a retry may be dropped: it was stored the first time.
 
 from __future__ import annotations
 
+import gc
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -25,7 +29,8 @@ import orjson
 from ..otlp import decode as otlp
 from . import quotas
 from .agents import carry_context, ensure_agent
-from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, TooLarge, check_score
+from .base import TRACE_PAGE_SIZE, BadRequest, NotFound, StoreError, TooLarge, check_score
+from .json_pieces import loads_in_pieces
 from .limits import Limits, refuse
 
 if TYPE_CHECKING:
@@ -38,6 +43,38 @@ MAX_PAGE = 10**9
 # Decoding an export request holds the GIL, so decoding two at once is no faster than one
 # after the other; one at a time keeps what a burst of large requests costs to one's worth.
 _DECODE = threading.Lock()
+
+
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """The cycle collector off while a request is decoded and merged. The request becomes
+    millions of small objects (an export at the 16 MiB cap: ~3 million), and each burst of
+    them sets off a full collection that walks every one while holding the interpreter
+    lock: 0.5 s at a time in which no other thread, the event loop included, runs. Spans
+    hold no cycles, so none of that work ever frees anything; what is left behind is freed
+    by reference counting when the request's spans go, before the collector comes back."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _let_go(spans: list[otlp.Span]) -> None:
+    """Free a list of spans a thousand at a time: freeing 10,000 at once is one cascade of
+    deallocations that holds the interpreter lock (~75 ms); in steps, other threads run
+    between them."""
+    while spans:
+        del spans[-1000:]
+
+
+def _stored(text: str) -> Any:
+    """A stored trace's spans or row (up to `max_trace_bytes` of JSON this module wrote),
+    parsed a piece at a time (`json_pieces`): in one call, 16 MiB holds the interpreter
+    lock for 0.1-0.5 s."""
+    return loads_in_pieces(text.encode(), sys.maxsize)[0]
 
 
 def traces_of(account: str) -> str:
@@ -59,9 +96,9 @@ class TraceTable:
         content_encoding: str | None = None,
     ) -> dict[str, Any]:
         """Decode an OTLP export request (within the storage's limits) and merge its spans."""
-        with _DECODE:
+        with _DECODE, _cycle_collector_paused():
             spans = otlp.decode_request(body, content_type, content_encoding, self.storage.limits)
-            return self.ingest_spans(account, spans)
+            return self._merged(account, spans)
 
     def ingest_logs(
         self,
@@ -73,10 +110,23 @@ class TraceTable:
         """Decode an OTLP logs export request and merge its records into their traces (a
         GenAI instrumentation's message events join the span they name); records outside
         any trace are counted as `unjoined`."""
-        with _DECODE:
+        with _DECODE, _cycle_collector_paused():
             limits = self.storage.limits
             entries, unjoined = otlp.decode_logs(body, content_type, content_encoding, limits)
-            return {**self.ingest_spans(account, entries), "unjoined": unjoined}
+            return {**self._merged(account, entries), "unjoined": unjoined}
+
+    def _merged(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
+        """`ingest_spans`, then the request's spans let go of (`_let_go`). A refusal goes
+        up without its traceback: the frames in it would keep the spans alive until the
+        cycle collector found them."""
+        try:
+            return self.ingest_spans(account, spans)
+        except StoreError as exc:
+            refusal = exc
+        finally:
+            _let_go(spans)
+        refusal.__traceback__ = None
+        raise refusal
 
     def ingest_spans(self, account: str, spans: list[otlp.Span]) -> dict[str, Any]:
         """Merge spans into their traces (a trace may arrive over several requests). The
@@ -97,20 +147,24 @@ class TraceTable:
                     full[trace_id] = (len(new), cap)
                     continue
                 prior = self._prior_trace(db, account, trace_id)
-                merged = {s["spanId"]: s for s in orjson.loads(prior["spans"])} if prior else {}
+                merged = {s["spanId"]: s for s in _stored(prior["spans"])} if prior else {}
                 merged.update({s["spanId"]: s for s in new})
                 all_spans = list(merged.values())
-                stored = orjson.dumps(all_spans)
-                if len(all_spans) > caps.max_trace_spans:
-                    full[trace_id] = (len(new), "max_trace_spans")
-                    continue
-                if len(stored) > caps.max_trace_bytes:
-                    full[trace_id] = (len(new), "max_trace_bytes")
-                    continue
-                scores = orjson.loads(prior["scores"]) if prior else {}
-                row = self._write_trace(db, account, trace_id, all_spans, scores, stored)
+                merged.clear()
+                try:
+                    stored = orjson.dumps(all_spans)
+                    if len(all_spans) > caps.max_trace_spans:
+                        full[trace_id] = (len(new), "max_trace_spans")
+                        continue
+                    if len(stored) > caps.max_trace_bytes:
+                        full[trace_id] = (len(new), "max_trace_bytes")
+                        continue
+                    scores = orjson.loads(prior["scores"]) if prior else {}
+                    row = self._write_trace(db, account, trace_id, all_spans, scores, stored)
+                finally:
+                    _let_go(all_spans)
                 new_traces += prior is None
-                tokens += _tokens(row) - (_tokens(orjson.loads(prior["row"])) if prior else 0)
+                tokens += _tokens(row) - (_tokens(_stored(prior["row"])) if prior else 0)
             rejected = sum(n for n, _ in full.values())
             if rejected and rejected == len(spans):
                 raise _over_caps(full, caps)

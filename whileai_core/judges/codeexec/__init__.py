@@ -18,9 +18,10 @@ a pass:
 - Assert strings: a second sandbox runs the tests and no candidate code. Each name the
   candidate defined is a handle there; calling it asks the candidate's process, and the
   answer is rebuilt as a genuine builtin value, so `==` in an assert is never the
-  candidate's `__eq__` (an object that is not plain data compares by identity, and takes
+  candidate's `__eq__` (an object that is not plain data compares by identity, takes
   no operator with a value of the tests': `obj - expected`, `'w' in obj` never ask the
-  candidate; see `docs/sandbox.md`). One answer is at most `wire.MAX_REPLY`, read before
+  candidate, and, returned, answers no method of a builtin type: `obj.startswith(p)`
+  raises; see `docs/sandbox.md`). One answer is at most `wire.MAX_REPLY`, read before
   it is decoded: a flood is a 0, not the grader's memory. That
   process alone holds the verdict pipe; it is in other namespaces than the candidate, which
   cannot see, signal or trace it. A candidate that breaks the exchange (dies, hangs,

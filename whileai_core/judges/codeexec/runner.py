@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 if __package__:  # imported by the grader; in a sandbox the wire's code already ran here
     from .wire import (
+        DATA_ATTRIBUTES,
         MAX_NAMES,
         MAX_REPLY,
         OPS,
@@ -178,14 +179,20 @@ class Remote:
     is forwarded: arithmetic, comparisons, `in` and subscripts raise TypeError here, as on
     an object that defines none, so `abs(candidate(x) - 2/3) < 1e-6` or `'w' in
     candidate(x)` fails unless the candidate returned a real number or a real container.
-    Equality is identity, whatever the candidate defines."""
+    Nor, on an object the candidate returned (an answer, not a name of its module), is a
+    method named like one of a builtin type's (`wire.DATA_ATTRIBUTES`):
+    `candidate(x).startswith(p)` raises AttributeError unless the candidate returned a
+    real str. A name of the candidate's module (`named`) answers any attribute, so a test
+    calls a class's `pop` as `Stack.pop(s)`. Equality is the same handle, whatever the
+    candidate defines."""
 
-    __slots__ = ("__weakref__", "_handle", "_label", "_peer")
+    __slots__ = ("__weakref__", "_handle", "_label", "_named", "_peer")
 
-    def __init__(self, peer: TestsSide, handle: int, label: str) -> None:
+    def __init__(self, peer: TestsSide, handle: int, label: str, named: bool = False) -> None:
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_label", label)
+        object.__setattr__(self, "_named", named)
 
     def _op(self, name: str, *args: Any) -> Any:
         return self._peer.ask(["op", ["ref", self._handle], name, self._peer.wire(list(args))])
@@ -193,7 +200,19 @@ class Remote:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # copy, pickle and friends probe these: stay local
-        return self._peer.ask(["getattr", ["ref", self._handle], name])
+        found = self._peer.ask(["getattr", ["ref", self._handle], name])
+        if name in DATA_ATTRIBUTES and isinstance(found, Remote) and not self._named:
+            # `result.startswith(expected)`: the test takes `result` for a str, and the
+            # method it means is str's. The candidate's would see the tests' value and
+            # could answer True. (The one object under a module name and as an answer is
+            # two handles: only the name's answers these.) A data attribute
+            # (`self.items`) is data, and stays.
+            raise AttributeError(
+                f"the candidate's {self._label} object is not plain data: {name!r} is a"
+                " builtin type's method, never asked of an object the candidate returned"
+                f" (a class's own: {self._label}.{name}(obj, ...))"
+            )
+        return found
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._peer.ask(["setattr", ["ref", self._handle], name, self._peer.wire(value)])
@@ -203,12 +222,15 @@ class Remote:
         return peer.ask(["call", ["ref", self._handle], peer.wire(list(args)), peer.wire(kwargs)])
 
     def __eq__(self, other: object) -> bool:
-        return self is other
+        return self is other or (
+            isinstance(other, Remote) and (other._peer, other._handle) == (self._peer, self._handle)
+        )
 
     def __ne__(self, other: object) -> bool:
-        return self is not other
+        return not self == other
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return hash(self._handle)
 
     def __repr__(self) -> str:
         try:
@@ -395,6 +417,8 @@ class TestsSide:
             except Exception:
                 raise LookupError(name) from None
             return found
+        if item[0] == "ref" and len(item) >= 3 and type(item[1]) is int:
+            return Remote(self, item[1], str(item[2])[:80], named=True)
         if item[0] == "excclass" and len(item) == 4 and type(item[1]) is int:
             cls = self._exc_class(name, item[3] if isinstance(item[3], list) else [])
             if cls.__module__ != "solution":  # its name is a builtin's: give it its own class

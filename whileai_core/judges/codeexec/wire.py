@@ -58,6 +58,16 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 
+# The types values cross as (`encode`): every answer that is not a handle is one of them.
+DATA_TYPES = (type(None), bool, int, float, complex, str, bytes, bytearray, tuple, list,
+              frozenset, set, dict)  # fmt: skip
+# Their public attributes (`startswith`, `count`, `get`, `issubset`, ...): what a test
+# calls on a value it takes for data. The tests' side never asks one of a handle.
+DATA_ATTRIBUTES = frozenset(
+    name for kind in DATA_TYPES for name in dir(kind) if not name.startswith("_")
+)
+
+
 class WireError(Exception):
     """A message that is not in the wire format."""
 
