@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from whileai_core.row.limits import json_depth
 from whileai_core.store import json_pieces
 from whileai_core.store.json_pieces import loads_in_pieces
-from whileai_core.store.limits import json_depth
 
 # Strings full of what the index must not mistake for structure: quotes, runs of
 # backslashes, brackets, commas and colons.
