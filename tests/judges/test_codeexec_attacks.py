@@ -164,6 +164,31 @@ def test_a_method_a_test_calls_on_what_it_takes_for_data_is_never_the_candidates
         assert "AttributeError" in row["reason"] and "YesMan" in row["reason"], row["reason"]
 
 
+CASE_FORMS = {
+    "method": "f('hello world').startswith('wor')",
+    "builtin": "len(f('hello world'))",
+    "subscript": "f('hello world')[0]",
+    "compare": "f('hello world') == 'world'",
+}
+
+
+@pytest.mark.parametrize("form", CASE_FORMS)
+def test_a_case_whose_value_the_candidate_could_compute_is_never_a_pass(form: str) -> None:
+    """A case's expression runs in the candidate's process: `f(x).startswith(...)`,
+    `len(f(x))`, `f(x)[0]` and `f(x) == y` are answered by whatever `f` returned, so a
+    YesMan passes them. Such a case is refused before anything runs: the row is unjudged
+    (no_gold, with the reason), never passed; a plain call of `f` is still judged."""
+    forger = YES_MAN + "def f(s):\n    return YesMan()\n"
+    case = [{"call": CASE_FORMS[form], "expected": True}]
+    (row,) = _grade(forger, tests=case)
+    assert row["reward"] != 1.0 and row["judge_status"] != "ok", row
+    assert "write that check as an assert" in row["reason"], row["reason"]
+    plain = [{"call": "f('hello world')", "expected": "world"}]
+    right, forged = _grade(METHOD_RIGHT["startswith"], forger, tests=plain)
+    assert right["reward"] == 1.0, right["reason"]
+    _closed(forged)
+
+
 def test_the_candidates_own_api_is_still_asked() -> None:
     # Methods and attributes a builtin type does not have are the candidate's API, which
     # the tests call on purpose; its answers come back as plain data. So is an attribute

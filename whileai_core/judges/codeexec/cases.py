@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..verifiers import NoGold, gold_of
-from .wire import WireError, builtin_exception, decode, kind_name
+from .wire import DATA_ATTRIBUTES, WireError, builtin_exception, decode, kind_name
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,52 @@ def _case(item: dict[str, Any], i: int) -> Case:
         compile(call, f"<case {i}>", "eval")  # compiling runs nothing
     except (SyntaxError, ValueError) as exc:
         raise NoGold(f"case {i}'s call is not a Python expression ({exc})") from None
+    problem = _unplain(ast.parse(call, mode="eval").body)
+    if problem is not None:
+        raise NoGold(f"case {i}'s call {problem}: write that check as an assert")
     raises = item.get("raises")
     if "expected" not in item and not isinstance(raises, str):
         raise NoGold(f"case {i} has neither 'expected' nor 'raises'")
     return Case(call=call, expected=item.get("expected"), raises=raises or None)
+
+
+def _unplain(node: ast.expr) -> str | None:
+    """Why a case's expression could let the candidate choose the answer, or None.
+
+    A case's expression is evaluated in the candidate's process, so whatever its outermost
+    step is, the candidate's code may answer it: `f(x).startswith('a')` is answered by the
+    object `f` returned, `len(f(x))` by its `__len__` (or by a `len` the candidate put in
+    builtins), `f(x)[0]` by its `__getitem__`. A case is judged here only when its value is
+    the return value of a call the test author named (`f(x)`, `mod.f(x)`,
+    `Solution().two_sum(x)`), or a literal container of such values; anything else is an
+    assert's job, where the candidate's results stay handles (`runner.py`)."""
+    if isinstance(node, ast.Constant):
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return next((p for p in map(_unplain, node.elts) if p is not None), None)
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            return "unpacks a value into a dict"
+        parts = [*(k for k in node.keys if k is not None), *node.values]
+        return next((p for p in map(_unplain, parts) if p is not None), None)
+    if not isinstance(node, ast.Call):
+        return f"ends in {type(node).__name__.lower()} on a value the candidate made"
+    func = node.func
+    if isinstance(func, ast.Name):
+        if hasattr(builtins, func.id):
+            return f"ends in the builtin {func.id}()"
+        return None
+    if isinstance(func, ast.Attribute):
+        if func.attr.startswith("_") or func.attr in DATA_ATTRIBUTES:
+            return f"ends in .{func.attr}() on a value the candidate made"
+        owner = func.value
+        if isinstance(owner, ast.Call):
+            owner = owner.func
+        if isinstance(owner, ast.Name) and not hasattr(builtins, owner.id):
+            return None
+    return "does not end in a call of a function the test names"
 
 
 def exception_text(item: list[Any]) -> str:
