@@ -152,6 +152,63 @@ def test_no_ending_while_the_agent_waits_or_right_after_it_could_not_help() -> N
     assert stop_problem(_turn("That is outside what I can help with.", errand=False)) is None
 
 
+# Held-out wordings (written for this test, not taken from any run) of the three breaks a
+# second real-model run got past the check (issue 24): the person serving the listener,
+# the person working the service's record, an opener that complies with its instruction.
+SERVES = (
+    "Whatever you need, just say the word.",
+    "Should you have further concerns, reach out any time.",
+    "Is there something else you require today?",
+    "If you have more information, kindly pass it along and I will go through it.",
+)
+WORKS = (
+    "I'm going to review the order details now.",
+    "Let me pull up that order real quick.",
+    "I am unable to verify the order from here, sorry.",
+    "I cannot access the account right now.",
+)
+COMPLIES = ("Certainly! My parcel ORD-1010 never showed up.", "Understood. Where is ORD-1010?")
+PLAIN = (
+    "Do you need anything else from me?",
+    "You need to fix this today.",
+    "I can't find my confirmation e-mail anywhere.",
+    "I'll check my inbox and come back to you.",
+    "Do you have any information about the delay?",
+    "If you have any updates on my order, let me know.",
+    "I couldn't cancel the order on the website, that's why I'm here.",
+)
+
+
+@pytest.mark.parametrize("text", SERVES + WORKS)
+def test_a_line_that_serves_the_listener_or_works_the_record_is_the_agent_s(text: str) -> None:
+    assert turn_problem(text, _turn("The record is unreadable, so nothing was changed.")) == (
+        "role_flip"
+    )
+    assert turn_problem(text, _turn(opener=True)) == "role_flip"
+
+
+def test_an_opener_that_complies_answers_the_writer_not_the_agent() -> None:
+    for text in COMPLIES:
+        assert turn_problem(text, _turn(opener=True)) == "no_ask", text
+        # Mid-conversation, agreeing is how a person answers the agent.
+        assert turn_problem(text, _turn("Shall I look it up?")) is None, text
+    okay = "Okay, so my order ORD-1010 is late, can you check?"
+    assert turn_problem(okay, _turn(opener=True)) is None
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_a_person_s_own_needs_and_own_things_pass(text: str) -> None:
+    assert turn_problem(text, _turn("The record is unreadable, so nothing was changed.")) is None
+
+
+def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
+    assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
+        "role_flip"
+    )
+    vague = _turn(opener=True, ask_family="vague", targets=("ORD-1010",))
+    assert turn_problem("Something is off with an order of mine, help?", vague) is None
+
+
 def test_the_brief_is_first_person_and_holds_no_other_facts() -> None:
     assert "first person" in BRIEF and "no other ids" in BRIEF
 

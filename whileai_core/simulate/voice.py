@@ -11,7 +11,13 @@ named (and count why) instead of putting it in a row:
   Give them exactly as written: ...", "look up an order by its id and return its
   status");
 - `role_flip`: the agent's voice: offers of help, apologies for what it cannot access,
-  requests for context, "as an AI", tool or JSON syntax;
+  requests for context, "as an AI", tool or JSON syntax; and, read by who holds what in
+  the sentence rather than by wording, a line that serves the listener (the listener's
+  needs or questions are what the line attends to: "What would you like to know?", "If
+  you have any other questions, don't hesitate to ask") or one where the speaker works
+  the record the service keeps ("I will check the status of the order again", "I can't
+  confirm the order's status"): a person brings needs and asks for the work, the
+  service attends to needs and does the work;
 - `parroting`: the agent's last turn said back;
 - `third_person`: the person speaks of themself as someone else ("the customer wants",
   "I have his email");
@@ -20,8 +26,10 @@ named (and count why) instead of putting it in a row:
 - `facts_not_given`: the agent asked for something the person holds and the turn does
   not give it;
 - `bare_details` (openers): only labels and values ("Order ID: ORD-1010"), no ask;
-- `no_ask` (openers): only an acknowledgement ("Sure, I understand."): the writer
-  answering its own instruction, not a person starting an errand;
+- `no_ask` (openers): only an acknowledgement ("Sure, I understand."), or a message
+  that opens by complying ("Sure, I'll give you the first message"): nothing was said
+  to the person yet, so it is the writer answering its own instruction, not a person
+  starting an errand;
 - `repeats_itself`: a follow-up the person already said, word for word;
 - `gave_the_id` (openers): a vague ask that names the record it is meant to leave out;
 - `stopped_unanswered`: ending while the agent waits for an answer;
@@ -139,6 +147,9 @@ _ACK = _CLOSING | frozenset(
      "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go", "ill",
      "get", "to", "on", "away", "start", "let", "me", "can", "happy"}
 )  # fmt: skip
+# Words that comply with an instruction (an opener cannot answer anyone else).
+_COMPLY = frozenset({"sure", "certainly", "understood", "absolutely", "course", "got", "noted",
+                     "gladly", "will"})  # fmt: skip
 _MISSING = re.compile(
     r"\b(?:not found|could ?n[o']t find|can ?n[o']t find|cannot find|unable to find|no record|"
     r"no such|does ?n[o']t exist|found nothing|nothing (?:was )?found|no (?:match|results?))\b",
@@ -165,6 +176,106 @@ def reads_as_agent(text: str) -> bool:
     """A line only the service's side would write (or a tool call, or a template's token)."""
     text = text[:MAX_CHARS]
     return any(p.search(text) for p in _AGENT_SIDE)
+
+
+# Whose need a sentence is about. A need, a want or a question held by the listener
+# ("you") is the agent's business; the person's lines hold their own.
+_WANT_VERBS = frozenset({"need", "needs", "want", "wants", "like", "wish", "require", "prefer"})
+_QUESTION_NOUNS = frozenset({"question", "questions", "concern", "concerns", "issue", "issues",
+                             "problem", "problems", "query", "queries"})  # fmt: skip
+# What a listener may hold that a line invites them to pass on: "if you have any other
+# details, let me know" closes a service's turn; "do you have any news?" is a question.
+_NEWS = frozenset({"details", "information", "info", "updates", "news", "feedback"})
+_AUXILIARIES = frozenset({"do", "does", "would", "might", "may", "could", "will", "still",
+                          "also", "really", "else", "'d", "d"})  # fmt: skip
+_QUANTIFIERS = frozenset({"any", "other", "more", "further", "additional", "some", "a", "another"})
+_SPEAKER = frozenset({"me", "my", "mine", "i", "myself", "i'm", "i've"})
+# The work a service does on a record, and what the record is called: a person asks for
+# it, never says they will do it, have done it, or cannot.
+_WORK_VERBS = frozenset(
+    {"check", "confirm", "verify", "find", "locate", "access", "retrieve", "look", "pull",
+     "process", "handle", "review", "update", "cancel", "refund", "book", "rebook", "change",
+     "modify", "issue", "escalate", "take", "search", "investigate", "reschedule", "proceed",
+     "checked", "confirmed", "verified", "found", "located", "accessed", "retrieved",
+     "looked", "pulled", "processed", "handled", "reviewed", "updated", "cancelled",
+     "canceled", "refunded", "booked", "rebooked", "changed", "modified", "issued",
+     "escalated", "taken", "searched", "investigated", "rescheduled"}
+)  # fmt: skip
+_RECORD_WORDS = frozenset({"status", "record", "records", "request", "details", "action",
+                           "account", "case", "file", "matter"})  # fmt: skip
+_THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
+# Speaker + will / can't / have: the speaker commits to, reports or cannot do the work.
+_DOES_WORK = re.compile(
+    r"\b(?:i(?:'ll| will| shall| am going to|'m going to| can't| cannot| can not| am unable to"
+    r"|'m unable to| am not able to|'m not able to)|let me)\s+(?:now\s+|also\s+|just\s+"
+    r"|again\s+|first\s+)?([a-z]+)\b"
+)
+
+
+def serves_listener(text: str) -> bool:
+    """A sentence about the listener's needs or questions, not the speaker's: "What would
+    you like to know?", "If you have any other questions, don't hesitate to ask", "Is
+    there anything else you need?", "If you have any other details, please let me know".
+    What the listener needs *from the speaker* ("Do you need my order number?", "What do
+    you need from me?") is the person's to give, not this."""
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        words = rp.tokens(sentence)
+        for i, word in enumerate(words):
+            if word != "you":
+                continue
+            j = i + 1
+            while j < len(words) and words[j] in _AUXILIARIES:
+                j += 1
+            if j >= len(words):
+                continue
+            after = words[j + 1 : j + 5]
+            if words[j] in _WANT_VERBS:
+                if after[:1] == ["to"] and words[j] != "like":
+                    continue  # "you need to refund me": the person's demand
+                if not _SPEAKER & set(after):
+                    return True
+            elif words[j] == "have":
+                k = j + 1
+                while k < len(words) and words[k] in _QUANTIFIERS:
+                    k += 1
+                held = _QUESTION_NOUNS | (_NEWS if words[i - 1 : i] == ["if"] else frozenset())
+                if k < len(words) and words[k] in held and not _SPEAKER & set(after):
+                    return True
+    return False
+
+
+def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
+    """The speaker says they will do, or cannot do, the service's work on the
+    record the service keeps ("I will check the status of the order again", "I can't
+    confirm the order's status", "Let me look up your booking"). The person's own things
+    ("I can't find my receipt") are theirs to look for; the record is the service's."""
+    records = _RECORD_WORDS | frozenset(objects)
+    low = text[:MAX_CHARS].casefold().replace("’", "'")
+    for match in _DOES_WORK.finditer(low):
+        if match.group(1) not in _WORK_VERBS:
+            continue
+        clause = re.split(r"[.;:!?,\n]", low[match.end() : match.end() + 80], maxsplit=1)[0]
+        rest = rp.tokens(clause)[:6]  # what the work is done on, in the same clause
+        for k, word in enumerate(rest):
+            if word in records and k and (rest[k - 1] in _THEIRS or rest[k - 1].endswith("'s")):
+                return True
+            if word in _SPEAKER:
+                break  # "I'll check my e-mail": the person's own
+    return False
+
+
+def complies_first(text: str) -> bool:
+    """An opener that starts by complying ("Sure, I'll give you the first message"): the
+    first message of a conversation answers nothing, so an acknowledgement at its head
+    answers the writer's instruction."""
+    head = re.split(r"[.,;:!?\n]", text[:MAX_CHARS].strip(), maxsplit=1)[0]
+    words = re.findall(r"[a-z']+", head.lower().replace("'", ""))
+    return (
+        bool(words)
+        and len(words) <= 4
+        and bool(set(words) & _COMPLY)
+        and all(w in _ACK for w in words)
+    )
 
 
 def third_person(text: str) -> bool:
@@ -341,6 +452,11 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     """Why a drafted turn (not an ending) cannot stand as the person's, or None."""
     if reads_as_agent(text):
         return "role_flip"
+    objects = {o for f in turn.facts for o in f.objects}
+    if works_the_record(text, objects):
+        return "role_flip"
+    if serves_listener(text) and (turn.opener or not turn.reading.asked):
+        return "role_flip"  # asked nothing, the person has nothing to offer the listener
     if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
         return "writer_text"
     if turn.agent_last and (parrots(text, turn.agent_last) or copies_a_clause(text, turn)):
@@ -351,14 +467,16 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
-    if not turn.opener and asks_for_own(text, turn.facts):
-        return "role_flip"  # asking for the person's own details is the agent's part
+    # Asking for the person's own details is the agent's part, in an opener too ("I need
+    # the order ID."), except where a vague opener names the record it leaves out.
+    if (not turn.opener or turn.ask_family != "vague") and asks_for_own(text, turn.facts):
+        return "role_flip"
     low = text.lower()
     if any(str(f.value).lower() not in low for f in _pending(turn)):
         return "facts_not_given"
     if turn.opener and bare_details(text, turn.facts):
         return "bare_details"
-    if turn.opener and acknowledges_only(text):
+    if turn.opener and (acknowledges_only(text) or complies_first(text)):
         return "no_ask"
     if turn.opener and turn.ask_family == "vague" and any(t.lower() in low for t in turn.targets):
         return "gave_the_id"
