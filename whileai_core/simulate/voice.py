@@ -11,14 +11,16 @@ named (and count why) instead of putting it in a row:
   Give them exactly as written: ...", "look up an order by its id and return its
   status");
 - `role_flip`: the agent's voice: offers of help, apologies for what it cannot access,
-  requests for context, "as an AI", tool or JSON syntax; and, read by who holds what in
+  requests for context, "as an AI", tool or JSON syntax (`{"order_id": ...}`,
+  `date=2025-04-01`); and, read by who holds what in
   the sentence rather than by wording, a line that serves the listener (the listener's
   needs or questions are what the line attends to: "What would you like to know?", "If
   you have any other questions, don't hesitate to ask") or one where the speaker works
   the record the service keeps ("I will check the status of the order again", "I can't
   confirm the order's status"): a person brings needs and asks for the work, the
   service attends to needs and does the work;
-- `parroting`: the agent's last turn said back;
+- `parroting`: the agent's last turn said back, or its request restated as the
+  person's own need instead of answered;
 - `third_person`: the person speaks of themself as someone else ("the customer wants",
   "I have his email");
 - `invented_fact`: an id, e-mail or reference that is not in their brief and that nobody
@@ -107,7 +109,7 @@ _AGENT_SIDE = tuple(
         r"\bfor you\b",
         r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
-        r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:",
+        r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
         r"\b(?:to call a function|function call|tool_call|here is the json)\b",
     )
@@ -321,6 +323,24 @@ def copies_a_clause(text: str, turn: Turn) -> bool:
     return any(f" {' '.join(c)} " in mine for c in theirs)
 
 
+def echoes_the_ask(text: str, turn: Turn) -> bool:
+    """Asked for something, the line says the request back as the person's own ("Which
+    flight? Please give me the flight id and fare class." -> "Sure, I need the flight id
+    and fare class."): most of its words are the agent's, it gives none of the asked
+    values and does not say it lacks them. An answer gives, declines or asks back."""
+    if not turn.agent_last or not turn.reading.asked:
+        return False
+    words = [w for w in rp.tokens(text[:MAX_CHARS]) if w not in rp.FUNCTION_WORDS]
+    if any(rp.is_negator(w) for w in rp.tokens(text[:MAX_CHARS])) or not words:
+        return False
+    low = text[:MAX_CHARS].lower()
+    if any(str(f.value).lower() in low for f in turn.facts):
+        return False
+    theirs = set(rp.tokens(turn.agent_last[:MAX_CHARS]))
+    shared = [w for w in words if w in theirs]
+    return len(set(shared)) >= 3 and len(shared) >= 0.6 * len(words)
+
+
 def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     """The turn is one the person already said, or holds a sentence of six words or more
     they already said: a person moves on, a stuck writer says it again. Saying a held
@@ -459,7 +479,9 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"  # asked nothing, the person has nothing to offer the listener
     if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
         return "writer_text"
-    if turn.agent_last and (parrots(text, turn.agent_last) or copies_a_clause(text, turn)):
+    if turn.agent_last and (
+        parrots(text, turn.agent_last) or copies_a_clause(text, turn) or echoes_the_ask(text, turn)
+    ):
         return "parroting"
     if repeats(text, turn.own, (f.value for f in turn.facts)):
         return "repeats_itself"
