@@ -201,6 +201,17 @@ def test_a_person_s_own_needs_and_own_things_pass(text: str) -> None:
     assert turn_problem(text, _turn("The record is unreadable, so nothing was changed.")) is None
 
 
+def test_a_request_said_back_as_the_person_s_own_need_is_parroting() -> None:
+    """Held-out wording of a break the model wrote on airline ("Sure, I need the flight
+    id, passenger name, and fare class." after being asked for exactly those)."""
+    asked = _turn("Could you tell me the e-mail address and the order number on the purchase?")
+    said_back = "Yes, I need the e-mail address and the order number on the purchase."
+    assert turn_problem(said_back, asked) == "parroting"
+    assert turn_problem("Sure: ORD-1010, and ken.smith@example.com.", asked) is None
+    # The details as assignments, the way a tool call carries them, are not said.
+    assert turn_problem("email=ken.smith@example.com\nid=ORD-1010", asked) == "role_flip"
+
+
 def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
     assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
         "role_flip"
