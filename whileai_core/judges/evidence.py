@@ -623,9 +623,7 @@ def given_fields(ev: Evidence) -> dict[str, bool]:
         elif f.kind == "amount":
             given[f.key] = bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
         elif f.kind == "choice":
-            given[f.key] = any(
-                set(name_words(v)) <= words for v in f.values if name_words(v)
-            )
+            given[f.key] = any(set(name_words(v)) <= words for v in f.values if name_words(v))
         else:
             given[f.key] = False
     return given
@@ -667,6 +665,52 @@ def ask_needs(ev: Evidence) -> str | None:
     )
     named = words & (ev.objects | writes | {o + "s" for o in ev.objects})
     return "action" if named or identifiers(text) else "answer"
+
+
+# Auxiliaries a yes/no question opens on, and the words a yes or a no opens with.
+_POLAR_OPENERS = frozenset(
+    {"is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "have",
+     "has", "should", "may", "am", "isn't", "aren't", "don't", "doesn't", "can't", "won't"}
+)  # fmt: skip
+_VERDICTS = frozenset({"yes", "no", "yeah", "yep", "nope", "nah", "true", "false", "correct",
+                       "incorrect", "absolutely", "definitely", "certainly", "of"})  # fmt: skip
+
+
+def polar_question(text: str) -> list[str]:
+    """The content words of the first yes/no question in `text` ("Random question, is
+    this chat recorded anywhere?" -> chat, recorded, anywhere): a clause that opens on an
+    auxiliary and ends the sentence with a question mark, or, in a message with no
+    question mark at all, opens on one. Empty: no such question."""
+    text = text[:TEXT_CAP]
+    marked = "?" in text
+    for clause in rp.clauses(text):
+        # The question after a lead-in ("Random question, is it ...?", "One thing: do ...").
+        words = rp.tokens(re.split(r"[,:;]", clause)[-1])
+        if words and words[0] in _POLAR_OPENERS and (clause.rstrip().endswith("?") or not marked):
+            return [w for w in words[1:] if w not in rp.FUNCTION_WORDS and w.isalpha()]
+    return []
+
+
+def gives_verdict(reply: str) -> bool:
+    """The reply opens with a yes or a no ("No, this chat is not stored.", "true",
+    "Of course, we ..."): it settles the question as a fact rather than saying what it
+    knows or cannot say."""
+    words = rp.tokens(reply[:TEXT_CAP])
+    if not words:
+        return False
+    return words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"])
+
+
+def covers(known: str, topic: list[str]) -> bool:
+    """Whether `known` (what the agent was told) speaks of any of the topic's words, by
+    word or by a crude stem, the first five letters (recorded ~ record, deliver ~
+    deliveries): erring towards "covered" only ever lets an answer stand."""
+
+    def stem(word: str) -> str:
+        return word[:5] if len(word) >= 5 else word
+
+    stems = {stem(w) for w in rp.tokens(known[:RESULT_CAP]) if w.isalpha()}
+    return any(stem(w) in stems for w in topic)
 
 
 def asks_person(ev: Evidence, text: str) -> bool:
