@@ -212,6 +212,14 @@ def test_a_request_said_back_as_the_person_s_own_need_is_parroting() -> None:
     assert turn_problem("email=ken.smith@example.com\nid=ORD-1010", asked) == "role_flip"
 
 
+def test_the_person_s_own_id_garbled_is_not_theirs_whoever_said_it() -> None:
+    """Held-out wording: the agent's error showed a mangled id and the person took it up
+    (the model gave "UH61IN-92977" for its own UH61IN on airline)."""
+    shown = _turn("The system refused ORD-1010-77: order_id does not match.")
+    assert turn_problem("Please check ORD-1010-77 then.", shown) == "invented_fact"
+    assert turn_problem("Please check ORD-1010 then.", shown) is None
+
+
 def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
     assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
         "role_flip"

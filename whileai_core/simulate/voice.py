@@ -540,12 +540,15 @@ def _waits_for_answer(turn: Turn) -> bool:
 
 def invented_facts(text: str, turn: Turn) -> list[str]:
     """Ids, e-mails and references in `text` that the person does not hold and that the
-    conversation never named."""
+    conversation never named, or that garble one the person holds: their own reference
+    with something added ("UH61IN-92977" for UH61IN, copied from an error the agent
+    showed) is not theirs, whoever said it first."""
     named = identifiers(text[:MAX_CHARS])
     if not named:
         return []
-    held = " ".join(str(f.value) for f in turn.facts).casefold() + " " + turn.said.casefold()
-    return sorted(i for i in named if i not in held)
+    own = [str(f.value).casefold() for f in turn.facts if len(str(f.value)) >= 4]
+    held = " ".join(own) + " " + turn.said.casefold()
+    return sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
 
 
 def bare_details(text: str, facts: list[Fact]) -> bool:
