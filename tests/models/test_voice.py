@@ -160,6 +160,8 @@ SERVES = (
     "Should you have further concerns, reach out any time.",
     "Is there something else you require today?",
     "If you have more information, kindly pass it along and I will go through it.",
+    "Tell me whether there is anything else I could help with on this.",
+    "Happy to look further; I can assist with the rest too.",
 )
 WORKS = (
     "I'm going to review the order details now.",
@@ -176,6 +178,8 @@ PLAIN = (
     "Do you have any information about the delay?",
     "If you have any updates on my order, let me know.",
     "I couldn't cancel the order on the website, that's why I'm here.",
+    "Should I do anything on my side to speed it up?",
+    "I can send the dates too if you need them.",
 )
 
 

@@ -188,6 +188,14 @@ _QUESTION_NOUNS = frozenset({"question", "questions", "concern", "concerns", "is
 # What a listener may hold that a line invites them to pass on: "if you have any other
 # details, let me know" closes a service's turn; "do you have any news?" is a question.
 _NEWS = frozenset({"details", "information", "info", "updates", "news", "feedback"})
+# The speaker as the helper: "something I can help with", "I could assist", "I may be
+# able to help". The person is the one being helped.
+_HELPER = re.compile(
+    r"\b(?:something|anything|what|whatever|ways?)(?: else)?(?: that)? i (?:can|could|may|might)"
+    r"(?: be able to)? (?:help|assist)\b|\bi (?:can|could|may|might|will|'ll)"
+    r"(?: be able to)? assist\b"
+)
+_NAMED_BEFORE = frozenset({"it", "them", "that", "those", "these", "this"})
 _AUXILIARIES = frozenset({"do", "does", "would", "might", "may", "could", "will", "still",
                           "also", "really", "else", "'d", "d"})  # fmt: skip
 _QUANTIFIERS = frozenset({"any", "other", "more", "further", "additional", "some", "a", "another"})
@@ -215,11 +223,14 @@ _DOES_WORK = re.compile(
 
 
 def serves_listener(text: str) -> bool:
-    """A sentence about the listener's needs or questions, not the speaker's: "What would
+    """A sentence about the listener's needs or questions, not the speaker's, or one with
+    the speaker as the helper ("if there's something I can help with"): "What would
     you like to know?", "If you have any other questions, don't hesitate to ask", "Is
     there anything else you need?", "If you have any other details, please let me know".
     What the listener needs *from the speaker* ("Do you need my order number?", "What do
     you need from me?") is the person's to give, not this."""
+    if _HELPER.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")):
+        return True  # the speaker as the one who helps
     for sentence in rp.sentences(text[:MAX_CHARS]):
         words = rp.tokens(sentence)
         for i, word in enumerate(words):
@@ -234,7 +245,8 @@ def serves_listener(text: str) -> bool:
             if words[j] in _WANT_VERBS:
                 if after[:1] == ["to"] and words[j] != "like":
                     continue  # "you need to refund me": the person's demand
-                if not _SPEAKER & set(after):
+                # "if you need them": something already named, most often the person's.
+                if not (_SPEAKER | _NAMED_BEFORE) & set(after[:2]) and not _SPEAKER & set(after):
                     return True
             elif words[j] == "have":
                 k = j + 1
