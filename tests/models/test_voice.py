@@ -224,6 +224,16 @@ def test_the_person_s_own_id_garbled_is_not_theirs_whoever_said_it() -> None:
     assert turn_problem("Please check ORD-1010 then.", shown) is None
 
 
+def test_a_move_announced_instead_of_made_is_the_writer_s_text() -> None:
+    """Held-out wording of "I'll ask why not." (the model, narrating its instruction)."""
+    refused = _turn("That is outside what I can look into here.")
+    assert turn_problem("Okay. I will ask what other options there are.", refused) == (
+        "writer_text"
+    )
+    assert turn_problem("What other options are there, then?", refused) is None
+    assert turn_problem("Fine, I'll ask again next week.", refused) is None
+
+
 def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
     assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
         "role_flip"

@@ -9,7 +9,8 @@ named (and count why) instead of putting it in a row:
 - `writer_text`: a sentence the writer was given (its brief, its rules, a redraw note)
   comes back as the person's words ("The assistant asked for details the person has.
   Give them exactly as written: ...", "look up an order by its id and return its
-  status");
+  status"), or the move its rules name is announced instead of made ("I'll ask why
+  not.");
 - `role_flip`: the agent's voice: offers of help, apologies for what it cannot access,
   requests for context, "as an AI", tool or JSON syntax (`{"order_id": ...}`,
   `date=2025-04-01`); and, read by who holds what in
@@ -381,6 +382,20 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
     return any(str(f.value).lower() not in low for f in asked)
 
 
+# The speaker announcing a question instead of asking it: "I'll ask why not."
+_NARRATES = re.compile(
+    r"\bi(?:'ll| will| am going to|'m going to) (?:ask|reply|answer|respond|say)"
+    r"(?: (?:you|them|it|the assistant))? (?:why|what|how|whether|if)\b"
+)
+
+
+def narrates(text: str) -> bool:
+    """The line says which move the person will make ("I'll ask why not.", "I will ask
+    what else can be done") rather than making it: the writer's instructions name the
+    moves, the person makes them."""
+    return bool(_NARRATES.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
+
+
 def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
     """The brief's own field names (`order_id`, `last_name`) in the person's words: the
     details were copied as the writer was given them, not said."""
@@ -489,7 +504,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if serves_listener(text) and (turn.opener or not turn.reading.asked):
         return "role_flip"  # asked nothing, the person has nothing to offer the listener
-    if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
+    if turn.given.quoted_in(text) or names_a_field(text, turn.facts) or narrates(text):
         return "writer_text"
     if turn.agent_last and (
         parrots(text, turn.agent_last) or copies_a_clause(text, turn) or echoes_the_ask(text, turn)
