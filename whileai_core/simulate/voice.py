@@ -224,14 +224,11 @@ _DOES_WORK = re.compile(
 
 
 def serves_listener(text: str) -> bool:
-    """A sentence about the listener's needs or questions, not the speaker's, or one with
-    the speaker as the helper ("if there's something I can help with"): "What would
+    """A sentence about the listener's needs or questions, not the speaker's: "What would
     you like to know?", "If you have any other questions, don't hesitate to ask", "Is
     there anything else you need?", "If you have any other details, please let me know".
     What the listener needs *from the speaker* ("Do you need my order number?", "What do
     you need from me?") is the person's to give, not this."""
-    if _HELPER.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")):
-        return True  # the speaker as the one who helps
     for sentence in rp.sentences(text[:MAX_CHARS]):
         words = rp.tokens(sentence)
         for i, word in enumerate(words):
@@ -257,6 +254,12 @@ def serves_listener(text: str) -> bool:
                 if k < len(words) and words[k] in held and not _SPEAKER & set(after):
                     return True
     return False
+
+
+def offers_help(text: str) -> bool:
+    """The speaker as the one who helps ("if there's something I can help with", "I can
+    assist with the rest"): whatever the agent asked, the person is the one helped."""
+    return bool(_HELPER.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
 
 
 def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
@@ -500,7 +503,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     if reads_as_agent(text):
         return "role_flip"
     objects = {o for f in turn.facts for o in f.objects}
-    if works_the_record(text, objects):
+    if works_the_record(text, objects) or offers_help(text):
         return "role_flip"
     if serves_listener(text) and (turn.opener or not turn.reading.asked):
         return "role_flip"  # asked nothing, the person has nothing to offer the listener
