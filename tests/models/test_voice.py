@@ -212,6 +212,11 @@ def test_a_request_said_back_as_the_person_s_own_need_is_parroting() -> None:
     said_back = "Yes, I need the e-mail address and the order number on the purchase."
     assert turn_problem(said_back, asked) == "parroting"
     assert turn_problem("Sure: ORD-1010, and ken.smith@example.com.", asked) is None
+    # Told what the agent lacks, "I need <the same things>" restates it, inside a longer turn too.
+    stuck = _turn("Without the delivery date and the postcode of the parcel I cannot go further.")
+    restated = "Hello again! Where is ORD-1010? I need the delivery date and the postcode."
+    assert turn_problem(restated, stuck) == "parroting"
+    assert turn_problem("Where is ORD-1010? I need it by Friday.", stuck) is None
     # The details as assignments, the way a tool call carries them, are not said.
     assert turn_problem("email=ken.smith@example.com\nid=ORD-1010", asked) == "role_flip"
 

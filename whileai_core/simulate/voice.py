@@ -339,22 +339,32 @@ def copies_a_clause(text: str, turn: Turn) -> bool:
     return any(f" {' '.join(c)} " in mine for c in theirs)
 
 
+_OWN_NEED = re.compile(r"\bi (?:need|want|require|would need|'d need)\b")
+
+
 def echoes_the_ask(text: str, turn: Turn) -> bool:
     """Asked for something, the line says the request back as the person's own ("Which
     flight? Please give me the flight id and fare class." -> "Sure, I need the flight id
-    and fare class."): most of its words are the agent's, it gives none of the asked
-    values and does not say it lacks them. An answer gives, declines or asks back."""
-    if not turn.agent_last or not turn.reading.asked:
-        return False
-    words = [w for w in rp.tokens(text[:MAX_CHARS]) if w not in rp.FUNCTION_WORDS]
-    if any(rp.is_negator(w) for w in rp.tokens(text[:MAX_CHARS])) or not words:
+    and fare class."): most words of one of its sentences are the agent's, the line
+    gives none of the asked values and that sentence does not say it lacks them. An
+    answer gives, declines or asks back."""
+    if not turn.agent_last:
         return False
     low = text[:MAX_CHARS].lower()
-    if any(str(f.value).lower() in low for f in turn.facts):
-        return False
+    if any(str(f.value).lower() in low for f in turn.asked):
+        return False  # it gives what was asked for
     theirs = set(rp.tokens(turn.agent_last[:MAX_CHARS]))
-    shared = [w for w in words if w in theirs]
-    return len(set(shared)) >= 3 and len(shared) >= 0.6 * len(words)
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        said = rp.tokens(sentence)
+        words = [w for w in said if w not in rp.FUNCTION_WORDS]
+        if not words or any(rp.is_negator(w) for w in said):
+            continue
+        if not turn.reading.asked and not _OWN_NEED.search(sentence.lower()):
+            continue  # the agent asked nothing: only "I need <its words>" restates it
+        shared = [w for w in words if w in theirs]
+        if len(set(shared)) >= 3 and len(shared) >= 0.6 * len(words):
+            return True
+    return False
 
 
 def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
