@@ -239,6 +239,17 @@ def test_a_move_announced_instead_of_made_is_the_writer_s_text() -> None:
     assert turn_problem("Fine, I'll ask again next week.", refused) is None
 
 
+def test_an_id_made_up_or_the_person_s_own_name_as_another_s() -> None:
+    """Held-out wordings of two breaks of the third orders run: a number given as the
+    order id that the person does not hold, and their own name where another's goes."""
+    asked = _turn("Which order is it? Please give me the order id.")
+    assert turn_problem("Sure, the order number is 55012.", asked) == "invented_fact"
+    opener = _turn(opener=True)
+    own_as_other = "Hello, I'm asking about the parcel sent by Ken Smith, ORD-1010."
+    assert turn_problem(own_as_other, opener) == "third_person"
+    assert turn_problem("Hello, this is Ken Smith; where is ORD-1010?", opener) is None
+
+
 def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
     assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
         "role_flip"

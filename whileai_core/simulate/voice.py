@@ -23,7 +23,7 @@ named (and count why) instead of putting it in a row:
 - `parroting`: the agent's last turn said back, or its request restated as the
   person's own need instead of answered;
 - `third_person`: the person speaks of themself as someone else ("the customer wants",
-  "I have his email");
+  "I have his email", their own name where another's goes: "an order from Ken Smith");
 - `invented_fact`: an id, e-mail or reference that is not in their brief and that nobody
   in the conversation said;
 - `facts_not_given`: the agent asked for something the person holds and the turn does
@@ -302,6 +302,33 @@ def third_person(text: str) -> bool:
     return any(p.search(text) for p in _THIRD_PERSON)
 
 
+def _own_names(facts: Iterable[Fact]) -> set[str]:
+    """The person's own full name, as their brief holds it: their own name field (not a
+    passenger's, who may be someone else), or the first.last part of their e-mail
+    (ken.smith@... -> "ken smith")."""
+    names = set()
+    for fact in facts:
+        value = str(fact.value).strip().casefold()
+        if fact.kind == "email" and "@" in value:
+            local = re.split(r"[._-]", value.split("@", 1)[0])
+            if len(local) == 2 and all(p.isalpha() and len(p) >= 2 for p in local):
+                names.add(" ".join(local))
+        elif fact.name in ("name", "full_name", "customer_name") and " " in value:
+            names.add(value)
+    return names
+
+
+def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
+    """The person puts their own full name where someone else's goes ("I have an order
+    from Ken Smith", "the booking made by Jo Okafor"): speaking of themself as another.
+    Giving it as theirs ("I'm Ken Smith", "it is under Ken Smith") is not this."""
+    low = " ".join(_words(text))
+    return any(
+        re.search(rf"\b(?:from|by|belonging to|of) {re.escape(name)}\b", low)
+        for name in _own_names(facts)
+    )
+
+
 def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9@.-]+", text[:MAX_CHARS].lower()))
 
@@ -525,7 +552,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "parroting"
     if repeats(text, turn.own, (f.value for f in turn.facts)):
         return "repeats_itself"
-    if third_person(text):
+    if third_person(text) or names_self_as_other(text, turn.facts):
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
@@ -578,16 +605,27 @@ def _waits_for_answer(turn: Turn) -> bool:
     )
 
 
+# A value given as an id: "the order id is 123456", "ref: 99812", "number #4410".
+_GIVEN_AS_ID = re.compile(
+    r"\b(?:id|number|no\.?|ref|reference|code)(?: is|:|#| #)\s{0,2}#?(\d[\w-]{2,30})\b",
+    re.IGNORECASE,
+)
+
+
 def invented_facts(text: str, turn: Turn) -> list[str]:
     """Ids, e-mails and references in `text` that the person does not hold and that the
     conversation never named, or that garble one the person holds: their own reference
     with something added ("UH61IN-92977" for UH61IN, copied from an error the agent
-    showed) is not theirs, whoever said it first."""
-    named = identifiers(text[:MAX_CHARS])
+    showed) is not theirs, whoever said it first. A value put in an id's place ("the
+    order id is 123456") counts as an id, whatever its shape."""
+    named = identifiers(text[:MAX_CHARS]) | {
+        m.group(1).casefold() for m in _GIVEN_AS_ID.finditer(text[:MAX_CHARS])
+    }
     if not named:
         return []
-    own = [str(f.value).casefold() for f in turn.facts if len(str(f.value)) >= 4]
-    held = " ".join(own) + " " + turn.said.casefold()
+    values = [str(f.value).casefold() for f in turn.facts]
+    own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
+    held = " ".join(values) + " " + turn.said.casefold()
     return sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
 
 
