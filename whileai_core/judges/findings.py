@@ -26,6 +26,7 @@ from .evidence import (
     gives_verdict,
     identifiers,
     leaves,
+    named_things,
     own_side,
     phone_numbers,
     polar_question,
@@ -35,6 +36,7 @@ from .evidence import (
     time_frames,
     tool_words,
     web_addresses,
+    written_in,
 )
 from .trajectory import is_write
 
@@ -189,6 +191,7 @@ def inconsistencies(ev: Evidence) -> list[str]:
     problems += _status_conflicts(ev)
     problems += _contact_facts(ev)
     problems += unfounded_verdicts(ev)
+    problems += unfounded_names(ev)
     problems += _time_facts(ev)
     problems += contradictions(ev)
     return problems
@@ -244,6 +247,29 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     if covers("\n".join(known), topic):
         return []
     return [f"answers {' '.join(topic[:4])!r} yes or no, which nothing it was told covers"]
+
+
+def unfounded_names(ev: Evidence) -> list[str]:
+    """Names an answer made with no call lists that nothing it was told holds: asked
+    which languages it answers in, "English, Spanish, French, German and more", or a
+    list of programming languages, when neither the system prompt, the tools, nor the
+    person named them. Two or more: a single capitalised word ("the Contact page of our
+    website") points somewhere rather than claims a list. The language the chat is held
+    in is shown by the chat itself."""
+    if ev.calls or not ev.user_turns:
+        return []
+    names = named_things(ev.reply)
+    if not names:
+        return []
+    known = [ev.system_text, ev.user_text]
+    if ev.spec is not None:
+        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
+    known += [" ".join(name_words(t)) for t in ev.tools]
+    words = set(rp.tokens("\n".join(known))) | written_in(ev.user_text)
+    unknown = sorted(n for n in names if n not in words)
+    if len(unknown) < 2:
+        return []  # one capitalised word ("the Contact page") points, a list of them claims
+    return [f"names {', '.join(unknown[:4])}, which nothing it was told holds"]
 
 
 def _contact_facts(ev: Evidence) -> list[str]:
