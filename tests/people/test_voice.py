@@ -152,6 +152,112 @@ def test_no_ending_while_the_agent_waits_or_right_after_it_could_not_help() -> N
     assert stop_problem(_turn("That is outside what I can help with.", errand=False)) is None
 
 
+# Held-out wordings (written for this test, not taken from any run) of the three breaks a
+# second real-model run got past the check (issue 24): the person serving the listener,
+# the person working the service's record, an opener that complies with its instruction.
+SERVES = (
+    "Whatever you need, just say the word.",
+    "Should you have further concerns, reach out any time.",
+    "Is there something else you require today?",
+    "If you have more information, kindly pass it along and I will go through it.",
+    "Tell me whether there is anything else I could help with on this.",
+    "Happy to look further; I can assist with the rest too.",
+)
+WORKS = (
+    "I'm going to review the order details now.",
+    "Let me pull up that order real quick.",
+    "I am unable to verify the order from here, sorry.",
+    "I cannot access the account right now.",
+)
+COMPLIES = ("Certainly! My parcel ORD-1010 never showed up.", "Understood. Where is ORD-1010?")
+PLAIN = (
+    "Do you need anything else from me?",
+    "You need to fix this today.",
+    "I can't find my confirmation e-mail anywhere.",
+    "I'll check my inbox and come back to you.",
+    "Do you have any information about the delay?",
+    "If you have any updates on my order, let me know.",
+    "I couldn't cancel the order on the website, that's why I'm here.",
+    "Should I do anything on my side to speed it up?",
+    "I can send the dates too if you need them.",
+)
+
+
+@pytest.mark.parametrize("text", SERVES + WORKS)
+def test_a_line_that_serves_the_listener_or_works_the_record_is_the_agent_s(text: str) -> None:
+    assert turn_problem(text, _turn("The record is unreadable, so nothing was changed.")) == (
+        "role_flip"
+    )
+    assert turn_problem(text, _turn(opener=True)) == "role_flip"
+
+
+def test_an_opener_that_complies_answers_the_writer_not_the_agent() -> None:
+    for text in COMPLIES:
+        assert turn_problem(text, _turn(opener=True)) == "no_ask", text
+        # Mid-conversation, agreeing is how a person answers the agent.
+        assert turn_problem(text, _turn("Shall I look it up?")) is None, text
+    okay = "Okay, so my order ORD-1010 is late, can you check?"
+    assert turn_problem(okay, _turn(opener=True)) is None
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_a_person_s_own_needs_and_own_things_pass(text: str) -> None:
+    assert turn_problem(text, _turn("The record is unreadable, so nothing was changed.")) is None
+
+
+def test_a_request_said_back_as_the_person_s_own_need_is_parroting() -> None:
+    """Held-out wording of a break the model wrote on airline ("Sure, I need the flight
+    id, passenger name, and fare class." after being asked for exactly those)."""
+    asked = _turn("Could you tell me the e-mail address and the order number on the purchase?")
+    said_back = "Yes, I need the e-mail address and the order number on the purchase."
+    assert turn_problem(said_back, asked) == "parroting"
+    assert turn_problem("Sure: ORD-1010, and ken.smith@example.com.", asked) is None
+    # Told what the agent lacks, "I need <the same things>" restates it, inside a longer turn too.
+    stuck = _turn("Without the delivery date and the postcode of the parcel I cannot go further.")
+    restated = "Hello again! Where is ORD-1010? I need the delivery date and the postcode."
+    assert turn_problem(restated, stuck) == "parroting"
+    assert turn_problem("Where is ORD-1010? I need it by Friday.", stuck) is None
+    # The details as assignments, the way a tool call carries them, are not said.
+    assert turn_problem("email=ken.smith@example.com\nid=ORD-1010", asked) == "role_flip"
+
+
+def test_the_person_s_own_id_garbled_is_not_theirs_whoever_said_it() -> None:
+    """Held-out wording: the agent's error showed a mangled id and the person took it up
+    (the model gave "UH61IN-92977" for its own UH61IN on airline)."""
+    shown = _turn("The system refused ORD-1010-77: order_id does not match.")
+    assert turn_problem("Please check ORD-1010-77 then.", shown) == "invented_fact"
+    assert turn_problem("Please check ORD-1010 then.", shown) is None
+
+
+def test_a_move_announced_instead_of_made_is_the_writer_s_text() -> None:
+    """Held-out wording of "I'll ask why not." (the model, narrating its instruction)."""
+    refused = _turn("That is outside what I can look into here.")
+    assert turn_problem("Okay. I will ask what other options there are.", refused) == (
+        "writer_text"
+    )
+    assert turn_problem("What other options are there, then?", refused) is None
+    assert turn_problem("Fine, I'll ask again next week.", refused) is None
+
+
+def test_an_id_made_up_or_the_person_s_own_name_as_another_s() -> None:
+    """Held-out wordings of two breaks of the third orders run: a number given as the
+    order id that the person does not hold, and their own name where another's goes."""
+    asked = _turn("Which order is it? Please give me the order id.")
+    assert turn_problem("Sure, the order number is 55012.", asked) == "invented_fact"
+    opener = _turn(opener=True)
+    own_as_other = "Hello, I'm asking about the parcel sent by Ken Smith, ORD-1010."
+    assert turn_problem(own_as_other, opener) == "third_person"
+    assert turn_problem("Hello, this is Ken Smith; where is ORD-1010?", opener) is None
+
+
+def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
+    assert turn_problem("My order is late. I need the order number.", _turn(opener=True)) == (
+        "role_flip"
+    )
+    vague = _turn(opener=True, ask_family="vague", targets=("ORD-1010",))
+    assert turn_problem("Something is off with an order of mine, help?", vague) is None
+
+
 def test_the_brief_is_first_person_and_holds_no_other_facts() -> None:
     assert "first person" in BRIEF and "no other ids" in BRIEF
 

@@ -623,9 +623,7 @@ def given_fields(ev: Evidence) -> dict[str, bool]:
         elif f.kind == "amount":
             given[f.key] = bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
         elif f.kind == "choice":
-            given[f.key] = any(
-                set(name_words(v)) <= words for v in f.values if name_words(v)
-            )
+            given[f.key] = any(set(name_words(v)) <= words for v in f.values if name_words(v))
         else:
             given[f.key] = False
     return given
@@ -667,6 +665,98 @@ def ask_needs(ev: Evidence) -> str | None:
     )
     named = words & (ev.objects | writes | {o + "s" for o in ev.objects})
     return "action" if named or identifiers(text) else "answer"
+
+
+# Auxiliaries a yes/no question opens on, and the words a yes or a no opens with.
+_POLAR_OPENERS = frozenset(
+    {"is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "have",
+     "has", "should", "may", "am", "isn't", "aren't", "don't", "doesn't", "can't", "won't"}
+)  # fmt: skip
+# Who or what a turned-round question is about, and the words that make it a wh-question.
+_SUBJECTS = frozenset({"you", "i", "we", "this", "it", "there", "they", "that", "u", "ya"})
+_WH = frozenset({"what", "which", "who", "where", "when", "why", "how", "whom", "whose"})
+_VERDICTS = frozenset({"yes", "no", "yeah", "yep", "nope", "nah", "true", "false", "correct",
+                       "incorrect", "absolutely", "definitely", "certainly", "of"})  # fmt: skip
+
+
+def polar_question(text: str) -> list[str]:
+    """The content words of the first yes/no question in `text` ("Random question, is
+    this chat recorded anywhere?" -> chat, recorded, anywhere): an auxiliary turned in
+    front of its subject, opening the clause ("Are your stores open?") or before a
+    pronoun with no wh-word ahead of it ("is this", "do you"), in a clause that ends
+    with a question mark, or anywhere in a message that has none ("Just
+    wondering do you have an office"). Empty: no such question."""
+    text = text[:TEXT_CAP]
+    marked = "?" in text
+    for clause in rp.clauses(text):
+        if marked and not clause.rstrip().endswith("?"):
+            continue
+        words = rp.tokens(clause)
+        # After a lead-in ("Random question, are your stores ..."): the auxiliary opens it.
+        head = len(words) - len(rp.tokens(re.split(r"[,:;]", clause)[-1]))
+        for i, word in enumerate(words[:-1]):
+            turned = i == head or (words[i + 1] in _SUBJECTS and not _WH & set(words[:i]))
+            if word in _POLAR_OPENERS and turned:
+                return [w for w in words[i + 1 :] if w not in rp.FUNCTION_WORDS and w.isalpha()]
+    return []
+
+
+def gives_verdict(reply: str) -> bool:
+    """The reply opens with a yes or a no ("No, this chat is not stored.", "true",
+    "Of course, we ..."): it settles the question as a fact rather than saying what it
+    knows or cannot say."""
+    words = rp.tokens(reply[:TEXT_CAP])
+    if not words:
+        return False
+    return words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"])
+
+
+def covers(known: str, topic: list[str]) -> bool:
+    """Whether `known` (what the agent was told) speaks of any of the topic's words, by
+    word or by a crude stem, the first five letters (recorded ~ record, deliver ~
+    deliveries): erring towards "covered" only ever lets an answer stand."""
+
+    def stem(word: str) -> str:
+        return word[:5] if len(word) >= 5 else word
+
+    stems = {stem(w) for w in rp.tokens(known[:RESULT_CAP]) if w.isalpha()}
+    return any(stem(w) in stems for w in topic)
+
+
+_NAME = re.compile(r"(?<![\w-])[A-Z][A-Za-z+#]{1,30}(?![\w-])")  # a word, not part of an id
+_BULLET = re.compile(r"^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
+_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+\**([A-Za-z][\w+#-]{0,30})")
+
+
+def named_things(text: str) -> set[str]:
+    """The names a reply states (casefolded): capitalised words inside a sentence
+    ("including Spanish, French") and the heads of list items ("- Python"). A sentence's
+    first word and "I" are capitalised by rule, not because they name anything."""
+    text = text[:TEXT_CAP]
+    names: set[str] = set()
+    for line in text.splitlines():
+        item = _ITEM.match(line)
+        if item:
+            names.add(item.group(1).casefold())
+    for sentence in rp.sentences(
+        re.sub(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+", "", text, flags=re.M)
+    ):
+        for match in _NAME.finditer(sentence):
+            if match.start() == len(sentence) - len(sentence.lstrip(" *\"'(")):
+                continue  # the sentence's own first word
+            word = match.group().casefold()
+            if word not in rp.FUNCTION_WORDS and not word.startswith("i'"):
+                names.add(word)
+    return names
+
+
+def written_in(text: str) -> frozenset[str]:
+    """The language a text is written in, as far as this reader can tell: English when
+    nearly all its letters are ASCII (a chat held in English shows that it answers in
+    English), else nothing."""
+    letters = [c for c in text[:TEXT_CAP] if c.isalpha()]
+    ascii_share = sum(c.isascii() for c in letters) / len(letters) if letters else 0.0
+    return frozenset({"english"}) if ascii_share >= 0.95 else frozenset()
 
 
 def asks_person(ev: Evidence, text: str) -> bool:

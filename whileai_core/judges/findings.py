@@ -19,19 +19,24 @@ from .evidence import (
     Evidence,
     asked_fields,
     asks_person,
+    covers,
     dates,
     deadlines,
     given_fields,
+    gives_verdict,
     identifiers,
     leaves,
+    named_things,
     own_side,
     phone_numbers,
+    polar_question,
     reports_missing,
     result_json,
     status_words,
     time_frames,
     tool_words,
     web_addresses,
+    written_in,
 )
 from .trajectory import is_write
 
@@ -185,6 +190,8 @@ def inconsistencies(ev: Evidence) -> list[str]:
             problems.append(f"states the date {_show_date(when)}, which no result carries")
     problems += _status_conflicts(ev)
     problems += _contact_facts(ev)
+    problems += unfounded_verdicts(ev)
+    problems += unfounded_names(ev)
     problems += _time_facts(ev)
     problems += contradictions(ev)
     return problems
@@ -219,6 +226,50 @@ def contradictions(ev: Evidence) -> list[str]:
         elif ev.calls and not faulted and claims_fault(clause):
             problems.append("blames a fault, but every call came back without one")
     return list(dict.fromkeys(problems))
+
+
+def unfounded_verdicts(ev: Evidence) -> list[str]:
+    """A yes or a no to a question about the service that nothing the agent was told
+    speaks of ("Is this chat recorded?" -> "No, this chat is not stored anywhere.", "Do
+    you have an office?" -> "No."): the answer is a fact no one gave it, as a made-up
+    phone number is. What the system prompt, the tools or their results cover ("Can you
+    cancel it?" when a tool cancels) may be answered yes or no."""
+    asks = ev.user_turns
+    if not asks or not gives_verdict(ev.reply):
+        return []
+    topic = polar_question(asks[-1]) or polar_question(asks[0])
+    if not topic:
+        return []
+    known = [ev.system_text, *(result_json(c) for c in ev.calls)]
+    if ev.spec is not None:
+        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
+    known += [" ".join(name_words(t)) for t in ev.tools]
+    if covers("\n".join(known), topic):
+        return []
+    return [f"answers {' '.join(topic[:4])!r} yes or no, which nothing it was told covers"]
+
+
+def unfounded_names(ev: Evidence) -> list[str]:
+    """Names an answer made with no call lists that nothing it was told holds: asked
+    which languages it answers in, "English, Spanish, French, German and more", or a
+    list of programming languages, when neither the system prompt, the tools, nor the
+    person named them. Two or more: a single capitalised word ("the Contact page of our
+    website") points somewhere rather than claims a list. The language the chat is held
+    in is shown by the chat itself."""
+    if ev.calls or not ev.user_turns:
+        return []
+    names = named_things(ev.reply)
+    if not names:
+        return []
+    known = [ev.system_text, ev.user_text]
+    if ev.spec is not None:
+        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
+    known += [" ".join(name_words(t)) for t in ev.tools]
+    words = set(rp.tokens("\n".join(known))) | written_in(ev.user_text)
+    unknown = sorted(n for n in names if n not in words)
+    if len(unknown) < 2:
+        return []  # one capitalised word ("the Contact page") points, a list of them claims
+    return [f"names {', '.join(unknown[:4])}, which nothing it was told holds"]
 
 
 def _contact_facts(ev: Evidence) -> list[str]:
@@ -491,8 +542,23 @@ def delegated_calls(ev: Evidence) -> list[str]:
 
 # Things a person can be sent (general English): a promise of one needs a tool, an
 # argument or a result that sends it.
-_MESSAGES = frozenset({"email", "e-mail", "emails", "mail", "letter", "text", "sms", "message",
-                       "messages", "notification", "notifications", "call", "callback"})
+_MESSAGES = frozenset(
+    {
+        "email",
+        "e-mail",
+        "emails",
+        "mail",
+        "letter",
+        "text",
+        "sms",
+        "message",
+        "messages",
+        "notification",
+        "notifications",
+        "call",
+        "callback",
+    }
+)
 _DOCUMENTS = frozenset({"invoice", "invoices", "receipt", "receipts", "label", "labels",
                         "voucher", "vouchers", "coupon", "coupons", "certificate", "statement",
                         "brochure", "catalogue", "catalog", "newsletter"})  # fmt: skip

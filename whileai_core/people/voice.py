@@ -9,19 +9,30 @@ named (and count why) instead of putting it in a row:
 - `writer_text`: a sentence the writer was given (its brief, its rules, a redraw note)
   comes back as the person's words ("The assistant asked for details the person has.
   Give them exactly as written: ...", "look up an order by its id and return its
-  status");
+  status"), or the move its rules name is announced instead of made ("I'll ask why
+  not.");
 - `role_flip`: the agent's voice: offers of help, apologies for what it cannot access,
-  requests for context, "as an AI", tool or JSON syntax;
-- `parroting`: the agent's last turn said back;
+  requests for context, "as an AI", tool or JSON syntax (`{"order_id": ...}`,
+  `date=2025-04-01`); and, read by who holds what in
+  the sentence rather than by wording, a line that serves the listener (the listener's
+  needs or questions are what the line attends to: "What would you like to know?", "If
+  you have any other questions, don't hesitate to ask") or one where the speaker works
+  the record the service keeps ("I will check the status of the order again", "I can't
+  confirm the order's status"): a person brings needs and asks for the work, the
+  service attends to needs and does the work;
+- `parroting`: the agent's last turn said back, or its request restated as the
+  person's own need instead of answered;
 - `third_person`: the person speaks of themself as someone else ("the customer wants",
-  "I have his email");
+  "I have his email", their own name where another's goes: "an order from Ken Smith");
 - `invented_fact`: an id, e-mail or reference that is not in their brief and that nobody
   in the conversation said;
 - `facts_not_given`: the agent asked for something the person holds and the turn does
   not give it;
 - `bare_details` (openers): only labels and values ("Order ID: ORD-1010"), no ask;
-- `no_ask` (openers): only an acknowledgement ("Sure, I understand."): the writer
-  answering its own instruction, not a person starting an errand;
+- `no_ask` (openers): only an acknowledgement ("Sure, I understand."), or a message
+  that opens by complying ("Sure, I'll give you the first message"): nothing was said
+  to the person yet, so it is the writer answering its own instruction, not a person
+  starting an errand;
 - `repeats_itself`: a follow-up the person already said, word for word;
 - `gave_the_id` (openers): a vague ask that names the record it is meant to leave out;
 - `stopped_unanswered`: ending while the agent waits for an answer;
@@ -99,7 +110,7 @@ _AGENT_SIDE = tuple(
         r"\bfor you\b",
         r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
-        r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:",
+        r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
         r"\b(?:to call a function|function call|tool_call|here is the json)\b",
     )
@@ -139,6 +150,9 @@ _ACK = _CLOSING | frozenset(
      "no", "problem", "noted", "will", "do", "absolutely", "gladly", "here", "go", "ill",
      "get", "to", "on", "away", "start", "let", "me", "can", "happy"}
 )  # fmt: skip
+# Words that comply with an instruction (an opener cannot answer anyone else).
+_COMPLY = frozenset({"sure", "certainly", "understood", "absolutely", "course", "got", "noted",
+                     "gladly", "will"})  # fmt: skip
 _MISSING = re.compile(
     r"\b(?:not found|could ?n[o']t find|can ?n[o']t find|cannot find|unable to find|no record|"
     r"no such|does ?n[o']t exist|found nothing|nothing (?:was )?found|no (?:match|results?))\b",
@@ -167,10 +181,154 @@ def reads_as_agent(text: str) -> bool:
     return any(p.search(text) for p in _AGENT_SIDE)
 
 
+# Whose need a sentence is about. A need, a want or a question held by the listener
+# ("you") is the agent's business; the person's lines hold their own.
+_WANT_VERBS = frozenset({"need", "needs", "want", "wants", "like", "wish", "require", "prefer"})
+_QUESTION_NOUNS = frozenset({"question", "questions", "concern", "concerns", "issue", "issues",
+                             "problem", "problems", "query", "queries"})  # fmt: skip
+# What a listener may hold that a line invites them to pass on: "if you have any other
+# details, let me know" closes a service's turn; "do you have any news?" is a question.
+_NEWS = frozenset({"details", "information", "info", "updates", "news", "feedback"})
+# The speaker as the helper: "something I can help with", "I could assist", "I may be
+# able to help". The person is the one being helped.
+_HELPER = re.compile(
+    r"\b(?:something|anything|what|whatever|ways?)(?: else)?(?: that)? i (?:can|could|may|might)"
+    r"(?: be able to)? (?:help|assist)\b|\bi (?:can|could|may|might|will|'ll)"
+    r"(?: be able to)? assist\b"
+)
+_NAMED_BEFORE = frozenset({"it", "them", "that", "those", "these", "this"})
+_AUXILIARIES = frozenset({"do", "does", "would", "might", "may", "could", "will", "still",
+                          "also", "really", "else", "'d", "d"})  # fmt: skip
+_QUANTIFIERS = frozenset({"any", "other", "more", "further", "additional", "some", "a", "another"})
+_SPEAKER = frozenset({"me", "my", "mine", "i", "myself", "i'm", "i've"})
+# The work a service does on a record, and what the record is called: a person asks for
+# it, never says they will do it, have done it, or cannot.
+_WORK_VERBS = frozenset(
+    {"check", "confirm", "verify", "find", "locate", "access", "retrieve", "look", "pull",
+     "process", "handle", "review", "update", "cancel", "refund", "book", "rebook", "change",
+     "modify", "issue", "escalate", "take", "search", "investigate", "reschedule", "proceed",
+     "checked", "confirmed", "verified", "found", "located", "accessed", "retrieved",
+     "looked", "pulled", "processed", "handled", "reviewed", "updated", "cancelled",
+     "canceled", "refunded", "booked", "rebooked", "changed", "modified", "issued",
+     "escalated", "taken", "searched", "investigated", "rescheduled"}
+)  # fmt: skip
+_RECORD_WORDS = frozenset({"status", "record", "records", "request", "details", "action",
+                           "account", "case", "file", "matter"})  # fmt: skip
+_THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
+# Speaker + will / can't / have: the speaker commits to, reports or cannot do the work.
+_DOES_WORK = re.compile(
+    r"\b(?:i(?:'ll| will| shall| am going to|'m going to| can't| cannot| can not| am unable to"
+    r"|'m unable to| am not able to|'m not able to)|let me)\s+(?:now\s+|also\s+|just\s+"
+    r"|again\s+|first\s+)?([a-z]+)\b"
+)
+
+
+def serves_listener(text: str) -> bool:
+    """A sentence about the listener's needs or questions, not the speaker's: "What would
+    you like to know?", "If you have any other questions, don't hesitate to ask", "Is
+    there anything else you need?", "If you have any other details, please let me know".
+    What the listener needs *from the speaker* ("Do you need my order number?", "What do
+    you need from me?") is the person's to give, not this."""
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        words = rp.tokens(sentence)
+        for i, word in enumerate(words):
+            if word != "you":
+                continue
+            j = i + 1
+            while j < len(words) and words[j] in _AUXILIARIES:
+                j += 1
+            if j >= len(words):
+                continue
+            after = words[j + 1 : j + 5]
+            if words[j] in _WANT_VERBS:
+                if after[:1] == ["to"] and words[j] != "like":
+                    continue  # "you need to refund me": the person's demand
+                # "if you need them": something already named, most often the person's.
+                if not (_SPEAKER | _NAMED_BEFORE) & set(after[:2]) and not _SPEAKER & set(after):
+                    return True
+            elif words[j] == "have":
+                k = j + 1
+                while k < len(words) and words[k] in _QUANTIFIERS:
+                    k += 1
+                held = _QUESTION_NOUNS | (_NEWS if words[i - 1 : i] == ["if"] else frozenset())
+                if k < len(words) and words[k] in held and not _SPEAKER & set(after):
+                    return True
+    return False
+
+
+def offers_help(text: str) -> bool:
+    """The speaker as the one who helps ("if there's something I can help with", "I can
+    assist with the rest"): whatever the agent asked, the person is the one helped."""
+    return bool(_HELPER.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
+
+
+def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
+    """The speaker says they will do, or cannot do, the service's work on the
+    record the service keeps ("I will check the status of the order again", "I can't
+    confirm the order's status", "Let me look up your booking"). The person's own things
+    ("I can't find my receipt") are theirs to look for; the record is the service's."""
+    records = _RECORD_WORDS | frozenset(objects)
+    low = text[:MAX_CHARS].casefold().replace("’", "'")
+    for match in _DOES_WORK.finditer(low):
+        if match.group(1) not in _WORK_VERBS:
+            continue
+        clause = re.split(r"[.;:!?,\n]", low[match.end() : match.end() + 80], maxsplit=1)[0]
+        rest = rp.tokens(clause)[:6]  # what the work is done on, in the same clause
+        for k, word in enumerate(rest):
+            if word in records and k and (rest[k - 1] in _THEIRS or rest[k - 1].endswith("'s")):
+                return True
+            if word in _SPEAKER:
+                break  # "I'll check my e-mail": the person's own
+            if word in ("it", "them"):
+                break  # "let me find it, one moment": the object is already said
+    return False
+
+
+def complies_first(text: str) -> bool:
+    """An opener that starts by complying ("Sure, I'll give you the first message"): the
+    first message of a conversation answers nothing, so an acknowledgement at its head
+    answers the writer's instruction."""
+    head = re.split(r"[.,;:!?\n]", text[:MAX_CHARS].strip(), maxsplit=1)[0]
+    words = re.findall(r"[a-z']+", head.lower().replace("'", ""))
+    return (
+        bool(words)
+        and len(words) <= 4
+        and bool(set(words) & _COMPLY)
+        and all(w in _ACK for w in words)
+    )
+
+
 def third_person(text: str) -> bool:
     """The person speaks of themself, or of their own records, as someone else's."""
     text = text[:MAX_CHARS]
     return any(p.search(text) for p in _THIRD_PERSON)
+
+
+def _own_names(facts: Iterable[Fact]) -> set[str]:
+    """The person's own full name, as their brief holds it: their own name field (not a
+    passenger's, who may be someone else), or the first.last part of their e-mail
+    (ken.smith@... -> "ken smith")."""
+    names = set()
+    for fact in facts:
+        value = str(fact.value).strip().casefold()
+        if fact.kind == "email" and "@" in value:
+            local = re.split(r"[._-]", value.split("@", 1)[0])
+            if len(local) == 2 and all(p.isalpha() and len(p) >= 2 for p in local):
+                names.add(" ".join(local))
+        elif fact.name in ("name", "full_name", "customer_name") and " " in value:
+            names.add(value)
+    return names
+
+
+def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
+    """The person puts their own full name where someone else's goes ("I have an order
+    from Ken Smith", "the booking made by Jo Okafor"): speaking of themself as another.
+    Giving it as theirs ("I'm Ken Smith", "it is under Ken Smith") is not this."""
+    low = " ".join(_words(text))
+    return any(
+        re.search(rf"\b(?:from|by|belonging to|of) {re.escape(name)}\b", low)
+        for name in _own_names(facts)
+    )
 
 
 def _norm(text: str) -> str:
@@ -210,6 +368,34 @@ def copies_a_clause(text: str, turn: Turn) -> bool:
     return any(f" {' '.join(c)} " in mine for c in theirs)
 
 
+_OWN_NEED = re.compile(r"\bi (?:need|want|require|would need|'d need)\b")
+
+
+def echoes_the_ask(text: str, turn: Turn) -> bool:
+    """Asked for something, the line says the request back as the person's own ("Which
+    flight? Please give me the flight id and fare class." -> "Sure, I need the flight id
+    and fare class."): most words of one of its sentences are the agent's, the line
+    gives none of the asked values and that sentence does not say it lacks them. An
+    answer gives, declines or asks back."""
+    if not turn.agent_last:
+        return False
+    low = text[:MAX_CHARS].lower()
+    if any(str(f.value).lower() in low for f in turn.asked):
+        return False  # it gives what was asked for
+    theirs = set(rp.tokens(turn.agent_last[:MAX_CHARS]))
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        said = rp.tokens(sentence)
+        words = [w for w in said if w not in rp.FUNCTION_WORDS]
+        if not words or any(rp.is_negator(w) for w in said):
+            continue
+        if not turn.reading.asked and not _OWN_NEED.search(sentence.lower()):
+            continue  # the agent asked nothing: only "I need <its words>" restates it
+        shared = [w for w in words if w in theirs]
+        if len(set(shared)) >= 3 and len(shared) >= 0.6 * len(words):
+            return True
+    return False
+
+
 def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     """The turn is one the person already said, or holds a sentence of six words or more
     they already said: a person moves on, a stuck writer says it again. Saying a held
@@ -236,6 +422,20 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
     low = text[:MAX_CHARS].lower()
     asked = read_turn(text[:MAX_CHARS], facts).facts
     return any(str(f.value).lower() not in low for f in asked)
+
+
+# The speaker announcing a question instead of asking it: "I'll ask why not."
+_NARRATES = re.compile(
+    r"\bi(?:'ll| will| am going to|'m going to) (?:ask|reply|answer|respond|say)"
+    r"(?: (?:you|them|it|the assistant))? (?:why|what|how|whether|if)\b"
+)
+
+
+def narrates(text: str) -> bool:
+    """The line says which move the person will make ("I'll ask why not.", "I will ask
+    what else can be done") rather than making it: the writer's instructions name the
+    moves, the person makes them."""
+    return bool(_NARRATES.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
 
 
 def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
@@ -341,24 +541,33 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     """Why a drafted turn (not an ending) cannot stand as the person's, or None."""
     if reads_as_agent(text):
         return "role_flip"
-    if turn.given.quoted_in(text) or names_a_field(text, turn.facts):
+    objects = {o for f in turn.facts for o in f.objects}
+    if works_the_record(text, objects) or offers_help(text):
+        return "role_flip"
+    if serves_listener(text) and (turn.opener or not turn.reading.asked):
+        return "role_flip"  # asked nothing, the person has nothing to offer the listener
+    if turn.given.quoted_in(text) or names_a_field(text, turn.facts) or narrates(text):
         return "writer_text"
-    if turn.agent_last and (parrots(text, turn.agent_last) or copies_a_clause(text, turn)):
+    if turn.agent_last and (
+        parrots(text, turn.agent_last) or copies_a_clause(text, turn) or echoes_the_ask(text, turn)
+    ):
         return "parroting"
     if repeats(text, turn.own, (f.value for f in turn.facts)):
         return "repeats_itself"
-    if third_person(text):
+    if third_person(text) or names_self_as_other(text, turn.facts):
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
-    if not turn.opener and asks_for_own(text, turn.facts):
-        return "role_flip"  # asking for the person's own details is the agent's part
+    # Asking for the person's own details is the agent's part, in an opener too ("I need
+    # the order ID."), except where a vague opener names the record it leaves out.
+    if (not turn.opener or turn.ask_family != "vague") and asks_for_own(text, turn.facts):
+        return "role_flip"
     low = text.lower()
     if any(str(f.value).lower() not in low for f in _pending(turn)):
         return "facts_not_given"
     if turn.opener and bare_details(text, turn.facts):
         return "bare_details"
-    if turn.opener and acknowledges_only(text):
+    if turn.opener and (acknowledges_only(text) or complies_first(text)):
         return "no_ask"
     if turn.opener and turn.ask_family == "vague" and any(t.lower() in low for t in turn.targets):
         return "gave_the_id"
@@ -398,14 +607,28 @@ def _waits_for_answer(turn: Turn) -> bool:
     )
 
 
+# A value given as an id: "the order id is 123456", "ref: 99812", "number #4410".
+_GIVEN_AS_ID = re.compile(
+    r"\b(?:id|number|no\.?|ref|reference|code)(?: is|:|#| #)\s{0,2}#?(\d[\w-]{2,30})\b",
+    re.IGNORECASE,
+)
+
+
 def invented_facts(text: str, turn: Turn) -> list[str]:
     """Ids, e-mails and references in `text` that the person does not hold and that the
-    conversation never named."""
-    named = identifiers(text[:MAX_CHARS])
+    conversation never named, or that garble one the person holds: their own reference
+    with something added ("UH61IN-92977" for UH61IN, copied from an error the agent
+    showed) is not theirs, whoever said it first. A value put in an id's place ("the
+    order id is 123456") counts as an id, whatever its shape."""
+    named = identifiers(text[:MAX_CHARS]) | {
+        m.group(1).casefold() for m in _GIVEN_AS_ID.finditer(text[:MAX_CHARS])
+    }
     if not named:
         return []
-    held = " ".join(str(f.value) for f in turn.facts).casefold() + " " + turn.said.casefold()
-    return sorted(i for i in named if i not in held)
+    values = [str(f.value).casefold() for f in turn.facts]
+    own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
+    held = " ".join(values) + " " + turn.said.casefold()
+    return sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
 
 
 def bare_details(text: str, facts: list[Fact]) -> bool:

@@ -1,0 +1,105 @@
+"""A yes or a no about the service that nothing the agent was told covers is a made-up
+fact (issue 23: the real model answered "Is this chat recorded?" with "true" and with
+"No, this chat record is not stored anywhere."), and so are names an answer states that
+nothing it was told holds ("English, Spanish, French, German and more"). The wordings
+below are held out: written for this test, not taken from any run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from whileai_core.judges import parse_judge
+from whileai_core.judges.contract import judge_once
+from whileai_core.judges.evidence import gives_verdict, polar_question
+
+SYSTEM = (
+    "You are the support agent for a bike shop. You can look orders up and cancel them. "
+    "Deliveries go out on weekdays only. We sell Shimano and Campagnolo parts."
+)
+KINDS = {"get_order": "read", "cancel_order": "write"}
+
+
+def _judge(prompt: str, reply: str) -> dict[str, Any]:
+    row = {
+        "prompt": prompt,
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": prompt},
+            {"role": "assistant", "content": reply},
+        ],
+        "steps": [],
+        "final_text": reply,
+        "ask_family": "general",
+        "privileged": {"hidden_state": {"tool_kinds": KINDS}},
+    }
+    return judge_once(parse_judge(None), row)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Quick one: do you ship to Iceland?", "Yes, we ship to Iceland within a week."),
+        ("Hello! Are your stores open on Sundays?", "No, every store is closed on Sundays."),
+        ("Does the warranty cover punctures", "True."),
+        ("Can I pay with a gift voucher?", "Of course, vouchers are accepted at checkout."),
+        ("hi just curious do you rent ebikes thx", "Yes we do, by the day."),
+    ],
+)
+def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert fields["reward"] == 0.0, fields
+    assert "nothing it was told covers" in fields["reason"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        # The system prompt covers it: a yes or a no may be given.
+        ("Do you deliver on Saturdays?", "No, deliveries go out on weekdays only."),
+        ("Can you cancel an order for me?", "Yes, I can cancel an order once I have its id."),
+        # Not a verdict: says what it knows.
+        ("Do you ship to Iceland?", "I don't have information on shipping destinations."),
+    ],
+)
+def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert fields["reward"] == 1.0, fields
+
+
+def test_the_question_is_found_after_a_lead_in_and_without_a_question_mark() -> None:
+    assert polar_question("Hiya! Random question, is this chat kept? Thanks") == ["chat", "kept"]
+    assert polar_question("Is this chat recorded for training") == ["chat", "recorded", "training"]
+    assert polar_question("Which languages do you answer in?") == []
+    assert polar_question("hi there English is my first language can you reply fast") == [
+        "reply",
+        "fast",
+    ]
+    assert gives_verdict("Nope, not that I know of.") and not gives_verdict("Not sure.")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Which payment methods do you take?", "We take Visa, Mastercard and PayPal."),
+        ("What countries do you ship to?", "We ship to:\n- Germany\n- Austria\n- Switzerland"),
+        ("Which languages do you answer in?", "I can reply in English, Dutch and Polish."),
+    ],
+)
+def test_names_nothing_it_was_told_holds_fail(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert fields["reward"] == 0.0, fields
+    assert "which nothing it was told holds" in fields["reason"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Which brands do you stock?", "We stock Shimano and Campagnolo parts."),
+        ("Which languages do you answer in?", "I answer in English."),
+        ("Is it Tuesday deliveries too?", "Deliveries go out on weekdays, Tuesday included."),
+    ],
+)
+def test_names_from_the_prompt_the_person_or_the_chat_itself_pass(prompt: str, reply: str) -> None:
+    assert _judge(prompt, reply)["reward"] == 1.0

@@ -1,0 +1,92 @@
+"""The person turns a real 1.5B model wrote (issue 24), replayed through the voice check.
+
+`tests/data/realperson-orders.jsonl` and `realperson-airline.jsonl` are rows of
+`whileai simulate` with Qwen2.5-Coder-1.5B-Instruct (llama.cpp) as `--writer` and the
+seeded agent, read turn by turn by hand. `realperson-labels.json` names, per row and per
+person turn, `ok` or the role break the reader saw; it was written before the voice check
+was changed for them. Every turn labelled ok must pass the check as it stands, and every
+turn labelled a break must now be caught (the breaks got past the check of the run that
+wrote them, which is why they are in a row at all).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from whileai_core.people.model import _FOLLOW_RULES, _OPENER_RULES, person_brief
+from whileai_core.people.person import facts_of, has_errand
+from whileai_core.people.voice import Turn, WriterText, turn_problem, unresolved
+from whileai_core.simulate.situation import situation_of_row
+from whileai_core.spec import Spec, load_spec
+
+from ..helpers import REPO
+
+DATA = REPO / "tests" / "data"
+LABELS: dict[str, Any] = json.loads((DATA / "realperson-labels.json").read_text())
+
+
+def _rows(name: str) -> list[dict[str, Any]]:
+    path = DATA / f"realperson-{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _person_turns(spec: Spec, row: dict[str, Any]) -> list[tuple[str, Turn]]:
+    """Each person turn of the row with what the writer checked it against then."""
+    situation = situation_of_row(spec, row) or {}
+    facts = facts_of(situation)
+    values = [f.value for f in facts]
+    brief = person_brief(situation, spec)
+    human = situation.get("human") or {}
+    spoken = [m for m in row["messages"] if m["role"] in ("user", "assistant") and m.get("content")]
+    out: list[tuple[str, Turn]] = []
+    own: list[str] = []
+    agent_last, reacted = "", False
+    for message in spoken:
+        if message["role"] == "assistant":
+            agent_last = message["content"]
+            continue
+        text = message["content"]
+        opener = not own
+        rules = _OPENER_RULES if opener else _FOLLOW_RULES
+        turn = Turn(
+            facts=facts,
+            agent_last="" if opener else agent_last,
+            said="\n".join(m["content"] for m in spoken[: spoken.index(message)]),
+            given=WriterText.of([brief, rules], values),
+            opener=opener,
+            ask_family=str(human.get("ask_family") or "tool"),
+            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
+            reacted=reacted,
+            errand=has_errand(situation),
+            own=tuple(own),
+        )
+        out.append((text, turn))
+        reacted = reacted or (not opener and unresolved(agent_last))
+        own.append(text)
+    return out
+
+
+@pytest.mark.parametrize("name", ["orders", "airline"])
+def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
+    spec = load_spec(REPO / "specs" / name)
+    rows = _rows(name)
+    assert rows
+    wrong: list[str] = []
+    assert [r["scenario_id"] for r in rows] == [x["scenario_id"] for x in LABELS[name]]
+    for row, labelled in zip(rows, LABELS[name], strict=True):
+        labels = labelled["turns"]
+        turns = _person_turns(spec, row)
+        assert len(turns) == len(labels), row["scenario_id"]
+        for i, (text, turn) in enumerate(turns):
+            label = labels[str(i)]
+            found = turn_problem(text, turn)
+            if label.startswith("ok"):
+                if found is not None:
+                    wrong.append(f"{row['scenario_id']}#{i} ok but {found}: {text}")
+            else:
+                if found is None:
+                    wrong.append(f"{row['scenario_id']}#{i} {label.split(':')[0]} passed: {text}")
+    assert not wrong, "\n".join(wrong)

@@ -1,0 +1,79 @@
+"""The default judge on rows a real small model wrote as the agent, labelled by hand.
+
+Two sets, neither written by this project's agents nor tuned on wholesale:
+
+- `realmodel-labelled.jsonl` (v1, 60 rows, all failures a strict reviewer fails);
+- `realmodel-v2.jsonl` (easy asks, where the model had a fair chance: general questions
+  and look-ups with the id given), split by a hash of the scenario id into a half the
+  judges were tuned on (`tune`) and a half left unread until the judges were fixed
+  (`measure`). See tests/data/README.md for how they were made and labelled.
+
+The figures asserted are the ones measured (docs/trust.md), with a margin of one row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from whileai_core.judges import grade_rows, parse_judge
+
+from ..helpers import REPO
+
+DATA = REPO / "tests" / "data"
+
+
+def half(row: dict[str, Any]) -> str:
+    """`tune` or `measure`: fixed by the scenario id, so the split never moves."""
+    digest = hashlib.sha256(str(row["scenario_id"]).encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "measure"
+
+
+def _load(name: str) -> list[dict[str, Any]]:
+    path: Path = DATA / name
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _score(rows: list[dict[str, Any]]) -> tuple[int, int, int, int]:
+    """(failures, caught, good rows, good rows failed) under the default judge."""
+    graded = list(grade_rows(rows, parse_judge(None)))
+    fails = caught = goods = false_fails = 0
+    for row, out in zip(rows, graded, strict=True):
+        reward = out.get("reward")
+        passed = isinstance(reward, (int, float)) and reward >= 0.5
+        if row["gold_reward"] == 0:
+            fails += 1
+            caught += not passed
+        else:
+            goods += 1
+            false_fails += not passed
+    return fails, caught, goods, false_fails
+
+
+def test_the_default_judge_on_the_v1_set_catches_every_failure() -> None:
+    """60 failures, labelled before any verdict was read: 59 caught before issue 23's second
+    pass, 60 after (the one miss was a yes/no nothing covered: "true")."""
+    rows = _load("realmodel-labelled.jsonl")
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (60, 0)
+    assert caught >= 59
+
+
+def test_the_default_judge_on_the_v2_halves() -> None:
+    """v2 (40 rows: 36 failures, 4 good). Measured: tune half 20 of 21 failures caught
+    (17 before the fixes it showed), 0 of 2 good rows failed; measure half, read blind
+    after tuning, 13 of 15 caught and 0 of 2 good failed; 14 of 15 once the question
+    reader also found a yes/no question with no punctuation (so that half is no longer
+    unseen). Margin: one failure row per half."""
+    rows = _load("realmodel-v2.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v2" for r in rows)
+    tune = [r for r in rows if half(r) == "tune"]
+    measure = [r for r in rows if half(r) == "measure"]
+    fails, caught, goods, false_fails = _score(tune)
+    assert (fails, goods) == (21, 2)
+    assert caught >= 19 and false_fails == 0
+    fails, caught, goods, false_fails = _score(measure)
+    assert (fails, goods) == (15, 2)
+    assert caught >= 13 and false_fails == 0
