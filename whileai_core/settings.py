@@ -30,7 +30,8 @@ def read(name: str, env: Mapping[str, str] | None = None) -> str | None:
 # unless --writer-max-tokens or WHILEAI_WRITER_MAX_TOKENS says otherwise, so a model that
 # rambles (or never stops) costs a bounded amount per turn.
 WRITER_MAX_TOKENS = 400
-# Seconds a writer call may wait for its reply (--writer-timeout, WHILEAI_WRITER_TIMEOUT).
+# Seconds a writer or agent model call may wait for its reply (--writer-timeout,
+# WHILEAI_WRITER_TIMEOUT; --agent-timeout, WHILEAI_AGENT_TIMEOUT).
 WRITER_TIMEOUT = 60.0
 
 
@@ -89,10 +90,20 @@ def writer_max_tokens(flag: int | None = None) -> int:
 
 def writer_timeout(flag: float | None = None) -> float:
     """Seconds a writer call waits for its reply: the flag, WHILEAI_WRITER_TIMEOUT, 60."""
-    value = flag if flag is not None else env_number("WRITER_TIMEOUT", float)
+    return _timeout(flag, "WRITER_TIMEOUT", "writer")
+
+
+def agent_timeout(flag: float | None = None) -> float:
+    """Seconds a model agent's call waits for its reply: the flag, WHILEAI_AGENT_TIMEOUT,
+    60. A small model on a CPU server can take minutes per reply; a fleet answers in one."""
+    return _timeout(flag, "AGENT_TIMEOUT", "agent")
+
+
+def _timeout(flag: float | None, name: str, role: str) -> float:
+    value = flag if flag is not None else env_number(name, float)
     value = WRITER_TIMEOUT if value is None else float(value)
     if value <= 0:
-        raise ConfigError(f"writer timeout {value:g}s must be more than 0")
+        raise ConfigError(f"{role} timeout {value:g}s must be more than 0")
     return value
 
 
@@ -183,6 +194,8 @@ VARIABLES: tuple[Variable, ...] = (
              "(comma-separated addresses, or *); --forwarded-allow-ips wins."),
     Variable("WHILEAI_WRITER_MAX_TOKENS", "400",
              "Token cap on one completion of a model writer (--writer-max-tokens wins)."),
+    Variable("WHILEAI_AGENT_TIMEOUT", "60",
+             "Seconds a model agent's call waits for its reply (--agent-timeout wins)."),
     Variable("WHILEAI_WRITER_TIMEOUT", "60",
              "Seconds a model writer's call waits for its reply (--writer-timeout wins)."),
     Variable("WHILEAI_ENV_ROWS", "unset",

@@ -163,3 +163,28 @@ def test_a_spent_allowance_stops_the_run_with_its_reason(tmp_path: Path) -> None
         assert stub.calls <= 4  # one refused call per in-flight opener, no retries
     assert proc.returncode == 1
     assert b"daily token allowance spent" in proc.stderr
+
+
+def test_the_agents_read_timeout_is_a_flag_and_a_variable(tmp_path: Path) -> None:
+    """A small model on a CPU server takes longer than the 60 s default per reply: the
+    agent's read timeout is `--agent-timeout` or WHILEAI_AGENT_TIMEOUT (the flag wins), and
+    the writer keeps its own."""
+    import time
+
+    def slow(request: Request) -> Reply:
+        if not request.body.get("tools"):
+            return answer("Where is my order ORD-1234?")  # the writer: at once
+        time.sleep(1.0)
+        return answer("Which order is it? Please give me the order id.")
+
+    with OpenAIStub(default=slow) as stub:
+        cut = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
+                      "--budget", "2", "-o", str(tmp_path / "cut.jsonl"),
+                      "--agent-timeout", "0.2", env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
+        assert cut.returncode == 1
+        assert b"(timeout)" in cut.stderr and b"read timeout" in cut.stderr, cut.stderr
+        waited = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
+                         "--budget", "2", "-o", str(tmp_path / "ok.jsonl"),
+                         env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
+    assert waited.returncode == 0, waited.stderr.decode()
+    assert _rows(tmp_path / "ok.jsonl")

@@ -255,6 +255,17 @@ def simulate(
             show_default=False,
         ),
     ] = None,
+    agent_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--agent-timeout",
+            rich_help_panel=_MODEL,
+            min=0.001,
+            help="Seconds a model agent's call waits for its reply. Default: "
+            "WHILEAI_AGENT_TIMEOUT, else 60.",
+            show_default=False,
+        ),
+    ] = None,
     writer_timeout: Annotated[
         float | None,
         typer.Option(
@@ -382,6 +393,7 @@ def simulate(
     from whileai_core.errors import WhileaiError
     from whileai_core.models.options import ModelOptions
     from whileai_core.scale.executor import make_executor
+    from whileai_core.settings import agent_timeout as agent_timeout_of
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
 
@@ -423,6 +435,7 @@ def simulate(
         cache=cache,
         concurrency=concurrency,
         execute=execute,
+        timeout=agent_timeout_of(agent_timeout),
         writer_max_tokens=writer_max_tokens,
         writer_timeout=writer_timeout,
     )
