@@ -15,11 +15,14 @@ import base64
 import binascii
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..store.base import BadRequest
 from ..store.json_pieces import loads_in_pieces
 from ..store.limits import AttributeBudget, Limits, json_value_count, refuse
+
+T = TypeVar("T")
 
 Span = dict[str, Any]
 LogRecord = dict[str, Any]
@@ -69,27 +72,9 @@ def spans_from_json(doc: Any, limits: Limits | None = None, consume: bool = Fals
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
         raise BadRequest("not an OTLP trace export: expected an object with 'resourceSpans'")
     reader = _Reader(limits)
-    spans: list[Span] = []
-    for i, rs in enumerate(doc["resourceSpans"]):
-        where = f"resourceSpans[{i}]"
-        rs = _object(rs, where)
-        resource_obj = _object(rs.get("resource"), f"{where}.resource", optional=True)
-        resource = reader.attributes(resource_obj.get("attributes"), f"{where}.resource")
-        scopes_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
-        for j, ss in enumerate(_list(rs.get(scopes_key), f"{where}.{scopes_key}")):
-            scope_where = f"{where}.{scopes_key}[{j}]"
-            ss = _object(ss, scope_where, optional=True)
-            items = _list(ss.get("spans"), f"{scope_where}.spans")
-            for k, s in enumerate(items):
-                _let_go(items, k, consume)
-                if len(spans) >= limits.max_spans:
-                    raise refuse(
-                        "max_spans",
-                        f"the export request has more than {limits.max_spans:,} spans",
-                        limits.max_spans,
-                    )
-                spans.append(reader.span(s, f"{scope_where}.spans[{k}]", resource))
-    return spans
+    scopes = ("scopeSpans", "instrumentationLibrarySpans")
+    return _walk(doc["resourceSpans"], "resourceSpans", scopes, "spans", "spans", limits,
+                 consume, reader, reader.span)  # fmt: skip
 
 
 def logs_from_json(
@@ -101,26 +86,46 @@ def logs_from_json(
     if not isinstance(doc, dict) or not isinstance(doc.get("resourceLogs"), list):
         raise BadRequest("not an OTLP logs export: expected an object with 'resourceLogs'")
     reader = _Reader(limits)
-    records: list[LogRecord] = []
-    for i, rl in enumerate(doc["resourceLogs"]):
-        where = f"resourceLogs[{i}]"
-        rl = _object(rl, where)
-        resource_obj = _object(rl.get("resource"), f"{where}.resource", optional=True)
+    return _walk(doc["resourceLogs"], "resourceLogs", ("scopeLogs",), "logRecords",
+                 "log records", limits, consume, reader, reader.log_record)  # fmt: skip
+
+
+def _walk(
+    resources: list[Any],
+    top: str,
+    scope_keys: tuple[str, ...],
+    items_key: str,
+    noun: str,
+    limits: Limits,
+    consume: bool,
+    reader: _Reader,
+    read: Callable[[Any, str, Any], T],
+) -> list[T]:
+    """Every item under resource -> scope -> `items_key`, read with its resource's
+    attributes, at most `limits.max_spans` of them (spans and log records share the cap).
+    The first of `scope_keys` a resource holds names its scopes (the older
+    `instrumentationLibrarySpans` is read when `scopeSpans` is absent)."""
+    out: list[T] = []
+    for i, res in enumerate(resources):
+        where = f"{top}[{i}]"
+        res = _object(res, where)
+        resource_obj = _object(res.get("resource"), f"{where}.resource", optional=True)
         resource = reader.attributes(resource_obj.get("attributes"), f"{where}.resource")
-        for j, sl in enumerate(_list(rl.get("scopeLogs"), f"{where}.scopeLogs")):
-            scope_where = f"{where}.scopeLogs[{j}]"
-            sl = _object(sl, scope_where, optional=True)
-            items = _list(sl.get("logRecords"), f"{scope_where}.logRecords")
-            for k, r in enumerate(items):
+        scopes_key = next((k for k in scope_keys if k in res), scope_keys[0])
+        for j, scope in enumerate(_list(res.get(scopes_key), f"{where}.{scopes_key}")):
+            scope_where = f"{where}.{scopes_key}[{j}]"
+            scope = _object(scope, scope_where, optional=True)
+            items = _list(scope.get(items_key), f"{scope_where}.{items_key}")
+            for k, item in enumerate(items):
                 _let_go(items, k, consume)
-                if len(records) >= limits.max_spans:
+                if len(out) >= limits.max_spans:
                     raise refuse(
                         "max_spans",
-                        f"the export request has more than {limits.max_spans:,} log records",
+                        f"the export request has more than {limits.max_spans:,} {noun}",
                         limits.max_spans,
                     )
-                records.append(reader.log_record(r, f"{scope_where}.logRecords[{k}]", resource))
-    return records
+                out.append(read(item, f"{scope_where}.{items_key}[{k}]", resource))
+    return out
 
 
 def _let_go(items: list[Any], k: int, consume: bool) -> None:
