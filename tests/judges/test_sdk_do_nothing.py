@@ -104,3 +104,39 @@ def test_most_of_the_untouched_rows_pass(sdk_rows: list[dict[str, Any]], tmp_pat
     assert all(r["judge_status"] == "ok" for r in graded)
     rate = sum(r["reward"] == 1.0 for r in graded) / len(graded)
     assert rate >= 0.75, [r["reason"] for r in graded if r["reward"] != 1.0]
+
+
+def test_the_clean_rows_it_fails_are_the_sdks_own_conduct_faults(
+    sdk_rows: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """The SDK marks a row clean (`seeded == []`) when it planted no mistake, not when its
+    seeded agent did the right thing: it looks up `order_id='the record'` when no id was
+    given, cancels an order the person only asked to look up, writes before reading a
+    partial state. Every clean row the default judge fails must fail for such a fault, read
+    off the row itself: an argument value the prompt never said, or a write tool called."""
+    clean = [r for r in sdk_rows if r.get("seeded") == []]
+    path = tmp_path / "clean.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in clean))
+    done = run_cli("grade", str(path), timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    graded = [json.loads(line) for line in done.stdout.splitlines()]
+    failed = [r for r in graded if r["reward"] != 1.0]
+    assert len(failed) <= len(graded) // 3
+    writes = {"cancel_order", "refund_order"}
+    for row in failed:
+        reason = str(row["reason"])
+        prompt = str(row.get("prompt") or "").lower()
+        calls = [
+            call
+            for message in row.get("messages") or []
+            for call in message.get("tool_calls") or []
+        ]
+        names = {str(call.get("name") or call.get("function", {}).get("name")) for call in calls}
+        if reason.startswith("grounded: invented "):
+            value = reason.split("=", 1)[1].split("'")[1].lower()
+            assert value and value not in prompt, (reason, prompt)
+        elif reason.startswith("target_succeeded"):
+            asked = (row.get("scenario_dimensions") or {}).get("tool")
+            assert asked not in names, (reason, names)
+        else:
+            assert names & writes, (reason, names)

@@ -77,3 +77,17 @@ def test_the_default_judge_on_the_v2_halves() -> None:
     fails, caught, goods, false_fails = _score(measure)
     assert (fails, goods) == (15, 2)
     assert caught >= 13 and false_fails == 0
+
+
+def test_the_default_judge_on_the_v3_set() -> None:
+    """v3 (24 rows, all failures: the model did none of these easy asks right), labelled
+    before any verdict was read and scored once, blind: 18 of 24 caught. The misses were
+    general answers: a bare "Please try again." (now caught: a move that fits any message
+    says nothing), facts made up about the service (where the privacy policy or the terms
+    are, "I don't have any opening hours", a Settings > Profile procedure) and an answer
+    about programming languages, all still open (docs/judges.md). Margin: one row."""
+    rows = _load("realmodel-v3.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v3" for r in rows)
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (24, 0)
+    assert caught >= 18

@@ -43,6 +43,7 @@ from .evidence import (
     acknowledges_trouble,
     ask_needs,
     asks_person,
+    declined_by_rule,
     reports_missing,
     said_after,
 )
@@ -404,6 +405,9 @@ def _outcomes(
             e.tool == target and (seen.ev.accepted(e) if is_write(target, seen.kinds) else e.ok)
             for e in seen.calls
         ) or _world_answered(seen, target or "")
+        # Reading the record and declining what the rules forbid for its state is the task
+        # done right ("it has shipped, so it can't be cancelled"), not a target missed.
+        ok = ok or (target is not None and declined_by_rule(seen.ev, target))
         checks.append(
             check("target_succeeded", ok, f"{target} succeeded", f"{target} never succeeded")
         )

@@ -843,3 +843,73 @@ def acknowledges_done(ev: Evidence, text: str, acted: frozenset[str] = frozenset
         )
 
     return _sentences_where(text, one)
+
+
+# A rule sentence restricts an action when it says never / not / only about it.
+_RESTRICTS = frozenset({"never", "not", "cannot", "only", "no"})
+
+
+def _stem(word: str) -> str:
+    return word[:-2] if word.endswith("ed") else word[:-1] if word.endswith("s") else word
+
+
+def declined_by_rule(ev: Evidence, target: str) -> bool:
+    """The agent read the record, found it in a state the system prompt's rules forbid the
+    asked action for, did not attempt it, and the reply says it will not or cannot be done.
+
+    Read off the world and the rules, never a phrase list: a rule sentence names the
+    action's verb with `never`/`not`/`only` (in the system prompt, or the cell's own
+    rule); "never cancel an order that has shipped" is met by a record whose status is
+    `shipped`, "refund only orders whose status is delivered" by a record whose status is
+    anything else. The reply must state the action negated ("it can't be cancelled",
+    "I'm unable to refund it", "not changeable")."""
+    verb = rp.tool_verb(target)
+    forms = frozenset().union(*(rp.verb_forms(v) for v in rp.family(verb)))
+    if any(rp.tool_verb(c.tool) in rp.family(verb) for c in ev.writes()):
+        return False
+    # The record's state: every one-word value the last successful read showed (its
+    # status, its fare class), not its ids.
+    read = next((c for c in reversed(ev.calls) if c.ok and not is_write(c.tool, ev.kinds)), None)
+    if read is None:
+        return False
+    state_words = {
+        _stem(w)
+        for leaf in leaves(_records(read.result))
+        if isinstance(leaf, str) and len(leaf) <= 40 and not identifiers(leaf)
+        for w in status_words(leaf)
+        if w not in rp.FUNCTION_WORDS
+    }
+    state_words -= {_stem(w) for w in ev.objects}  # "order" names the thing, not its state
+    if not state_words:
+        return False
+    forbidden = False
+    dims = ev.row.get("scenario_dimensions")
+    rule = dims.get("rule") if isinstance(dims, dict) else None
+    rules = f"{ev.system_text}\n{rule[:RESULT_CAP]}" if isinstance(rule, str) else ev.system_text
+    for sentence in rp.sentences(rules):
+        words = rp.tokens(sentence)
+        if not (set(words) & forms) or not (set(words) & _RESTRICTS):
+            continue
+        stems = {_stem(w) for w in words}
+        if "only" in words and ("status" in words or "statuses" in words):
+            forbidden = not (stems & state_words)
+        elif set(words) & (_RESTRICTS - {"only"}):
+            forbidden = bool(stems & state_words)
+        if forbidden:
+            break
+    if not forbidden:
+        return False
+
+    # "not changeable", "non-refundable": the action's adjective, negated, declines too.
+    able = {f"{v}able" for v in rp.family(verb)} | {f"{v[:-1]}able" for v in rp.family(verb)}
+    able |= {f"{v}lable" for v in rp.family(verb) if v.endswith("l")}
+
+    def declines(sentence: str) -> bool:
+        words = rp.tokens(sentence)
+        return any(
+            ((w in forms or w in able) and rp.negated_at(words, i, 4))
+            or (w.startswith("non-") and w[4:] in able)
+            for i, w in enumerate(words)
+        )
+
+    return _sentences_where(ev.reply, declines)

@@ -788,9 +788,24 @@ _PLEASANTRY = re.compile(
 )
 
 
+# Moves that fit any message whatever it said ("please try again", "resend it later"):
+# a clause of only these and function words tells the person nothing about their ask.
+_ANY_MESSAGE = frozenset(
+    {"please", "kindly", "try", "retry", "again", "later", "resend", "repeat", "rephrase",
+     "reword", "restate", "send", "submit", "once", "more", "another", "moment", "wait",
+     "shortly", "soon", "bit", "message", "messages"}
+)  # fmt: skip
+
+
+def _any_message(words: list[str]) -> bool:
+    return any(w in _ANY_MESSAGE for w in words) and all(
+        w in FUNCTION_WORDS or w in _ANY_MESSAGE for w in words
+    )
+
+
 def content_free(reply: str) -> bool:
-    """Nothing but pleasantries and refusals that name nothing: no fact, no question, no
-    next step."""
+    """Nothing but pleasantries, refusals that name nothing and moves that fit any message
+    ("please try again"): no fact, no question, no next step of this ask's own."""
     parts = [c.strip(" .!,") for c in clauses(reply) if c.strip(" .!,")]
     if not parts:
         return True
@@ -799,5 +814,6 @@ def content_free(reply: str) -> bool:
         _PLEASANTRY.match(p)
         or stock_refusal(p)
         or (refused and all(w in FUNCTION_WORDS or w in _ANY_REQUEST for w in tokens(p)))
+        or _any_message(tokens(p))
         for p in parts
     )
