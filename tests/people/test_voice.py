@@ -79,6 +79,15 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("I apologize, but I cannot proceed further without the origin.", "role_flip"),
         ("I need the origin, destination, and date to proceed.", "role_flip"),
         ("ask it to check again.", "writer_text"),
+        # The 2026-12-02 real-model person sample (tests/data/README.md), turns that passed:
+        ("Order status: Pending. Items: [List of items]. Amount paid: $50. Shipping state: "
+         "Not Shipped.", "writer_text"),
+        ("I'm sorry, but I couldn't find the order. Please try again later.", "role_flip"),
+        ("I understand the record for your order, which is marked stale.", "role_flip"),
+        # Wordings written for this test, not taken from any run:
+        ("My name is {customer_name} and I want a refund.", "writer_text"),
+        ("I was not able to locate the order in our system.", "role_flip"),
+        ("Thanks for waiting, your order is on its way.", "role_flip"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:
@@ -95,6 +104,11 @@ def test_a_person_s_plain_lines_pass() -> None:
     # Facts only from the brief, or from what was said: the agent's id may be repeated.
     found = _turn("I found two orders, ORD-2231 and ORD-2232. Which one?")
     assert turn_problem("The first one, ORD-2231.", found) is None
+    # The person's own search, the service's own records, a "[sic]": still the person.
+    plain = _turn("Which order is it about?")
+    assert turn_problem("I couldn't find my receipt, but it is ORD-1010.", plain) is None
+    assert turn_problem("Could you check your records for ORD-1010?", plain) is None
+    assert turn_problem("It says delivred [sic] but nothing came. ORD-1010.", plain) is None
 
 
 def test_an_opener_asks_and_a_vague_one_leaves_the_record_out() -> None:

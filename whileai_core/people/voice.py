@@ -284,6 +284,58 @@ def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
     return False
 
 
+# A template's slot left unfilled: "[List of items]", "{order_id}", "<customer name>".
+# Two words at least ("[sic]" is a person's), each run bounded: no backtracking to speak of.
+_SLOT = re.compile(r"[\[{<][A-Za-z]{1,20}(?:[ _][A-Za-z]{1,20}){1,5}[\]}>]")
+
+
+def unfilled_slot(text: str) -> bool:
+    """A slot of a template the writer was shown, left in place of a value: no person
+    writes "[List of items]"."""
+    return bool(_SLOT.search(text[:MAX_CHARS]))
+
+
+def owns_listener_record(text: str, objects: Iterable[str]) -> bool:
+    """The speaker calls the record the listener's ("the record for your order"): the
+    order or booking is the person's own, so only the agent says "your order". The
+    service's own things ("your records", "your system") are the listener's and stay
+    the person's to name."""
+    things = frozenset(objects)
+    if not things:
+        return False
+    words = rp.tokens(text[:MAX_CHARS])
+    return any(
+        word == "your" and things & set(words[i + 1 : i + 3]) for i, word in enumerate(words)
+    )
+
+
+# The speaker searched the service's records and came back empty ("I couldn't find the
+# order."): a person who tried the shop's own pages names where ("on the website").
+_SEARCHED = re.compile(
+    r"\bi (?:couldn't|could not|was unable to|wasn't able to|was not able to) "
+    r"(?:find|locate|retrieve|access|pull up) (?:the|your|that|this) ([a-z]{1,20})"
+    r"((?: [a-z']{1,20}){0,6})"
+)
+_CHANNELS = frozenset({"website", "site", "online", "app", "portal", "page", "email", "e-mail",
+                       "inbox", "account", "phone", "receipt"})  # fmt: skip
+
+
+def searched_the_records(text: str, objects: Iterable[str] = ()) -> bool:
+    """The speaker reports searching the service's records and finding nothing: the
+    agent's report, never the person's. "I couldn't find the order confirmation" (a
+    thing of their own) and "I couldn't find the order on the website" (where they
+    looked) stay the person's."""
+    records = _RECORD_WORDS | frozenset(objects)
+    low = text[:MAX_CHARS].casefold().replace("’", "'")
+    for match in _SEARCHED.finditer(low):
+        rest = rp.tokens(match.group(2))
+        if match.group(1) not in records or _CHANNELS & set(rest):
+            continue
+        if not rest or rest[0] in rp.FUNCTION_WORDS:
+            return True
+    return False
+
+
 def complies_first(text: str) -> bool:
     """An opener that starts by complying ("Sure, I'll give you the first message"): the
     first message of a conversation answers nothing, so an acknowledgement at its head
@@ -544,6 +596,10 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     objects = {o for f in turn.facts for o in f.objects}
     if works_the_record(text, objects) or offers_help(text):
         return "role_flip"
+    if owns_listener_record(text, objects) or searched_the_records(text, objects):
+        return "role_flip"
+    if unfilled_slot(text):
+        return "writer_text"
     if serves_listener(text) and (turn.opener or not turn.reading.asked):
         return "role_flip"  # asked nothing, the person has nothing to offer the listener
     if turn.given.quoted_in(text) or names_a_field(text, turn.facts) or narrates(text):
