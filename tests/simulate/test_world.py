@@ -305,6 +305,21 @@ def test_a_search_answers_with_a_list_whose_keys_the_world_then_knows() -> None:
     assert gone.call("search_orders", email)["status"] == "not_found"
 
 
+def test_a_search_under_the_person_s_key_finds_the_record_they_named() -> None:
+    """The real-model run of 2026-12-02: the person gave ORD-3612 and their e-mail, the
+    agent searched by the e-mail and was shown ORD-0721, and refunded that instead."""
+    tools = load_spec(Path(__file__).resolve().parents[2] / "specs" / "orders").tools
+    mine = {"email": "alex.smith@example.com", "order_id": "ORD-3612"}
+    world = World(tools, targets=mine, known=mine.values(), seed=4)
+    found = world.call("search_orders", {"email": mine["email"]})["results"]
+    assert [r["order_id"] for r in found] == ["ORD-3612"]
+    looked = world.call("get_order", {"order_id": "ORD-3612"})["data"]
+    assert looked["amount"] == found[0]["amount"]  # one record, however it was reached
+    twice = World(tools, world_state="duplicate entity", targets=mine, seed=4)
+    pair = twice.call("search_orders", {"email": mine["email"]})["results"]
+    assert pair[0]["order_id"] == "ORD-3612" and pair[1]["order_id"] != "ORD-3612"
+
+
 def test_a_search_by_criteria_the_world_does_not_hold_is_an_empty_list() -> None:
     airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
     trip = {"origin": "LIS", "destination": "DEN", "date": "2025-05-02"}

@@ -342,6 +342,10 @@ class World:
         rng = random.Random(seed_int(self.seed, base, "found", index))
         ids = {param: str(fake_value(param, schema, rng))
                for param, schema in self._result_keys(tool)}  # fmt: skip
+        if targeted and index == 0:
+            # The person's own record is what a search under their own key finds: their
+            # e-mail's order is the order id they gave, not a made-up one beside it.
+            ids.update({k: v for k, v in self.targets.items() if k in ids and v})
         entity = "|".join(f"{k}={v}" for k, v in sorted(ids.items())) or f"{base}#{index}"
         for k, v in ids.items():
             self._by_key.setdefault((k, v.lower()), entity)
