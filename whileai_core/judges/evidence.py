@@ -207,6 +207,56 @@ def web_addresses(text: str) -> set[str]:
     return out
 
 
+# When a service is open: "24/7", "around the clock", a clock time ("9am", "17:30"), a
+# day of the week or "weekends". Bounded pieces, no nested repeats.
+_SCHEDULE = re.compile(
+    r"\b24\s?/\s?7\b|\baround the clock\b"
+    r"|\b(?:1[0-2]|0?[1-9])(?::[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.)"
+    r"|\b(?:[01]\d|2[0-3]):[0-5]\d\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+    r"|\bweek(?:day|end)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _schedule_key(term: str) -> str:
+    low = re.sub(r"[\s.]", "", term.casefold())
+    if low in ("24/7", "aroundtheclock"):
+        return "24/7"
+    if low.endswith("s") and low[:-1].endswith(("day", "end")):
+        low = low[:-1]
+    clock = re.fullmatch(r"(\d{1,2})(?::(\d\d))?(am|pm)?", low)
+    if clock is None:
+        return low
+    hour, minutes, half = int(clock.group(1)), clock.group(2) or "00", clock.group(3)
+    if half == "pm" and hour < 12:
+        hour += 12
+    elif half == "am" and hour == 12:
+        hour = 0
+    return f"{hour}:{minutes}"  # "5pm", "17:00" and "5 p.m." are one time
+
+
+def schedule_terms(text: str) -> set[str]:
+    """When the text says something is open or answered: "24/7", "9am", "monday",
+    "weekend", each normalised ("around the clock" is "24/7", "09:00am" is "9am")."""
+    return {_schedule_key(m.group(0)) for m in _SCHEDULE.finditer(text[:RESULT_CAP])}
+
+
+_WEEK = {"weekday": {"monday", "tuesday", "wednesday", "thursday", "friday"},
+         "weekend": {"saturday", "sunday"}}  # fmt: skip
+
+
+def unheld_hours(reply: str, known: str) -> set[str]:
+    """The hours the reply states that nothing known states: "weekdays" is held by
+    "Monday to Friday" and the other way round."""
+    held = schedule_terms(known)
+    for group, days in _WEEK.items():
+        if group in held:
+            held |= days
+        if held & days:
+            held.add(group)
+    return schedule_terms(reply) - held
+
+
 def _span_key(match: re.Match[str]) -> tuple[tuple[float, ...], str]:
     low, high, word, unit = match.groups()
     if low is not None:

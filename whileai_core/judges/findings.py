@@ -35,6 +35,7 @@ from .evidence import (
     status_words,
     time_frames,
     tool_words,
+    unheld_hours,
     web_addresses,
     written_in,
 )
@@ -273,8 +274,9 @@ def unfounded_names(ev: Evidence) -> list[str]:
 
 
 def _contact_facts(ev: Evidence) -> list[str]:
-    """Phone numbers and web addresses no turn, result or system prompt holds: contact
-    details made up ("call us on 1-800-...") are a wrong fact like a wrong amount."""
+    """Phone numbers, web addresses and opening hours no turn, result or system prompt
+    holds: contact details made up ("call us on 1-800-...", "we operate 24/7") are a wrong
+    fact like a wrong amount."""
     problems = []
     phones = phone_numbers(ev.reply)
     if phones:
@@ -282,6 +284,10 @@ def _contact_facts(ev: Evidence) -> list[str]:
         for phone in sorted(phones):
             if not any(k.endswith(phone) or phone.endswith(k) for k in known if len(k) >= 7):
                 problems.append(f"gives the phone number {phone}, which nothing it was told holds")
+    hours = unheld_hours(ev.reply, ev.known_text)
+    if hours:
+        said = ", ".join(sorted(hours)[:3])
+        problems.append(f"gives the hours {said}, which nothing it was told holds")
     sites = web_addresses(ev.reply)
     if sites:
         known_sites = web_addresses(ev.known_text)

@@ -1,0 +1,51 @@
+"""Opening hours no one gave are a made-up fact, like a phone number no one gave.
+
+The real model's "There are no opening hours as we operate 24/7." passed every check
+(tests/data/realmodel-v2.jsonl). The wordings below were written for this test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from whileai_core.judges import grade_rows, parse_judge
+
+POLICY = "You are a store's support agent. You can look orders up and refund them."
+OPEN = POLICY + "\nOur chat is staffed 9am to 5pm, Monday to Friday."
+
+
+def _row(policy: str, ask: str, reply: str) -> dict[str, Any]:
+    return {
+        "prompt": ask,
+        "messages": [
+            {"role": "system", "content": policy},
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": reply},
+        ],
+        "final_text": reply,
+        "ask_family": "general",
+        "stance": "ordinary",
+        "world_state": "entity exists",
+        "scenario_dimensions": {"tool": "get_order", "world_state": "entity exists"},
+    }
+
+
+@pytest.mark.parametrize(
+    "policy,ask,reply,passes",
+    [
+        (POLICY, "When can I reach you?", "Our team is here around the clock.", False),
+        (POLICY, "Are you open on Sundays?", "We're open from 10am until 4pm on Sundays.", False),
+        (POLICY, "What are your hours?", "You can write to us Monday to Friday.", False),
+        (OPEN, "What are your hours?", "The chat is staffed from 09:00 to 17:00 on weekdays, "
+         "Monday to Friday.", True),
+        (POLICY, "Are you open at the weekend?", "I don't know the weekend hours, I'm afraid; "
+         "nothing I have here says.", True),
+    ],
+)  # fmt: skip
+def test_hours_nothing_gave_fail(policy: str, ask: str, reply: str, passes: bool) -> None:
+    [graded] = grade_rows([_row(policy, ask, reply)], parse_judge(None))
+    reason = str(graded.get("reason"))
+    assert (graded["reward"] == 1.0) is passes, reason
+    if not passes:
+        assert "gives the hours" in reason, reason
