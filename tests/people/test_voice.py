@@ -88,6 +88,7 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("My name is {customer_name} and I want a refund.", "writer_text"),
         ("I was not able to locate the order in our system.", "role_flip"),
         ("Thanks for waiting, your order is on its way.", "role_flip"),
+        ("ORD-1010 was placed on the 3rd of March and still has not come.", "invented_fact"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:
@@ -109,6 +110,9 @@ def test_a_person_s_plain_lines_pass() -> None:
     assert turn_problem("I couldn't find my receipt, but it is ORD-1010.", plain) is None
     assert turn_problem("Could you check your records for ORD-1010?", plain) is None
     assert turn_problem("It says delivred [sic] but nothing came. ORD-1010.", plain) is None
+    assert turn_problem("I ordered it last week; it is ORD-1010.", plain) is None
+    dated = _turn("I found two records under ORD-1010 (created 2025-09-26 and 2025-05-06).")
+    assert turn_problem("The one from September 26, 2025.", dated) is None
 
 
 def test_an_opener_asks_and_a_vague_one_leaves_the_record_out() -> None:

@@ -53,7 +53,7 @@ from functools import cached_property
 from typing import Any
 
 from ..judges import replies as rp
-from ..judges.evidence import identifiers
+from ..judges.evidence import dates, identifiers
 from ..text.similarity import WordNgramEmbedder, cosine
 from .person import Fact, Reading, read_turn
 
@@ -336,6 +336,51 @@ def searched_the_records(text: str, objects: Iterable[str] = ()) -> bool:
     return False
 
 
+# The speaker reports what they found in the records ("I found two records with order id
+# ORD-9022"): the agent's finding. "I found my receipt", "I checked the website" are not.
+_FOUND = re.compile(r"\bi(?: have|'ve)? (?:found|located|retrieved|pulled up|looked up)\b")
+_OWN_HANDLE = frozenset({"id", "ids", "number", "reference", "ref", "confirmation", "receipt",
+                         "email", "e-mail", "code"})  # fmt: skip
+# The speaker offers to act for the listener ("what you would like me to do"), or tells
+# the listener what they may do next ("You can try those options."): the agent's part.
+_OFFERS_TO_ACT = re.compile(
+    r"\byou(?: would| might| may)? (?:like|want|need) me to (?:do|help|assist|check|look)\b"
+)
+_ADVISES = re.compile(
+    r"(?:^|[.!?]\s+)you (?:can|could|may|might|should) (?:try|visit|contact|call|reach|use"
+    r"|go|consult|refer)\b([^.!?]{0,60})"
+)
+
+
+def reports_a_finding(text: str, objects: Iterable[str] = ()) -> bool:
+    """The speaker says they found records: the service's work, reported as done."""
+    records = _RECORD_WORDS | frozenset(objects) | {o + "s" for o in objects}
+    low = text[:MAX_CHARS].casefold().replace("’", "'")
+    for match in _FOUND.finditer(low):
+        clause = re.split(r"[.;:!?\n]", low[match.end() : match.end() + 120], maxsplit=1)[0]
+        words = rp.tokens(clause)
+        at = next((k for k, w in enumerate(words[:4]) if w in records), None)
+        if at is None or _SPEAKER & set(words[:at]) or _CHANNELS & set(words):
+            continue
+        if words[at + 1 : at + 2] and words[at + 1] in _OWN_HANDLE:
+            continue  # "I found the order id": the person's own handle on it
+        return True
+    return False
+
+
+def acts_for_listener(text: str) -> bool:
+    """The speaker offers to do what the listener wants, or advises the listener what to
+    try next ("You can try those options."); a person's own demand names their things
+    ("You can refund it to my card") and is left alone."""
+    low = text[:MAX_CHARS].casefold().replace("’", "'").strip()
+    if _OFFERS_TO_ACT.search(low):
+        return True
+    return any(
+        not _SPEAKER & set(rp.tokens(m.group(1))) and not m.group(1).startswith(" again")
+        for m in _ADVISES.finditer(low)
+    )
+
+
 def complies_first(text: str) -> bool:
     """An opener that starts by complying ("Sure, I'll give you the first message"): the
     first message of a conversation answers nothing, so an acknowledgement at its head
@@ -372,6 +417,9 @@ def _own_names(facts: Iterable[Fact]) -> set[str]:
     return names
 
 
+_ACTED = r"(?:s|ordered|placed|bought|booked|paid|made|has|had|wants|needs|asked)"
+
+
 def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
     """The person puts their own full name where someone else's goes ("I have an order
     from Ken Smith", "the booking made by Jo Okafor"): speaking of themself as another.
@@ -379,6 +427,8 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
     low = " ".join(_words(text))
     return any(
         re.search(rf"\b(?:from|by|belonging to|of) {re.escape(name)}\b", low)
+        # ... or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order"
+        or re.search(rf"\b{re.escape(name)} {_ACTED}\b", low)
         for name in _own_names(facts)
     )
 
@@ -598,6 +648,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if owns_listener_record(text, objects) or searched_the_records(text, objects):
         return "role_flip"
+    if reports_a_finding(text, objects) or acts_for_listener(text):
+        return "role_flip"
     if unfilled_slot(text):
         return "writer_text"
     if serves_listener(text) and (turn.opener or not turn.reading.asked):
@@ -679,12 +731,27 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
     named = identifiers(text[:MAX_CHARS]) | {
         m.group(1).casefold() for m in _GIVEN_AS_ID.finditer(text[:MAX_CHARS])
     }
-    if not named:
+    said_dates = dates(text[:MAX_CHARS])
+    if not named and not said_dates:
         return []
     values = [str(f.value).casefold() for f in turn.facts]
     own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
     held = " ".join(values) + " " + turn.said.casefold()
-    return sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
+    found = sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
+    # A calendar date the brief does not hold ("I ordered it on the 1st of July") is a
+    # detail made up as much as an id is; "last week" names no date and is the person's.
+    held_dates = dates(held)
+
+    def holds(d: tuple[int | None, int, int | None]) -> bool:
+        # "March 17" is held by 2025-03-17: a part left out is not a different date.
+        return any(
+            all(a is None or b is None or a == b for a, b in zip(d, h, strict=True))
+            for h in held_dates
+        )
+
+    made_up = [d for d in said_dates if not holds(d)]
+    found += sorted("-".join(str(p) for p in d if p is not None) for d in made_up)
+    return found
 
 
 def bare_details(text: str, facts: list[Fact]) -> bool:
