@@ -41,9 +41,11 @@ from ..settings import writer_max_tokens, writer_timeout
 from ..spec import Spec
 from .person import facts_of, has_errand
 from .voice import (
+    REDRAWS,
     STOP,
     Turn,
     WriterText,
+    checked_opener,
     only_closing,
     split_stop,
     stop_problem,
@@ -52,7 +54,6 @@ from .voice import (
 )
 
 DONE = STOP  # the marker the writer is asked to end with
-REDRAWS = 3
 # What a redraw is told, per failed check: the failure named, never a line to copy.
 _NOTES = {
     "writer_text": "Your draft copied these instructions. Write only what the person "
@@ -356,28 +357,21 @@ class ModelWriter:
             ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
             targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
         )
-        problem = "empty"
-        for attempt in range(REDRAWS + 1):
+
+        async def draw(attempt: int, failed: str | None) -> str | None:
+            nonlocal prompt
+            if failed is not None:
+                note = _NOTES[failed].format(labels="")
+                turn.given.add(note)  # a note sent back as the person's words is a quote too
+                prompt = [*self.opener_prompt(situation), {"role": "system", "content": note}]
             salt = base if not attempt else f"{base}|redraw{attempt}"
             try:
                 text = await self.complete(prompt, salt=salt)
             except ModelCallError as exc:
                 raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
-            text = split_stop(text or "")[0]
-            found = turn_problem(text, turn) if text else "empty"
-            if found is None:
-                if attempt:
-                    self.counts["turns_redrawn"] += 1
-                return text
-            problem = found
-            self.counts[f"redrawn_opener_{problem}"] += 1
-            note = _NOTES[problem].format(labels="")
-            turn.given.add(note)
-            prompt = [*self.opener_prompt(situation), {"role": "system", "content": note}]
-        self.counts[f"dropped_opener_{problem}"] += 1
-        raise PersonDropped(
-            problem, f"writer {self.name}: {REDRAWS + 1} openers in a row failed ({problem})"
-        )
+            return split_stop(text or "")[0]
+
+        return await checked_opener(draw, turn, self.counts, f"writer {self.name}")
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
         return ModelUser(self, situation, seed, self.max_replies)

@@ -22,7 +22,7 @@ from ..registry import WRITERS
 from ..seeding import seed_int
 from ..spec import Spec
 from .person import PersonState, answer_turn, facts_of, has_errand, read_turn
-from .voice import Turn, stop_problem, turn_problem, unresolved
+from .voice import Turn, checked_opener, stop_problem, turn_problem, unresolved
 
 _GREETING = {
     "polite": ("Hello,", "Hi there,", "Good morning,", "Hello, hope you are well."),
@@ -168,7 +168,6 @@ _CONTEXT = (
     "It is for work.",
     "I checked my emails first.",
 )
-_REDRAWS = 3  # openers drawn again from a new seed before the ask is dropped
 _ABBREV = {
     "please": "pls", "you": "u", "your": "ur", "thanks": "thx", "because": "bc",
     "are": "r", "with": "w/", "tomorrow": "tmrw", "message": "msg", "before": "b4",
@@ -450,8 +449,8 @@ class TemplateWriter:
         self.counts: Counter[str] = Counter()
 
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
-        """The opener, checked as a model writer's is; one that fails is drawn again from
-        a new seed, and the ask is dropped when none of `REDRAWS + 1` draws passes."""
+        """The opener, checked as a model writer's is (`voice.checked_opener`); one that
+        fails is drawn again from a new seed."""
         facts = facts_of(situation)
         turn = Turn(
             facts=facts,
@@ -459,18 +458,11 @@ class TemplateWriter:
             ask_family=str(situation["human"]["ask_family"]),
             targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
         )
-        problem = "empty"
-        for attempt in range(_REDRAWS + 1):
-            text = compose_opener(situation, seed if not attempt else seed_int(seed, attempt))
-            found = turn_problem(text, turn) if text else "empty"
-            if found is None:
-                if attempt:
-                    self.counts["turns_redrawn"] += 1
-                return text
-            problem = found
-            self.counts[f"redrawn_opener_{problem}"] += 1
-        self.counts[f"dropped_opener_{problem}"] += 1
-        raise PersonDropped(problem, f"template opener: every draw failed ({problem})")
+
+        async def draw(attempt: int, _failed: str | None) -> str:
+            return compose_opener(situation, seed if not attempt else seed_int(seed, attempt))
+
+        return await checked_opener(draw, turn, self.counts, "template opener")
 
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
         replies = max(0, self.avg_turns // 2 - 1)

@@ -47,11 +47,13 @@ here runs on text capped at `MAX_CHARS` and is linear (no nested repeats).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..errors import PersonDropped
 from ..judges import replies as rp
 from ..judges.evidence import dates, identifiers
 from ..text.similarity import WordNgramEmbedder, cosine
@@ -762,3 +764,32 @@ def bare_details(text: str, facts: list[Fact]) -> bool:
         low = low.replace(str(fact.value).lower(), " ")
         labels |= set(fact.words) | set(fact.objects)
     return not [w for w in _words(low) if w not in labels]
+
+
+# Drafts of a turn tried before the rollout is dropped: the first and this many redraws.
+REDRAWS = 3
+
+
+async def checked_opener(
+    draw: Callable[[int, str | None], Awaitable[str | None]],
+    turn: Turn,
+    counts: Counter[str],
+    who: str,
+) -> str:
+    """The person's first message from `draw(attempt, failed_check)`, checked like every
+    turn. A draft that fails is drawn again, told which check failed (a model writer names
+    it in a note; the template draws from a new seed), and after `REDRAWS` redraws the ask
+    is dropped (`PersonDropped`, counted), never kept. One loop for every writer, so the
+    counts a run reports mean the same whoever voiced the person."""
+    problem: str | None = None
+    for attempt in range(REDRAWS + 1):
+        text = await draw(attempt, problem)
+        found = turn_problem(text, turn) if text else "empty"
+        if found is None:
+            if attempt:
+                counts["turns_redrawn"] += 1
+            return str(text)
+        problem = found
+        counts[f"redrawn_opener_{problem}"] += 1
+    counts[f"dropped_opener_{problem}"] += 1
+    raise PersonDropped(str(problem), f"{who}: {REDRAWS + 1} openers in a row failed ({problem})")
