@@ -174,13 +174,13 @@ def test_the_agents_read_timeout_is_a_flag_and_a_variable(tmp_path: Path) -> Non
     def slow(request: Request) -> Reply:
         if not request.body.get("tools"):
             return answer("Where is my order ORD-1234?")  # the writer: at once
-        time.sleep(1.0)
+        time.sleep(0.3)  # the stub answers one call at a time: every retry waits this out
         return answer("Which order is it? Please give me the order id.")
 
     with OpenAIStub(default=slow) as stub:
         cut = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
-                      "--budget", "2", "-o", str(tmp_path / "cut.jsonl"),
-                      "--agent-timeout", "0.2", env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
+                      "--budget", "8", "--concurrency", "16", "-o", str(tmp_path / "cut.jsonl"),
+                      "--agent-timeout", "0.05", env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
         assert cut.returncode == 1
         assert b"(timeout)" in cut.stderr and b"read timeout" in cut.stderr, cut.stderr
         waited = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
