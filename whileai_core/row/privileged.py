@@ -503,27 +503,21 @@ def _grams(words: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
-_COMPILED: dict[tuple[bytes, bool, Strictness], _Keys] = {}
+_COMPILED: dict[tuple[bytes, Strictness], _Keys] = {}
 _COMPILED_MAX = 4096
-# A block dumped to at most this many bytes is its own cache key (a dict hashes bytes
-# faster than blake2b digests them); a longer one is kept by its digest, so the cache
-# stays a few MB whatever the blocks hold.
-_KEY_BYTES = 1024
 
 
 def _keys(block: dict[str, Any], strictness: Strictness) -> _Keys:
-    """The block compiled, kept by its content as written: the rollouts of one ask share
-    a block, and compiling it costs more than checking a row against it. Keys are not
-    sorted: the compiled order of candidates follows the block's own, so two blocks
-    holding the same fields in another order are compiled apart, never mixed up."""
+    """The block compiled, kept by a digest of its content as written: the rollouts of
+    one ask share a block, and compiling it costs more than checking a row against it.
+    Keys are not sorted: the compiled order of candidates follows the block's own, so
+    two blocks holding the same fields in another order are compiled apart. (The digest,
+    not the dump, is kept: orjson's bytes hold a 4 KB buffer whatever their length.)"""
     try:
         dumped = orjson.dumps(block)
     except TypeError:
         dumped = json.dumps(block, default=str).encode()
-    if len(dumped) <= _KEY_BYTES:
-        key = (dumped, False, strictness)
-    else:
-        key = (hashlib.blake2b(dumped, digest_size=16).digest(), True, strictness)
+    key = (hashlib.blake2b(dumped, digest_size=16).digest(), strictness)
     found = _COMPILED.get(key)
     if found is None:
         if len(_COMPILED) >= _COMPILED_MAX:
@@ -606,13 +600,15 @@ def _said(row: dict[str, Any]) -> list[str]:
     """Everything the agent wrote, in the order the row holds it: its turns, its tool
     calls' argument values, its own steps' text, its final reply."""
     said: list[str] = []
-    for message in row.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            said.append(_content(message))
-            for call in message.get("tool_calls") or []:
-                if isinstance(call, dict):
-                    _argument_values(call_function(call).get("arguments"), said)
-    for step in row.get("steps") or []:
+    for message in row.get("messages") or ():
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        said.append(content if type(content) is str else _content(message))
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict):
+                _argument_values(call_function(call).get("arguments"), said)
+    for step in row.get("steps") or ():
         if not isinstance(step, dict):
             continue
         text = step.get("text")
@@ -746,8 +742,12 @@ def answer_key_leaks(
     # said is a substring of the text, so a needed word found nowhere in it was not said
     # (a search per word costs less than splitting the text, for the few words most
     # blocks need); one found in it may be part of a longer word, so words decide.
-    if len(keys.needs) <= _NEEDS_SEARCHED and not any(w in said for w in keys.needs):
-        return []
+    if len(keys.needs) <= _NEEDS_SEARCHED:
+        for word in keys.needs:
+            if word in said:
+                break
+        else:
+            return []
     spoken = _WORD.findall(said)
     if keys.needs.isdisjoint(spoken):
         return []
