@@ -315,3 +315,21 @@ def test_a_leak_only_in_tool_call_arguments_steps_or_final_text_is_found() -> No
     # The same words from the person, or part of longer words, are no leak.
     assert not leaks_answer_key({**base, "steps": [{"role": "user", "text": quote}]})
     assert not leaks_answer_key({**base, "final_text": "onlyafter thecarrier confirmsthe parcels"})
+
+
+def test_a_needed_word_is_found_exactly_where_the_text_splits_it_out() -> None:
+    """`_says_any` answers what splitting the text into words answers, on text with
+    part-words, underscores, digits, non-ASCII letters and words repeated past the
+    search's patience."""
+    rng = random.Random(9)
+    pieces = ["refund", "refunded", "un_refund", "ref", "fund", "é", "refundé", "42", "x",
+              " ", "-", "_", ".", "\n", "ß", "ǅ", "٣"]  # fmt: skip
+    needs_pool = ["refund", "fund", "42", "é", "x", "ß", "ref", "٣"]
+    for _ in range(3000):
+        said = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))).lower()
+        needs = frozenset(rng.sample(needs_pool, rng.randrange(1, 4)))
+        expected = not needs.isdisjoint(privileged._WORD.findall(said))
+        assert privileged._says_any(said, needs) == expected, (said, needs)
+    crowded = "refunded " * 100 + "refund"
+    assert privileged._says_any(crowded, frozenset({"refund"}))
+    assert not privileged._says_any("refunded " * 100, frozenset({"refund"}))

@@ -738,24 +738,44 @@ def answer_key_leaks(
     if keys.empty:
         return []
     said = "\n".join(_said(row) if texts is None else texts).lower()
-    # Most rows quote nothing, and for them the next two tests are the whole check. A word
-    # said is a substring of the text, so a needed word found nowhere in it was not said
-    # (a search per word costs less than splitting the text, for the few words most
-    # blocks need); one found in it may be part of a longer word, so words decide.
-    if len(keys.needs) <= _NEEDS_SEARCHED:
-        for word in keys.needs:
-            if word in said:
-                break
-        else:
-            return []
-    spoken = _WORD.findall(said)
-    if keys.needs.isdisjoint(spoken):
+    # Most rows quote nothing, and for them this test is the whole check.
+    if not _says_any(said, keys.needs):
         return []
-    return _quotes(row, keys, strictness.value, spoken)
+    return _quotes(row, keys, strictness.value, _WORD.findall(said))
 
 
-# Past this many words a block's `needs` are looked up among the said words only.
+# Past this many words a block's `needs` are looked up among the said words, and past
+# this many times one word is found inside longer ones, the said words decide.
 _NEEDS_SEARCHED = 24
+
+
+def _says_any(said: str, needs: frozenset[str]) -> bool:
+    """Whether one of `needs` is a word of `said` (lower-cased): a word `_WORD` would
+    split out of it. A need is all word characters, so it is one of those words exactly
+    where it occurs with no word character on either side; searching for the few words
+    most blocks need costs less than splitting the text."""
+    if len(needs) > _NEEDS_SEARCHED:
+        return not needs.isdisjoint(_WORD.findall(said))
+    end = len(said)
+    for word in needs:
+        at = said.find(word)
+        tries = 0
+        while at >= 0:
+            after = at + len(word)
+            if (at == 0 or not _word_char(said[at - 1])) and (
+                after == end or not _word_char(said[after])
+            ):
+                return True
+            tries += 1
+            if tries > _NEEDS_SEARCHED:
+                return not needs.isdisjoint(_WORD.findall(said))
+            at = said.find(word, at + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    """What `\\w` matches in a str pattern: an alphanumeric character or `_`."""
+    return char.isalnum() or char == "_"
 
 
 def _quotes(row: dict[str, Any], keys: _Keys, level: Level, spoken: list[str]) -> list[Leak]:
