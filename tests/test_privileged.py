@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import random
+from typing import Any
 
 import orjson
 
+from whileai_core.row import privileged
 from whileai_core.row.privileged import (
     Shipped,
     Strictness,
@@ -216,3 +219,117 @@ def test_a_digit_run_past_pythons_limit_is_found_and_refused() -> None:
     row = {"messages": [{"role": "tool", "content": text}]}
     assert has_privileged(row)
     assert prepare_to_ship(row).refused == "privileged_residue"
+
+
+def _full_check(
+    row: dict[str, Any], strictness: Strictness, texts: list[str] | None = None
+) -> list[Any]:
+    """The leak check without its early exits: every candidate compared against every
+    word said, whatever the block needs."""
+    block = row.get("privileged")
+    if not isinstance(block, dict):
+        return []
+    keys = privileged._keys(block, strictness)
+    if keys.empty:
+        return []
+    said = "\n".join(privileged._said(row) if texts is None else texts).lower()
+    return privileged._quotes(row, keys, strictness.value, privileged._WORD.findall(said))
+
+
+def _json(quote: str) -> str:
+    """Tool-call arguments as the OpenAI wire carries them: a JSON string."""
+    return orjson.dumps({"q": quote}).decode()
+
+
+def _varied_rows() -> list[dict[str, Any]]:
+    """Rows whose block is quoted (or nearly quoted) in every place an agent writes:
+    its reply, its turns, tool-call arguments (objects, JSON strings, nested values),
+    its own steps, casing and punctuation changed, part of a longer word, said back from
+    what it was told; and rows that quote nothing."""
+    reference = "Refund ORD-4412 only after the carrier confirms the parcel was lost."
+    block = {
+        "reference": reference,
+        "principle": "never promise a date",
+        "hidden_state": {"world_state": {"loyalty_tier": "gold member", "balance": 1234.5}},
+        "rubric": ["check the order", "escalate_to_human when unsure"],
+    }
+    quotes = [
+        "only after the carrier confirms the parcel",  # a run of the reference
+        "ONLY  after, the CARRIER -- confirms the parcel!",  # casing and punctuation
+        "never promise a date",  # a whole short field
+        "gold member",  # a hidden-state value
+        "balance 1234.5",  # a member quoted with its key
+        "world_state",  # a hidden-state field name
+        "refunded orders carry their confirms",  # needed words only inside longer words
+        "nothing of the key at all",
+        "",
+    ]
+    rows: list[dict[str, Any]] = []
+    rng = random.Random(5)
+    for quote in quotes:
+        base = {"prompt": "Please refund ORD-4412", "privileged": copy.deepcopy(block)}
+        rows.append({**base, "final_text": f"Sure. {quote}"})
+        rows.append({**base, "messages": [{"role": "assistant", "content": quote}]})
+        flat = {"name": "note", "arguments": {"text": quote, "n": [1, {"deep": quote}]}}
+        wire = {"type": "function", "function": {"name": "note", "arguments": _json(quote)}}
+        turn = {"role": "assistant", "content": "", "tool_calls": [wire, flat]}
+        rows.append({**base, "messages": [turn]})
+        rows.append({**base, "steps": [{"tool": "note", "arguments": {"q": quote}}]})
+        rows.append({**base, "steps": [{"text": quote}, {"role": "user", "text": quote}]})
+        told = {"role": "user", "content": quote}
+        rows.append({**base, "messages": [told, {"role": "assistant", "content": quote}]})
+        words = quote.split()
+        rng.shuffle(words)
+        rows.append({**base, "final_text": " ".join(words)})
+    return rows
+
+
+def test_the_fast_path_gives_the_full_checks_verdict_on_every_row() -> None:
+    rows = _varied_rows()
+    leaked = 0
+    for row in rows:
+        for strictness in Strictness:
+            texts = None if strictness is Strictness.TURNS else [orjson.dumps(row).decode()]
+            fast = answer_key_leaks(row, strictness, texts)
+            assert fast == _full_check(row, strictness, texts), (row, strictness)
+            leaked += bool(fast)
+    # Both verdicts occur, so the comparison means something.
+    assert 0 < leaked < 2 * len(rows)
+    kinds = {leak.kind for row in rows for leak in answer_key_leaks(row)}
+    assert kinds == {"run", "whole", "value", "name"}
+
+
+def test_a_leak_only_in_tool_call_arguments_steps_or_final_text_is_found() -> None:
+    block = {"reference": "Refund ORD-4412 only after the carrier confirms the parcel was lost."}
+    quote = "ONLY after the Carrier confirms, the parcel"
+    base = {"prompt": "refund it", "privileged": block}
+    call = {"function": {"name": "note", "arguments": _json(quote)}}
+    places = [
+        {"final_text": quote},
+        {"steps": [{"tool": "note", "arguments": {"q": quote}}]},
+        {"steps": [{"text": quote}]},
+        {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]},
+    ]
+    for place in places:
+        assert leaks_answer_key({**base, **place}), place
+    # The same words from the person, or part of longer words, are no leak.
+    assert not leaks_answer_key({**base, "steps": [{"role": "user", "text": quote}]})
+    assert not leaks_answer_key({**base, "final_text": "onlyafter thecarrier confirmsthe parcels"})
+
+
+def test_a_needed_word_is_found_exactly_where_the_text_splits_it_out() -> None:
+    """`_says_any` answers what splitting the text into words answers, on text with
+    part-words, underscores, digits, non-ASCII letters and words repeated past the
+    search's patience."""
+    rng = random.Random(9)
+    pieces = ["refund", "refunded", "un_refund", "ref", "fund", "é", "refundé", "42", "x",
+              " ", "-", "_", ".", "\n", "ß", "ǅ", "٣"]  # fmt: skip
+    needs_pool = ["refund", "fund", "42", "é", "x", "ß", "ref", "٣"]
+    for _ in range(3000):
+        said = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 40))).lower()
+        needs = frozenset(rng.sample(needs_pool, rng.randrange(1, 4)))
+        expected = not needs.isdisjoint(privileged._WORD.findall(said))
+        assert privileged._says_any(said, needs) == expected, (said, needs)
+    crowded = "refunded " * 100 + "refund"
+    assert privileged._says_any(crowded, frozenset({"refund"}))
+    assert not privileged._says_any("refunded " * 100, frozenset({"refund"}))

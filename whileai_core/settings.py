@@ -129,6 +129,15 @@ def run_heartbeat_limits() -> tuple[float, float]:
     return stale, max(stale, crashed)
 
 
+def single_blas_thread() -> None:
+    """Ask numpy's BLAS (OpenBLAS) for one thread unless OPENBLAS_NUM_THREADS says
+    otherwise; effective only before numpy is first imported. The scans a selection runs
+    multiply a few columns by a few dozen: a second BLAS thread speeds nothing up, and its
+    spin-wait after every product costs CPU (a quarter of `optimize`'s on a busy 2-core
+    machine, and the same answer: each output cell is summed the same way)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def debug_enabled() -> bool:
     return (read("WHILEAI_DEBUG") or "").lower() in ("1", "true", "yes", "on")
 

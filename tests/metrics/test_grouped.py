@@ -73,3 +73,39 @@ def test_top_counts_keeps_the_frequent_items_in_bounded_memory() -> None:
     assert len(counts.counts) <= 100 and counts.pruned > 0
     top = [item for item, _ in counts.most_common(5)]
     assert sorted(top) == [f"common{i}" for i in range(5)]
+
+
+def test_the_shuffle_orders_rows_exactly_as_a_lexsort_by_group_then_key() -> None:
+    """The one-sort shuffle is lexsort's order on every input, including keys that round
+    to the same sum (then lexsort answers) and keys that are equal (index order)."""
+    rng = np.random.default_rng(7)
+    for trial in range(20):
+        n = int(rng.integers(1, 3000))
+        ids = rng.integers(0, int(rng.integers(1, 2000)), n) * int(rng.integers(1, 10**9))
+        layout = Layout.of(ids.astype(np.int64))
+        rank = np.repeat(np.arange(len(layout.counts), dtype=np.float64), layout.counts)
+        keys = rng.random(n)
+        if trial % 3 == 0:  # repeated keys: ties inside a group
+            keys = np.round(keys, 1)
+        expected = np.lexsort((keys, layout.groups))
+        assert np.array_equal(layout.shuffle_order(keys, rank), expected), trial
+    # Two keys that differ but round to one sum past a large rank: lexsort decides.
+    layout = Layout.of(np.array([5, 5, 5], dtype=np.int64))
+    keys = np.array([0.5 + 2.0**-40, 0.5, 0.25])
+    far = np.full(3, 2.0**20)
+    assert far[0] + keys[0] == far[1] + keys[1]
+    assert layout.shuffle_order(keys, far).tolist() == [2, 1, 0]
+    assert np.lexsort((keys, layout.groups)).tolist() == [2, 1, 0]
+
+
+def test_shuffled_centred_is_the_lexsort_shuffle() -> None:
+    rng = np.random.default_rng(3)
+    ids = rng.integers(0, 300, 2000).astype(np.int64)
+    layout = Layout.of(ids)
+    values = rng.random(2000)[layout.order]
+    got = layout.shuffled_centred(values, 9, seed=11)
+    draw = np.random.default_rng(11)
+    assert np.array_equal(got[:, 0], layout.centre(values).astype(np.float32))
+    for t in range(9):
+        perm = np.lexsort((draw.random(2000), layout.groups))
+        assert np.array_equal(got[:, t + 1], layout.centre(values[perm]).astype(np.float32))

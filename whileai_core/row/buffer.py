@@ -14,12 +14,14 @@ Both answer `raw(span)` (the JSON bytes) and `load(span)` (the row).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import IO, Any
 
 import orjson
 
 Span = tuple[int, ...]
+_PREAD = getattr(os, "pread", None)  # POSIX; elsewhere a seek and a read
 
 
 class RowBuffer:
@@ -57,8 +59,18 @@ class FileRows:
         handle = self._handles.get(index)
         if handle is None:
             handle = self._handles[index] = open(self._paths[index], "rb")  # noqa: SIM115
-        handle.seek(start)
-        return handle.read(end - start).strip()
+        if _PREAD is None:
+            handle.seek(start)
+            return handle.read(end - start).strip()
+        # One positioned read: kept rows are read in output order, not file order, and a
+        # seek on a buffered file throws its buffer away each time (half the cost).
+        data = _PREAD(handle.fileno(), end - start, start)
+        while len(data) < end - start:  # a regular file reads short only at its end
+            more = _PREAD(handle.fileno(), end - start - len(data), start + len(data))
+            if not more:
+                break
+            data += more
+        return data.strip()
 
     def load(self, span: Span) -> dict[str, Any]:
         row: dict[str, Any] = orjson.loads(self.raw(span))

@@ -405,6 +405,10 @@ class _Keys:
     runs: frozenset[tuple[str, ...]]
     firsts: frozenset[str]
     names: frozenset[str]
+    # Words one of which any leak must say: a run's first word, a whole quote's or
+    # value's first word (a phrase is matched between spaces, so its first word is a
+    # word said), a hidden-state name. A reply saying none of them quotes nothing.
+    needs: frozenset[str]
 
     @property
     def empty(self) -> bool:
@@ -490,9 +494,9 @@ def _compile(block: dict[str, Any], level: Level) -> _Keys:
         names = {k.lower() for k in _keys_of(hidden_state) if "_" in k} - tools
         if hidden_state is not None:
             names.add("hidden_state")
-    return _Keys(
-        tuple(candidates), frozenset(runs), frozenset(r[0] for r in runs), frozenset(names)
-    )
+    firsts = frozenset(r[0] for r in runs)
+    needs = firsts.union([c.words[0] for c in candidates if c.kind != "run"], names)
+    return _Keys(tuple(candidates), frozenset(runs), firsts, frozenset(names), needs)
 
 
 def _grams(words: Sequence[str], n: int) -> list[tuple[str, ...]]:
@@ -501,22 +505,37 @@ def _grams(words: Sequence[str], n: int) -> list[tuple[str, ...]]:
 
 _COMPILED: dict[tuple[bytes, Strictness], _Keys] = {}
 _COMPILED_MAX = 4096
+_LAST: tuple[bytes, Strictness | None, _Keys | None] = (b"", None, None)
 
 
 def _keys(block: dict[str, Any], strictness: Strictness) -> _Keys:
-    """The block compiled, kept by a digest of its content: the rollouts of one ask share
-    a block, and compiling it costs more than checking a row against it."""
+    """The block compiled, kept by a digest of its content as written: the rollouts of
+    one ask share a block, and compiling it costs more than checking a row against it.
+    Keys are not sorted: the compiled order of candidates follows the block's own, so
+    two blocks holding the same fields in another order are compiled apart. (The digest,
+    not the dump, is kept: orjson's bytes hold a 4 KB buffer whatever their length.)"""
     try:
-        dumped = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+        dumped = orjson.dumps(block)
     except TypeError:
-        dumped = json.dumps(block, sort_keys=True, default=str).encode()
+        dumped = json.dumps(block, default=str).encode()
+    last_dumped, last_strictness, last_keys = _LAST
+    if last_keys is not None and last_strictness is strictness and dumped == last_dumped:
+        return last_keys  # the rollouts of one ask come one after another
     key = (hashlib.blake2b(dumped, digest_size=16).digest(), strictness)
     found = _COMPILED.get(key)
     if found is None:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
         found = _COMPILED[key] = _compile(block, strictness.value)
+    _remember((dumped, strictness, found))
     return found
+
+
+def _remember(last: tuple[bytes, Strictness, _Keys]) -> None:
+    """The last block compiled, as one tuple (one assignment: a thread reading it sees a
+    block with its own keys, never another's)."""
+    global _LAST
+    _LAST = last
 
 
 def _block(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -548,26 +567,71 @@ def _content(message: dict[str, Any]) -> str:
     return orjson.dumps(content, default=str).decode()
 
 
-def _arguments(arguments: Any, said: list[str], told: list[str]) -> None:
-    """A call's argument values are the agent's words; their names are the tool's."""
+def _argument_values(arguments: Any, said: list[str]) -> None:
+    """A call's argument values are the agent's words (strings and numbers, in document
+    order; a string that is not JSON is one value)."""
     if isinstance(arguments, str):
         try:
             arguments = orjson.loads(arguments)
         except orjson.JSONDecodeError:
             said.append(arguments)
             return
-    for member, leaf in _leaves(arguments):
-        if member:
-            told.append(member)
+    if not isinstance(arguments, dict):
+        _leaf_values(arguments, said)
+        return
+    for value in arguments.values():  # the usual flat object: no walk
+        if isinstance(value, str):
+            said.append(value)
+        elif isinstance(value, (dict, list)):
+            _leaf_values(value, said)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            said.append(str(value))
+
+
+def _leaf_values(value: Any, said: list[str]) -> None:
+    for _, leaf in _leaves(value):
         if isinstance(leaf, str):
             said.append(leaf)
         elif isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
             said.append(str(leaf))
 
 
+def _argument_names(arguments: Any, told: list[str]) -> None:
+    """A call's argument names are the tool's words, told to the agent with the tool."""
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return
+    for member, _ in _leaves(arguments):
+        if member:
+            told.append(member)
+
+
 def _said(row: dict[str, Any]) -> list[str]:
-    """Everything the agent wrote: its turns, its final reply, its arguments' values."""
-    return _read(row, told=False)[0]
+    """Everything the agent wrote, in the order the row holds it: its turns, its tool
+    calls' argument values, its own steps' text, its final reply."""
+    said: list[str] = []
+    for message in row.get("messages") or ():
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        said.append(content if type(content) is str else _content(message))
+        for call in message.get("tool_calls") or ():
+            if isinstance(call, dict):
+                _argument_values(call_function(call).get("arguments"), said)
+    for step in row.get("steps") or ():
+        if not isinstance(step, dict):
+            continue
+        text = step.get("text")
+        if isinstance(text, str) and step.get("role") != "user":
+            said.append(text)
+        if step.get("tool"):
+            _argument_values(step.get("arguments"), said)
+    final = row.get("final_text")
+    if isinstance(final, str):
+        said.append(final)
+    return said
 
 
 def _told(row: dict[str, Any]) -> list[str]:
@@ -575,26 +639,25 @@ def _told(row: dict[str, Any]) -> list[str]:
     result is no excuse for repeating it, since no file will show where it came from.
     The tools it had are told whichever way the row records them (simulate keeps their
     kinds in the hidden state)."""
-    return [*_read(row, told=True)[1], *_tool_names(row)]
+    return [*_heard(row), *_tool_names(row)]
 
 
-def _read(row: dict[str, Any], *, told: bool) -> tuple[list[str], list[str]]:
-    """(what the agent wrote, what it was told as it ships: every privileged block
-    inside removed); the second only when `told`, since most rows never need it."""
-    said: list[str] = []
-    heard = _Told(told)
+def _heard(row: dict[str, Any]) -> list[str]:
+    """What the agent was told as it ships (every privileged block inside removed): the
+    other turns, the tools it called and their argument names, its steps' results, the
+    prompt, the system prompt and the policy rule."""
+    heard = _Told()
     for message in row.get("messages") or []:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
         if role == "assistant":
-            said.append(_content(message))
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
                     fn = call_function(call)
                     heard.append(str(fn.get("name") or ""))
-                    _arguments(fn.get("arguments"), said, heard)
-        elif role in _TOLD_ROLES and heard.keep:
+                    _argument_names(fn.get("arguments"), heard)
+        elif role in _TOLD_ROLES:
             heard.append(_content(message))
             if isinstance(message.get("name"), str):
                 heard.append(message["name"])
@@ -602,40 +665,32 @@ def _read(row: dict[str, Any], *, told: bool) -> tuple[list[str], list[str]]:
         if not isinstance(step, dict):
             continue
         text = step.get("text")
-        if isinstance(text, str):
-            (heard if step.get("role") == "user" else said).append(text)
+        if isinstance(text, str) and step.get("role") == "user":
+            heard.append(text)
         if step.get("tool"):
             heard.append(str(step["tool"]))
-            _arguments(step.get("arguments"), said, heard)
+            _argument_names(step.get("arguments"), heard)
             result = step.get("result")
-            if result is not None and heard.keep:
+            if result is not None:
                 heard.append(result if isinstance(result, str) else _dump(heard.shipped(result)))
-    final = row.get("final_text")
-    if isinstance(final, str):
-        said.append(final)
     for key in ("prompt", "system_prompt", "system"):
         if isinstance(row.get(key), str):
             heard.append(row[key])
     dims = row.get("scenario_dimensions")
     if isinstance(dims, dict) and isinstance(dims.get("rule"), str):
         heard.append(dims["rule"])
-    return said, heard
+    return heard
 
 
 class _Told(list[str]):
-    """What the agent was told, each text as it ships; nothing at all unless `keep`."""
-
-    def __init__(self, keep: bool) -> None:
-        super().__init__()
-        self.keep = keep
+    """What the agent was told, each text as it ships."""
 
     @staticmethod
     def shipped(value: Any) -> Any:
         return strip_privileged(value)
 
     def append(self, text: str) -> None:
-        if self.keep:
-            super().append(self.shipped(text))
+        super().append(self.shipped(text))
 
 
 def _block_tools(block: dict[str, Any]) -> Iterator[str]:
@@ -694,9 +749,49 @@ def answer_key_leaks(
     keys = _keys(block, strictness)
     if keys.empty:
         return []
-    level = strictness.value
-    said = _said(row) if texts is None else list(texts)
-    spoken = _words("\n".join(said))
+    said = "\n".join(_said(row) if texts is None else texts).lower()
+    # Most rows quote nothing, and for them this test is the whole check.
+    if not _says_any(said, keys.needs):
+        return []
+    return _quotes(row, keys, strictness.value, _WORD.findall(said))
+
+
+# Past this many words a block's `needs` are looked up among the said words, and past
+# this many times one word is found inside longer ones, the said words decide.
+_NEEDS_SEARCHED = 24
+
+
+def _says_any(said: str, needs: frozenset[str]) -> bool:
+    """Whether one of `needs` is a word of `said` (lower-cased): a word `_WORD` would
+    split out of it. A need is all word characters, so it is one of those words exactly
+    where it occurs with no word character on either side; searching for the few words
+    most blocks need costs less than splitting the text."""
+    if len(needs) > _NEEDS_SEARCHED:
+        return not needs.isdisjoint(_WORD.findall(said))
+    end = len(said)
+    for word in needs:
+        at = said.find(word)
+        tries = 0
+        while at >= 0:
+            after = at + len(word)
+            if (at == 0 or not _word_char(said[at - 1])) and (
+                after == end or not _word_char(said[after])
+            ):
+                return True
+            tries += 1
+            if tries > _NEEDS_SEARCHED:
+                return not needs.isdisjoint(_WORD.findall(said))
+            at = said.find(word, at + 1)
+    return False
+
+
+def _word_char(char: str) -> bool:
+    """What `\\w` matches in a str pattern: an alphanumeric character or `_`."""
+    return char.isalnum() or char == "_"
+
+
+def _quotes(row: dict[str, Any], keys: _Keys, level: Level, spoken: list[str]) -> list[Leak]:
+    """The leaks of `keys` in the words `spoken`, less what the agent was told."""
     if not spoken:
         return []
     heard = _Heard(lambda: _told(row) if level.excuse_heard else [])

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..markers.view import view
 from ..metrics.sketch import TopCounts
 from ..metrics.tally import reward_of
 from ..select.records import trajectory_key
@@ -28,6 +27,8 @@ RowSource = Callable[[], Iterable[Row]]
 
 
 def choose_vocabulary(sources: Iterable[RowSource], size: int) -> Vocabulary:
+    from ..markers.view import view  # loaded with the first row: see FeatureOptions.trace
+
     counts = TopCounts(capacity=max(20_000, 50 * size))
     rows = 0
     for source in sources:
@@ -61,6 +62,8 @@ class ScanData:
 
 
 def collect(source: RowSource, vocabulary: Vocabulary, opts: FeatureOptions) -> ScanData:
+    from ..markers.view import view
+
     data = ScanData(vocabulary)
     vocab = vocabulary.index()
     hand_index: dict[str, int] = {}

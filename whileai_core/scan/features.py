@@ -15,13 +15,15 @@ import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..markers.flags import TraceOptions, trace_flags
-from ..markers.view import RowView, view
 from ..metrics.sketch import TopCounts
 from ..row import reply_text
 from ..select.hygiene import row_features
+
+if TYPE_CHECKING:
+    from ..markers.flags import TraceOptions
+    from ..markers.view import RowView
 
 Row = dict[str, Any]
 UserFeature = Callable[[Row], Any]
@@ -50,7 +52,10 @@ def auto_items(text: str) -> set[str]:
 @dataclass
 class FeatureOptions:
     user: Mapping[str, UserFeature] = field(default_factory=dict)
-    trace: TraceOptions = field(default_factory=TraceOptions)
+    # None: the trace flags' defaults. The markers (and the judges' trajectory reader
+    # behind them) load when a row's flags are read, not with this module: the cheap
+    # scan that optimize and the publish gate run reads no row, and starts faster.
+    trace: TraceOptions | None = None
     auto_size: int = AUTO_SIZE
 
 
@@ -117,6 +122,8 @@ def hand_features(v: RowView, opts: FeatureOptions) -> Iterator[tuple[str, float
                 yield f"marker:{name}", float(value)
     flags = row.get("trace_flags")
     if not isinstance(flags, list):
+        from ..markers.flags import trace_flags
+
         flags = trace_flags(v, opts.trace)
     for flag in flags:
         if isinstance(flag, dict) and isinstance(flag.get("flag"), str):
@@ -129,6 +136,8 @@ def hand_features(v: RowView, opts: FeatureOptions) -> Iterator[tuple[str, float
 
 def agent_text(row: Row) -> str:
     """The agent's own words, every turn: what the auto tier counts."""
+    from ..markers.view import view
+
     v = view(row)
     return v.agent_text or reply_text(row)
 

@@ -52,7 +52,7 @@ class QuickScan:
         ask = self._ask_index.setdefault(task, len(self._ask_index))
         self._asks.append(ask)
         self._rewards.append(float(reward))
-        self._values.extend(float(v) for v in values)
+        self._values.extend(map(float, values))
         self._result = None
 
     @property

@@ -106,12 +106,13 @@ def publish_gate(
     signal = QuickScan(FEATURE_NAMES)
     for row in rows:
         report.rows += 1
-        count = tally.add_row(row)
-        signal.add(task_key(row), reward_of(row), features(row))
+        task, reward = task_key(row), reward_of(row)
+        count = tally.add(task, reward)
+        signal.add(task, reward, features(row))
         if isinstance(row.get("calibration"), dict):
             report.calibrated_rows += 1
         if count.rows == 1:
-            near.add(task_key(row), ask_text(row))
+            near.add(task, ask_text(row))
         chars = row.get("reply_chars")
         if isinstance(chars, (int, float)) and not isinstance(chars, bool):
             lengths.add(row, int(chars))

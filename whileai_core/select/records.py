@@ -70,6 +70,9 @@ class Record:
         return 0.0 if self.change == "penalized" else self.reward
 
 
+_SHARED_MAX = 4096
+
+
 class Recorder:
     """Builds records, sharing what the rows of one ask repeat (their task and policy
     strings, interned; `privileged` keeps each block's compiled answer key) so memory
@@ -78,6 +81,7 @@ class Recorder:
 
     def __init__(self, *, tics: bool = False) -> None:
         self._phrases: Any = None
+        self._shared: dict[Any, Any] = {}
         if tics:
             from ..markers.style import Phrases
 
@@ -97,9 +101,9 @@ class Recorder:
             reward=reward,
             junk=junk,
             truncated=row.get("truncated") is True or row.get("finish_reason") == "length",
-            kinds=fault_kinds(row),
+            kinds=self._share(fault_kinds(row)),
             policy=sys.intern(policy) if policy is not None else None,
-            features=row_features(row),
+            features=self._share(row_features(row)),
             carried=carried,
             eval_sourced=is_eval_sourced(row),
             clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
@@ -111,6 +115,17 @@ class Recorder:
 
                 rec.tics = row_tics(row, self._phrases)
         return rec
+
+    def _share(self, value: T) -> T:
+        """One copy of a small tuple many rows repeat (their fault kinds, their surface
+        features): a record then costs a pointer, not a tuple of boxed floats. At most
+        `_SHARED_MAX` values are kept, so rows that all differ cost no more than before."""
+        found = self._shared.get(value)
+        if found is not None:
+            return found
+        if len(self._shared) < _SHARED_MAX:
+            self._shared[value] = value
+        return value
 
     def _junk_reason(self, row: Row, reward: float | None, reply: str) -> str | None:
         status = row.get("judge_status")
