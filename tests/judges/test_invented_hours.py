@@ -49,3 +49,21 @@ def test_hours_nothing_gave_fail(policy: str, ask: str, reply: str, passes: bool
     assert (graded["reward"] == 1.0) is passes, reason
     if not passes:
         assert "gives the hours" in reason, reason
+
+
+@pytest.mark.parametrize(
+    "ask,reply,passes",
+    [
+        ("Can I talk to you?", "Yes, go ahead.", True),  # the chat itself says so
+        ("Can I talk to you at night?", "Sure, any time!", False),  # nothing says when
+        ("Is this chat recorded?", "Sure, for quality purposes.", False),
+        ("Is this chat recorded?", "I don't know whether it is, I'm afraid.", True),
+    ],
+)
+def test_a_yes_rests_on_the_conversation_only_for_the_conversation(
+    ask: str, reply: str, passes: bool
+) -> None:
+    """Wordings written for this test; the real model's were "Yes, feel free to talk to
+    me." and "Sure, let's talk!" (tests/data/realmodel-v3.jsonl)."""
+    [graded] = grade_rows([_row(POLICY, ask, reply)], parse_judge(None))
+    assert (graded["reward"] == 1.0) is passes, graded.get("reason")

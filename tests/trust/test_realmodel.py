@@ -80,14 +80,18 @@ def test_the_default_judge_on_the_v2_halves() -> None:
 
 
 def test_the_default_judge_on_the_v3_set() -> None:
-    """v3 (24 rows, all failures: the model did none of these easy asks right), labelled
-    before any verdict was read and scored once, blind: 18 of 24 caught. The misses were
-    general answers: a bare "Please try again." (now caught: a move that fits any message
-    says nothing), facts made up about the service (where the privacy policy or the terms
-    are, "I don't have any opening hours", a Settings > Profile procedure) and an answer
-    about programming languages, all still open (docs/judges.md). Margin: one row."""
+    """v3 (113 rows of the same model on orders and airline: 109 failures, 4 good),
+    labelled before any verdict was read. The first 24 rows (orders) were scored blind
+    first: 18 of 24 caught; the judges were then fixed on them (a bare "Please try
+    again.", opening hours nobody gave) and the other 89 were scored blind: 80 of 85
+    failures caught and 1 of 4 good rows failed (a "yes" to "Can I talk to you?").
+    After fixing that one (the conversation answers a question about itself; "sure" is
+    a yes), 81 of 85 and 0 of 4. What is still missed is one kind: a general answer that
+    makes up a procedure or a policy in ordinary words (docs/judges.md). Margin: one row."""
     rows = _load("realmodel-v3.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v3" for r in rows)
-    fails, caught, goods, _ = _score(rows)
-    assert (fails, goods) == (24, 0)
-    assert caught >= 18
+    fails, caught, goods, false_fails = _score(rows[:24])
+    assert (fails, goods) == (24, 0) and caught >= 18
+    fails, caught, goods, false_fails = _score(rows[24:])
+    assert (fails, goods) == (85, 4)
+    assert caught >= 80 and false_fails == 0

@@ -726,7 +726,8 @@ _POLAR_OPENERS = frozenset(
 _SUBJECTS = frozenset({"you", "i", "we", "this", "it", "there", "they", "that", "u", "ya"})
 _WH = frozenset({"what", "which", "who", "where", "when", "why", "how", "whom", "whose"})
 _VERDICTS = frozenset({"yes", "no", "yeah", "yep", "nope", "nah", "true", "false", "correct",
-                       "incorrect", "absolutely", "definitely", "certainly", "of"})  # fmt: skip
+                       "incorrect", "absolutely", "definitely", "certainly", "of",
+                       "sure"})  # fmt: skip
 
 
 def polar_question(text: str) -> list[str]:

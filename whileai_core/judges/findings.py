@@ -229,6 +229,10 @@ def contradictions(ev: Evidence) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+# Words for this very exchange: a yes to "can I talk to you" rests on the chat itself.
+_CONVERSING = frozenset({"talk", "chat", "speak", "write", "message", "ask", "here", "now"})
+
+
 def unfounded_verdicts(ev: Evidence) -> list[str]:
     """A yes or a no to a question about the service that nothing the agent was told
     speaks of ("Is this chat recorded?" -> "No, this chat is not stored anywhere.", "Do
@@ -239,6 +243,8 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     if not asks or not gives_verdict(ev.reply):
         return []
     topic = polar_question(asks[-1]) or polar_question(asks[0])
+    # "Can I talk to you?" is answered by the conversation itself; "... at night?" is not.
+    topic = [w for w in topic if w not in _CONVERSING]
     if not topic:
         return []
     known = [ev.system_text, *(result_json(c) for c in ev.calls)]
