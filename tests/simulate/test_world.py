@@ -320,6 +320,32 @@ def test_a_search_under_the_person_s_key_finds_the_record_they_named() -> None:
     assert pair[0]["order_id"] == "ORD-3612" and pair[1]["order_id"] != "ORD-3612"
 
 
+def test_a_key_of_one_kind_names_no_record_of_another() -> None:
+    """The real model refunded 'booking' FLI-37829, the flight id the person gave."""
+    airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
+    mine = {"flight_id": "FLI-37829", "booking_ref": "Q7KD2M", "last_name": "Chen"}
+    world = World(airline, targets=mine, known=mine.values(), seed=3)
+    refund = world.call("refund_booking", {"booking_ref": "FLI-37829", "method": "travel_credit"})
+    assert refund["status"] in ("not_found", "rejected"), refund
+    mine_read = world.call("get_booking", {"booking_ref": "Q7KD2M", "last_name": "Chen"})
+    assert mine_read["status"] == "ok"
+
+
+def test_one_action_twice_is_already_done_another_is_not() -> None:
+    """A booking cancelled and then refunded is how a refund of a cancellation goes; the
+    world used to answer the refund 'already cancelled'."""
+    airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
+    mine = {"booking_ref": "Q7KD2M", "last_name": "Chen"}
+    world = World(airline, targets=mine, known=mine.values(), seed=3)
+    assert world.call("cancel_booking", {"booking_ref": "Q7KD2M"})["status"] == "ok"
+    again = world.call("cancel_booking", {"booking_ref": "Q7KD2M"})
+    assert again["status"] == "already_done"
+    refund = world.call("refund_booking", {"booking_ref": "Q7KD2M", "method": "travel_credit"})
+    assert refund["status"] == "ok" and refund["data"]["status"] == "refunded"
+    twice = world.call("refund_booking", {"booking_ref": "Q7KD2M", "method": "travel_credit"})
+    assert twice["status"] == "already_done"
+
+
 def test_a_search_by_criteria_the_world_does_not_hold_is_an_empty_list() -> None:
     airline = load_spec(Path(__file__).resolve().parents[2] / "specs" / "airline").tools
     trip = {"origin": "LIS", "destination": "DEN", "date": "2025-05-02"}

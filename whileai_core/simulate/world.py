@@ -123,7 +123,7 @@ class World:
         self.acted_verb = acted_verb or default_verb
         self.steps = 0
         self._records: dict[str, dict[str, Any]] = {}
-        self._done: set[str] = set()
+        self._done: set[tuple[str, str]] = set()  # (entity, verb): what was done to what
         # (key parameter, value) -> entity: a booking read by its ref and changed by its ref
         # plus a new flight id is one booking, with one record.
         self._by_key: dict[tuple[str, str], str] = {}
@@ -199,6 +199,8 @@ class World:
         text = _norm(value)
         if self._known is None:  # the open world: everything exists
             return True
+        if self._keys_another(param, text):
+            return False
         if text in self._known:
             return True
         # An id the person wrote in their own words (a seed's or a pinned task's prompt).
@@ -206,6 +208,23 @@ class World:
             len(text) >= 3
             and re.search(rf"(?<![\w@.-]){re.escape(text)}(?![\w@-])", self._known_text) is not None
         )
+
+    def _acted(self, entity: str) -> bool:
+        """Some write landed on the record in this rollout (a half-done one is now done)."""
+        return any(done == entity for done, _ in self._done)
+
+    def _keys_another(self, param: str, text: str) -> bool:
+        """The value is the person's key for another kind of record: their flight id
+        given as a booking reference names no booking ("FLI-37829" refunded as a
+        booking). Only the person's own keys know their kind; a value a tool returned
+        or the person wrote elsewhere keeps the benefit of the doubt."""
+        mine = name_words(param)[:1]
+        if not mine:
+            return False
+        kinds = {
+            tuple(name_words(k)[:1]) for k, v in self.targets.items() if _norm(v) == text
+        }
+        return bool(kinds) and tuple(mine) not in kinds and all(kinds)
 
     def _learn(self, record: dict[str, Any]) -> None:
         """A key a result showed is one the agent may use next (a search's order id)."""
@@ -234,18 +253,20 @@ class World:
         if effect == "matches":
             return {"status": "ok", "matches": [record, self._twin(entity, record)]}
         if tool.kind == "read":
-            if effect == "partial" and entity not in self._done:
+            if effect == "partial" and not self._acted(entity):
                 return {"status": "ok", "data": self._partial(record)}
             return {"status": "ok", "data": dict(record)}
         verb = name_words(tool.name)[0] if name_words(tool.name) else "process"
-        if entity in self._done or effect == "already_done":
+        # The same action twice is already done; another on the same record is not (a
+        # booking cancelled, then refunded, is how a refund of a cancellation goes).
+        if (entity, verb) in self._done or effect == "already_done":
             return {
                 "status": "already_done",
                 "data": dict(record),
                 "error": f"{_describe(keys)} was already {record['status']}",
             }
         record["status"] = past_tense(verb)
-        self._done.add(entity)
+        self._done.add((entity, verb))
         data = dict(record)
         if effect == "partial":
             data["note"] = "finished the steps left pending"
@@ -311,7 +332,7 @@ class World:
             found.append(self._found(tool, base, shown, 1, targeted, like=found[0][1]))
         results = []
         for entity, record in found:
-            if effect == "partial" and entity not in self._done:
+            if effect == "partial" and not self._acted(entity):
                 results.append(self._partial(record))
             else:
                 results.append(dict(record))
