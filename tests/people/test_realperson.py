@@ -26,6 +26,7 @@ from ..helpers import REPO
 
 DATA = REPO / "tests" / "data"
 LABELS: dict[str, Any] = json.loads((DATA / "realperson-labels.json").read_text())
+KNOWN_MISSES = {"orders": 0, "airline": 1}
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -75,6 +76,7 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
     rows = _rows(name)
     assert rows
     wrong: list[str] = []
+    missed: list[str] = []
     assert [r["scenario_id"] for r in rows] == [x["scenario_id"] for x in LABELS[name]]
     for row, labelled in zip(rows, LABELS[name], strict=True):
         labels = labelled["turns"]
@@ -83,6 +85,9 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
         for i, (text, turn) in enumerate(turns):
             label = labels[str(i)]
             found = turn_problem(text, turn)
+            if label.startswith("missed"):
+                missed.append(f"{row['scenario_id']}#{i}")
+                continue
             if label.startswith("ok"):
                 if found is not None:
                     wrong.append(f"{row['scenario_id']}#{i} ok but {found}: {text}")
@@ -90,3 +95,6 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
                 if found is None:
                     wrong.append(f"{row['scenario_id']}#{i} {label.split(':')[0]} passed: {text}")
     assert not wrong, "\n".join(wrong)
+    # Breaks the check still lets through, labelled `missed:` so the gap stays on record
+    # (the airline sample's made-up typo "DNE"); fixing one means relabelling it.
+    assert len(missed) == KNOWN_MISSES[name], missed

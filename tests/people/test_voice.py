@@ -89,6 +89,9 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
         ("I was not able to locate the order in our system.", "role_flip"),
         ("Thanks for waiting, your order is on its way.", "role_flip"),
         ("ORD-1010 was placed on the 3rd of March and still has not come.", "invented_fact"),
+        ("Can you run get_order on it for me?", "writer_text"),
+        ("Maybe the assistant could look again?", "writer_text"),
+        ("Sorry, your inquiry could not be completed today.", "role_flip"),
     ],
 )  # fmt: skip
 def test_each_role_break_is_named(text: str, why: str) -> None:
@@ -111,6 +114,7 @@ def test_a_person_s_plain_lines_pass() -> None:
     assert turn_problem("Could you check your records for ORD-1010?", plain) is None
     assert turn_problem("It says delivred [sic] but nothing came. ORD-1010.", plain) is None
     assert turn_problem("I ordered it last week; it is ORD-1010.", plain) is None
+    assert turn_problem("My request is simple: where is ORD-1010?", plain) is None
     dated = _turn("I found two records under ORD-1010 (created 2025-09-26 and 2025-05-06).")
     assert turn_problem("The one from September 26, 2025.", dated) is None
 

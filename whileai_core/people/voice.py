@@ -297,14 +297,16 @@ def unfilled_slot(text: str) -> bool:
     return bool(_SLOT.search(text[:MAX_CHARS]))
 
 
+# What the person came with: "your request" is the agent speaking of the person's ask.
+_THE_ASK = frozenset({"request", "inquiry", "enquiry", "query"})
+
+
 def owns_listener_record(text: str, objects: Iterable[str]) -> bool:
     """The speaker calls the record the listener's ("the record for your order"): the
     order or booking is the person's own, so only the agent says "your order". The
     service's own things ("your records", "your system") are the listener's and stay
     the person's to name."""
-    things = frozenset(objects)
-    if not things:
-        return False
+    things = frozenset(objects) | _THE_ASK
     words = rp.tokens(text[:MAX_CHARS])
     return any(
         word == "your" and things & set(words[i + 1 : i + 3]) for i, word in enumerate(words)
@@ -535,11 +537,25 @@ _NARRATES = re.compile(
 )
 
 
-def narrates(text: str) -> bool:
+# The writer's name for the one the person is talking to, used as if about someone
+# else ("Why can't the assistant get the booking details?"): the brief's narration.
+_NAMES_ASSISTANT = re.compile(r"\bthe assistant(?:'s)?\b")
+# A tool's own name or a snake_case field in the person's words ("a search_flights
+# query"): the writer's tool list, not how a person speaks. Values the person holds
+# ("not_received" as a refund reason) are theirs to repeat.
+_SNAKE = re.compile(r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,4}\b")
+
+
+def narrates(text: str, own: Iterable[Any] = ()) -> bool:
     """The line says which move the person will make ("I'll ask why not.", "I will ask
-    what else can be done") rather than making it: the writer's instructions name the
-    moves, the person makes them."""
-    return bool(_NARRATES.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
+    what else can be done") rather than making it, speaks of the listener as "the
+    assistant", or names a tool or field as the writer's list does: the writer's
+    instructions name the moves and the tools, the person makes the moves."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    if _NARRATES.search(low) or _NAMES_ASSISTANT.search(low):
+        return True
+    held = {str(v).casefold() for v in own}
+    return any(m.group(0) not in held for m in _SNAKE.finditer(low))
 
 
 def names_a_field(text: str, facts: Iterable[Fact]) -> bool:
@@ -656,7 +672,11 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "writer_text"
     if serves_listener(text) and (turn.opener or not turn.reading.asked):
         return "role_flip"  # asked nothing, the person has nothing to offer the listener
-    if turn.given.quoted_in(text) or names_a_field(text, turn.facts) or narrates(text):
+    if (
+        turn.given.quoted_in(text)
+        or names_a_field(text, turn.facts)
+        or narrates(text, (f.value for f in turn.facts))
+    ):
         return "writer_text"
     if turn.agent_last and (
         parrots(text, turn.agent_last) or copies_a_clause(text, turn) or echoes_the_ask(text, turn)
