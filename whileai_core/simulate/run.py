@@ -73,7 +73,7 @@ def run_simulation(
         raise ConfigError("--blocks must be at least 1")
     if blocks > 1 and parts != [None]:
         raise ConfigError(
-            "--executor ray keeps state per shard already: drop --blocks"
+            f"--executor {executor.name} keeps state per shard already: drop --blocks"
             if executor.remote
             else "give --shard I/N (one shard) or --blocks N (all of them), not both"
         )
@@ -106,8 +106,13 @@ def run_simulation(
     if executor.remote:
         options = dataclasses.replace(options, clients={})  # a client does not travel
         grader = _portable(grader)
+    # Parts that share this machine share its --concurrency (`Executor.concurrency`).
+    share = executor.concurrency(config.concurrency)
+    part_config = (
+        config if share == config.concurrency else dataclasses.replace(config, concurrency=share)
+    )
     run = PartRun(
-        spec, config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
+        spec, part_config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
         progress=None if executor.remote else progress,
     )  # fmt: skip
     out = _Output(output if output and output != "-" else None)
@@ -285,7 +290,7 @@ def _split_done(
         if not isinstance(label, str):
             raise ConfigError(
                 f"--resume: the output holds rows without a shard (scenario {sid}): it is "
-                "not from a sharded run (--executor ray)"
+                "not from a sharded run (--executor processes or ray)"
             )
         shard = parse_shard(label)
         if shard.count != count:
@@ -428,6 +433,8 @@ def combine_reports(
     for report in reports:
         for name in _SUMMED:
             setattr(out, name, getattr(out, name) + getattr(report, name))
+        for label, stats in report.models.items():
+            _add_model_stats(out.models.setdefault(label, {}), stats)
         for name in ("groups", "faults_fired", "seeded", "person"):
             merged = getattr(out, name)
             for key, value in getattr(report, name).items():
@@ -443,3 +450,19 @@ def combine_reports(
     out.tasks = {**first.tasks, parts: len(reports)}
     out.tasks.pop("shard", None)
     return out
+
+
+def _add_model_stats(into: dict[str, Any], stats: dict[str, Any]) -> None:
+    """One model client's counts (`ClientStats.as_dict`) added into another's: a run in
+    parts reports the calls of every part's client, by role and model as one run does."""
+    for key, value in stats.items():
+        if isinstance(value, float):
+            into[key] = round(into.get(key, 0.0) + value, 3)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            into[key] = into.get(key, 0) + value
+        elif isinstance(value, dict):
+            merged = into.setdefault(key, {})
+            for name, count in value.items():
+                merged[name] = merged.get(name, 0) + count
+        elif into.get(key) is None:  # the first part's word on why a client stopped
+            into[key] = value
