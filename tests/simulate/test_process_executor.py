@@ -92,12 +92,10 @@ def test_a_model_run_on_processes_equals_one_process(tmp_path: Path) -> None:
     share of --concurrency; the rows and the summed model counts equal one process's."""
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     with OpenAIStub(default=_chooser) as stub:
+        flags = ["simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
+                 "--budget", "24", "--concurrency", "6", "--reproducible"]  # fmt: skip
         runs = [
-            run_cli(
-                "simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
-                "--budget", "24", "--concurrency", "6", "--reproducible", "-o", str(out),
-                "--report", f"{out}.report.json", *extra,
-            )  # fmt: skip
+            run_cli(*flags, "-o", str(out), "--report", f"{out}.report.json", *extra)
             for out, extra in ((one, ()), (two, ("--executor", "processes", "--shards", "2")))
         ]
     for done in runs:

@@ -9,11 +9,12 @@ rusage. The shards share this machine, so each gets ceil(C/N) of `--concurrency`
 (`concurrency`), not all of it as a Ray shard on its own node does.
 
 Rows: a worker sends what its sink got in one turn of its event loop as one message (a
-simulate group is handed over in one synchronous loop, so it travels whole), at the
-latest 50 ms after the first of them (`_Sender`). Here they reach `emit` in shard order, 1 to N, whichever finishes
-first: the lowest unfinished shard's rows as they arrive, the others' spooled to a
-temporary file (raw, as received) until every shard before them is done. Memory holds
-no shard's rows, and the output's order depends only on the run.
+simulate group is handed over in one synchronous loop, so it travels in one message
+unless the 50 ms mark falls inside it), at the latest 50 ms after the first of them
+(`_Sender`). Here they reach `emit` in shard order,
+1 to N, whichever finishes first: the lowest unfinished shard's rows as they arrive, the
+others' spooled to a temporary file (raw, as received) until every shard before them is
+done. Memory holds no shard's rows, and which shard finished first never shows.
 
 No retries: a worker that raises or dies (killed, out of memory) ends the run with a
 one-line error naming its shard, once every row already received (from any shard) has
@@ -21,6 +22,9 @@ reached `emit`, in shard order; `simulate --resume` then skips the complete shar
 replays the cut ones. SIGINT (the terminal sends it to the whole process group) is
 ignored by the workers; on SIGINT or SIGTERM this process stops them, hands on the rows
 it has, and ends as interrupted. A worker whose parent dies (SIGKILL) exits by itself.
+A program that calls a stage with this executor guards its entry point
+(`if __name__ == "__main__":`), as for any spawned process: a worker imports the
+program's main module again (the `whileai` command does).
 """
 
 from __future__ import annotations
