@@ -101,8 +101,9 @@ def run_simulation(
     options = options or ModelOptions()
     sharded: ShardedRun | None = None
     to_play, by_part = parts, {part: done for part in parts}
+    shares: list[int] | None = None
     if executor.remote or len(parts) > 1:
-        to_play, by_part, sharded = _shard_parts(spec, config, plan, parts, done, executor)
+        to_play, by_part, sharded, shares = _shard_parts(spec, config, plan, parts, done, executor)
     if executor.remote:
         options = dataclasses.replace(options, clients={})  # a client does not travel
         grader = _portable(grader)
@@ -113,7 +114,7 @@ def run_simulation(
     )
     run = PartRun(
         spec, part_config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
-        progress=None if executor.remote else progress,
+        progress=None if executor.remote else progress, shares=shares,
     )  # fmt: skip
     out = _Output(output if output and output != "-" else None)
     emit = sink or out.write
@@ -170,6 +171,9 @@ class PartRun:
     blocks: int
     done: dict[Part, dict[str, list[dict[str, Any]]]]
     progress: Callable[[int, int], None] | None = None
+    shares: list[int] | None = None
+    """Each shard's budget share, computed once here for a run in shards (walking every
+    ask of the run), so no worker walks them again."""
 
 
 def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) -> Report:
@@ -188,7 +192,7 @@ def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) 
     writer = resolve_writer(run.writer_ref, run.spec, options, avg_turns=config.avg_turns)
     world = load_execute(options.execute) if options.execute else None
     plan = run.plan
-    parts = plan_parts(run.spec, config, plan, shard=part, blocks=run.blocks)
+    parts = plan_parts(run.spec, config, plan, shard=part, blocks=run.blocks, shares=run.shares)
     done = run.done.get(part, {})
     offline_writer = not is_model_ref(run.writer_ref or "template")
 
@@ -253,10 +257,10 @@ def _shard_parts(
     parts: list[Part],
     done: dict[str, list[dict[str, Any]]],
     executor: Executor,
-) -> tuple[list[Part], dict[Part, dict[str, list[dict[str, Any]]]], ShardedRun]:
-    """The shards still to play, the rows each already has, and the bookkeeping that
-    reports them: a shard whose rows are all in the output is skipped, a cut one replayed
-    from its own rows."""
+) -> tuple[list[Part], dict[Part, dict[str, list[dict[str, Any]]]], ShardedRun, list[int]]:
+    """The shards still to play, the rows each already has, the bookkeeping that reports
+    them, and each shard's budget share: a shard whose rows are all in the output is
+    skipped, a cut one replayed from its own rows."""
     count = len(parts)
     _, shares, _ = shard_shares(spec, config, plan, count)
     problem = shard_count_error(shares, count, config.budget)
@@ -276,7 +280,7 @@ def _shard_parts(
             continue
         to_play.append(part)
         by_part[part] = by_index.get(part.index, {})
-    return to_play, by_part, sharded
+    return to_play, by_part, sharded, shares
 
 
 def _split_done(
@@ -358,13 +362,20 @@ class EnginePart:
 
 
 def shard_shares(
-    spec: Spec, config: SimulateConfig, plan: RunPlan | None, count: int
+    spec: Spec,
+    config: SimulateConfig,
+    plan: RunPlan | None,
+    count: int,
+    known: list[int] | None = None,
 ) -> tuple[TaskSource, list[int], int | None]:
-    """The task source shards draw from, each shard's budget share, and the run's ask cap."""
+    """The task source shards draw from, each shard's budget share (`known` when the
+    caller has them), and the run's ask cap."""
     base = plan.tasks if plan is not None else None
     inner: TaskSource = base or GridTasks(spec, build_grid(spec), fault_rate=config.fault_rate)
     n, k = config.shape
     max_asks = config.situations * n if config.situations else None
+    if known is not None and len(known) == count:
+        return inner, known, max_asks
     fixed = k == 1 or config.repeat_policy == "fixed"
     shares = budget_shares(
         inner, budget=config.budget, count=count, phrasings=n,
@@ -374,13 +385,20 @@ def shard_shares(
 
 
 def plan_parts(
-    spec: Spec, config: SimulateConfig, plan: RunPlan | None, *, shard: Shard | None, blocks: int
+    spec: Spec,
+    config: SimulateConfig,
+    plan: RunPlan | None,
+    *,
+    shard: Shard | None,
+    blocks: int,
+    shares: list[int] | None = None,
 ) -> list[EnginePart]:
-    """The engines a run needs: one for a plain run, one for a shard, one per block."""
+    """The engines a run needs: one for a plain run, one for a shard, one per block
+    (`shares`: the shards' budget shares, when the caller already has them)."""
     if shard is None and blocks == 1:
         return [EnginePart(plan.tasks if plan is not None else None, config)]
     count = shard.count if shard is not None else blocks
-    inner, shares, max_asks = shard_shares(spec, config, plan, count)
+    inner, shares, max_asks = shard_shares(spec, config, plan, count, shares)
     wanted = [shard.index] if shard is not None else range(1, count + 1)
     if shard is not None:
         problem = shard_count_error(shares, count, config.budget)
