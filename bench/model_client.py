@@ -4,7 +4,7 @@ concurrency 64, 256 and 1,024, before and after, with SDK 0.131's call rate besi
 Run by hand; never a timed test:
 
     python bench/model_client.py [--levels 64,256,1024] [--rollouts 4096] [--latency 0.1]
-        [--before DIR] [--sdk PYTHON] [--repeat N] [--json]
+        [--before DIR] [--processes N] [--sdk PYTHON] [--repeat N] [--json]
 
 One stub (`python -m whileai_core.testing`, the single-threaded fleet server, from this
 tree) answers every call after `--latency` seconds. For each tree (`--before DIR`, a
@@ -18,6 +18,13 @@ first on PYTHONPATH, and prints:
   grid, every rollout, the rows written) over its model calls. This one does not move
   with the machine's load the way wall-clock shares do, so it is the figure to compare;
 - retries and errors from the run's report, and the child's peak open descriptors.
+
+`--processes N` adds a line a level for this tree's `--executor processes --shards N`
+(each shard in its own process with ceil(concurrency / N) in flight) beside the one
+process. Its workers are the child's own children, reaped by it, so the child's rusage
+holds their CPU too (each worker's interpreter start included), and its calls are the
+shards' summed. The stub runs on the same cores: with N workers busy, it is the stub and
+the machine that cap the share of ideal, not one client process.
 
 The load average is printed with every run: on a shared 2-core machine the wall-clock
 shares drop with it. `--sdk PYTHON` (an interpreter with SDK 0.131 installed) also
@@ -78,12 +85,14 @@ class _PeakFds(threading.Thread):
         return self.peak
 
 
-def run_simulate(tree: Path, base_url: str, level: int, args: argparse.Namespace) -> dict:
-    """One `whileai simulate` at `level` with `tree`'s code; its figures."""
+def run_simulate(
+    tree: Path, base_url: str, level: int, args: argparse.Namespace, extra: list[str]
+) -> dict:
+    """One `whileai simulate` at `level` (plus `extra` flags) with `tree`'s code; its figures."""
     rollouts = max(args.rollouts, 4 * level)
     with tempfile.TemporaryDirectory() as tmp:
         out, report = Path(tmp) / "rows.jsonl", Path(tmp) / "report.json"
-        cmd = simulate_command(args.spec, base_url, rollouts, level, out, report)
+        cmd = [*simulate_command(args.spec, base_url, rollouts, level, out, report), *extra]
         env = {**os.environ, "WHILEAI_HOME": tmp, "PYTHONPATH": _path(tree)}
         load = _load()
         start = time.perf_counter()
@@ -233,6 +242,8 @@ def main() -> int:
     parser.add_argument("--spec", default="specs/orders")
     parser.add_argument("--before", type=Path, help="a checkout of the code before")
     parser.add_argument("--sdk", help="a Python with SDK 0.131 installed (its call rate)")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="also run this tree with --executor processes --shards N")
     parser.add_argument("--calls", type=int, default=4096, help="calls per call-rate run")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each line; the median by CPU per call is shown (the lower "
@@ -240,7 +251,12 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="Also print the figures as JSON.")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
-    trees = ([("before", args.before.resolve())] if args.before else []) + [("after", ROOT)]
+    trees: list[tuple[str, Path, list[str]]] = [("after", ROOT, [])]
+    if args.before:
+        trees.insert(0, ("before", args.before.resolve(), []))
+    if args.processes:
+        shards = ["--executor", "processes", "--shards", str(args.processes)]
+        trees.append((f"procs{args.processes}", ROOT, shards))
     results: dict[str, Any] = {"cores": os.cpu_count(), "latency": args.latency}
     with loopback_stub(args.latency) as (base_url, _):
         print(
@@ -249,14 +265,16 @@ def main() -> int:
             f"after: {_loop_after()}",
             flush=True,
         )
-        print(f"{'tree':<7}{'conc':>6}{'rollouts/s':>12}{'ideal':>9}{'share':>8}"
+        print(f"{'tree':<8}{'conc':>6}{'rollouts/s':>12}{'ideal':>9}{'share':>8}"
               f"{'CPU ms/call':>13}{'retries':>9}{'errors':>8}{'fds':>7}{'load':>11}")  # fmt: skip
-        for label, tree in trees:
+        for label, tree, extra in trees:
             for level in levels:
-                r = _median(run_simulate(tree, base_url, level, args) for _ in range(args.repeat))
+                r = _median(
+                    run_simulate(tree, base_url, level, args, extra) for _ in range(args.repeat)
+                )
                 results.setdefault("simulate", {}).setdefault(label, []).append(r)
                 print(
-                    f"{label:<7}{level:>6}{r['rollouts_per_s']:>12.1f}{r['ideal_per_s']:>9.1f}"
+                    f"{label:<8}{level:>6}{r['rollouts_per_s']:>12.1f}{r['ideal_per_s']:>9.1f}"
                     f"{100 * r['share_of_ideal']:>7.1f}%{r['cpu_ms_per_call']:>13.3f}"
                     f"{r['retries']:>9}{r['errors']:>8}{r['peak_fds']:>7}{r['load']:>11}",
                     flush=True,

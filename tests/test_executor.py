@@ -43,6 +43,9 @@ class ReversedShards:
     def parts(self) -> list[Part]:
         return [Shard(i, self.count) for i in range(1, self.count + 1)]
 
+    def concurrency(self, total: int) -> int:
+        return total
+
     def run(
         self, task: Callable[[Part, Sink], T], parts: Sequence[Part], emit: Sink
     ) -> Iterator[tuple[Part, T]]:
@@ -62,8 +65,10 @@ def test_make_executor_builds_the_users_choice() -> None:
     assert make_executor("ray").parts() == [Shard(i, 4) for i in range(1, 5)]
     with pytest.raises(ConfigError, match="--shards N"):
         make_executor("ray", shard=Shard(1, 2))
-    with pytest.raises(ConfigError, match="for --executor ray"):
+    with pytest.raises(ConfigError, match="for --executor processes or ray"):
         make_executor("local", shards=2)
+    with pytest.raises(ConfigError, match="--shards N"):
+        make_executor("processes", shard=Shard(1, 2))
     with pytest.raises(ConfigError, match="unknown executor 'dask'"):
         make_executor("dask")
 

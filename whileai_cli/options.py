@@ -92,13 +92,15 @@ ShardOpt = Annotated[
     ),
 ]
 ExecutorOpt = Annotated[
-    Literal["local", "ray"],
+    Literal["local", "processes", "ray"],
     typer.Option(
         "--executor",
         rich_help_panel=SCALE_PANEL,
         envvar="WHILEAI_EXECUTOR",
-        help="local: this process; ray: --shards shards as Ray tasks (pip install "
-        "'whileai\\[ray]'), rows streamed back as each shard finishes.",
+        help="local: this process; processes: --shards shards in as many local processes "
+        "(every core), --concurrency split between them, rows in shard order; ray: --shards "
+        "shards as Ray tasks (pip install 'whileai\\[ray]'), rows streamed back as each "
+        "shard finishes.",
     ),
 ]
 RayAddressOpt = Annotated[
@@ -119,7 +121,8 @@ ShardsOpt = Annotated[
         rich_help_panel=SCALE_PANEL,
         min=1,
         envvar="WHILEAI_SHARDS",
-        help="With --executor ray: how many shards to split the run into. \\[default: 4]",
+        help="With --executor processes or ray: how many shards to split the run into. "
+        "\\[default: one per core for processes, 4 for ray]",
         show_default=False,
     ),
 ]
@@ -202,16 +205,21 @@ def check_executor(
     """The flags that pick who plays which shards, checked together (usage errors); the
     `--shard` asked for, if any."""
     picked = parse_shard_flag(shard)
-    if executor == "ray":
+    if ray_address is not None and executor != "ray":
+        bad_flag("--ray-address", "--ray-address is for --executor ray")
+    if executor in ("ray", "processes"):
         if shard is not None:
-            bad_flag("--shard", "--executor ray plays every shard itself: give --shards N")
+            bad_flag("--shard", f"--executor {executor} plays every shard itself: give --shards N")
         if blocks > 1:
-            bad_flag("--blocks", "--executor ray keeps state per shard already: drop --blocks")
+            bad_flag(
+                "--blocks", f"--executor {executor} keeps state per shard already: drop --blocks"
+            )
     else:
         if shards is not None:
-            bad_flag("--shards", "--shards N runs on an executor: add --executor ray")
-        if ray_address is not None:
-            bad_flag("--ray-address", "--ray-address is for --executor ray")
+            bad_flag(
+                "--shards",
+                "--shards N runs on an executor: add --executor processes or --executor ray",
+            )
         if picked is not None and blocks > 1:
             bad_flag("--blocks", "a shard keeps its own state: give --shard or --blocks")
     return picked

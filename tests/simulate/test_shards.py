@@ -171,6 +171,9 @@ def test_shard_flags_that_cannot_work_are_usage_errors() -> None:
         (["--ray-address", "127.0.0.1:6379"], "--ray-address"),
         (["--shard", "1/2", "--blocks", "2"], "--blocks"),
         (["--executor", "ray", "--shard", "1/2"], "--shard"),
+        (["--executor", "processes", "--shard", "1/2"], "--shard"),
+        (["--executor", "processes", "--blocks", "2"], "--blocks"),
+        (["--executor", "processes", "--ray-address", "127.0.0.1:6379"], "--ray-address"),
     ]:
         done = run_cli("simulate", "specs/orders", "--budget", "4", *args)
         assert done.returncode == 2, (args, done.stderr)

@@ -195,8 +195,8 @@ def grade(
             raise ConfigError(
                 f"--llm-judge {llm_judge!r}: give a model (openai:MODEL, vllm:MODEL@URL, a URL)"
             )
-        if executor == "ray":
-            raise ConfigError("--llm-judge runs in this process: not with --executor ray")
+        if executor != "local":
+            raise ConfigError(f"--llm-judge runs in this process: not with --executor {executor}")
         extra["advisor"] = parse_judge(llm_judge, opts)
     run_on = make_executor(executor, shard=picked, shards=shards, address=ray_address, say=say)
     with progress_bar("grading") as update:

@@ -87,7 +87,8 @@ def grade_files(
             chosen = judge.recipe.portable()
         if advisor is not None:
             raise ConfigError(f"an advisory judge runs in this process: not on {executor.name}")
-    work = GradeWork(tuple(files), chosen, on_error, concurrency, timeout, prepare, advisor)
+    share = executor.concurrency(concurrency)  # parts on this machine share it
+    work = GradeWork(tuple(files), chosen, on_error, share, timeout, prepare, advisor)
     tally = GradeTally(PassReport(k=k, seed=seed), on_graded=on_graded)
     stats = ReadStats()
     parts = executor.parts()

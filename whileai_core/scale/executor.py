@@ -9,12 +9,15 @@ each task made to the stage's `emit`, then the task's own result (a report, read
     executor.run(task, parts, emit)   yields (part, result) as each part finishes
 
 `LocalExecutor` runs its one part in this process and its rows reach `emit` as they are
-made (a stream: memory does not grow with the run). `RayExecutor` (`ray_executor.py`)
+made (a stream: memory does not grow with the run). `ProcessExecutor`
+(`process_executor.py`) runs N shards in N local processes, one per core by default,
+their rows handed on in shard order as they arrive. `RayExecutor` (`ray_executor.py`)
 runs N shards as Ray tasks; a shard's rows come back together when it is done, so a
 worker that dies and is retried never delivers a row twice. What the stage does with the
 rows (writing `-o FILE`, resuming, tallying) is the stage's, the same for every executor.
 
-The CLI builds one from the user's `--executor local|ray` and its flags (`make_executor`).
+The CLI builds one from the user's `--executor local|processes|ray` and its flags
+(`make_executor`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ Part = Shard | None
 """One part of a run: a shard, or None for the whole run."""
 T = TypeVar("T")
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "processes", "ray")
 DEFAULT_SHARDS = 4
 
 
@@ -52,6 +55,11 @@ class Executor(Protocol):
 
     def parts(self) -> list[Part]:
         """The parts a run is split into."""
+        ...
+
+    def concurrency(self, total: int) -> int:
+        """Each part's share of the run's `--concurrency`: all of it where a part has a
+        machine to itself, a 1/N share where N parts share this one."""
         ...
 
     def run(
@@ -77,6 +85,9 @@ class LocalExecutor:
     def parts(self) -> list[Part]:
         return [self.shard]
 
+    def concurrency(self, total: int) -> int:
+        return total
+
     def run(
         self, task: Callable[[Part, Sink], T], parts: Sequence[Part], emit: Sink
     ) -> Iterator[tuple[Part, T]]:
@@ -95,14 +106,25 @@ def make_executor(
     address: str | None = None,
     say: Callable[[str], None] | None = None,
 ) -> Executor:
-    """The executor a user chose: `local` (this process, optionally one `shard`) or `ray`
-    (`shards` shards, default 4, on the cluster at `address` or a local Ray started for
-    the run; `say` gets a line per shard). A flag that does not fit the choice is a
+    """The executor a user chose: `local` (this process, optionally one `shard`),
+    `processes` (`shards` shards, default one per core, each in its own local process) or
+    `ray` (`shards` shards, default 4, on the cluster at `address` or a local Ray started
+    for the run); `say` gets a line per shard. A flag that does not fit the choice is a
     one-line ConfigError."""
     if name == "local":
         if shards is not None or address is not None:
-            raise ConfigError("--shards and --ray-address are for --executor ray")
+            raise ConfigError(
+                "--shards is for --executor processes or ray, --ray-address for --executor ray"
+            )
         return LocalExecutor(shard)
+    if name == "processes":
+        if shard is not None:
+            raise ConfigError("--executor processes plays every shard itself: give --shards N")
+        if address is not None:
+            raise ConfigError("--ray-address is for --executor ray")
+        from .process_executor import ProcessExecutor, default_shards
+
+        return ProcessExecutor(shards=shards or default_shards(), progress=say)
     if name == "ray":
         if shard is not None:
             raise ConfigError("--executor ray plays every shard itself: give --shards N")

@@ -62,6 +62,9 @@ class RayExecutor:
     def parts(self) -> list[Part]:
         return [Shard(index, self.shards) for index in range(1, self.shards + 1)]
 
+    def concurrency(self, total: int) -> int:
+        return total  # a shard's worker may be a node of its own: each keeps all of it
+
     def say(self, line: str) -> None:
         if self.progress is not None:
             self.progress(line)

@@ -73,7 +73,7 @@ def run_simulation(
         raise ConfigError("--blocks must be at least 1")
     if blocks > 1 and parts != [None]:
         raise ConfigError(
-            "--executor ray keeps state per shard already: drop --blocks"
+            f"--executor {executor.name} keeps state per shard already: drop --blocks"
             if executor.remote
             else "give --shard I/N (one shard) or --blocks N (all of them), not both"
         )
@@ -101,14 +101,20 @@ def run_simulation(
     options = options or ModelOptions()
     sharded: ShardedRun | None = None
     to_play, by_part = parts, {part: done for part in parts}
+    shares: list[int] | None = None
     if executor.remote or len(parts) > 1:
-        to_play, by_part, sharded = _shard_parts(spec, config, plan, parts, done, executor)
+        to_play, by_part, sharded, shares = _shard_parts(spec, config, plan, parts, done, executor)
     if executor.remote:
         options = dataclasses.replace(options, clients={})  # a client does not travel
         grader = _portable(grader)
+    # Parts that share this machine share its --concurrency (`Executor.concurrency`).
+    share = executor.concurrency(config.concurrency)
+    part_config = (
+        config if share == config.concurrency else dataclasses.replace(config, concurrency=share)
+    )
     run = PartRun(
-        spec, config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
-        progress=None if executor.remote else progress,
+        spec, part_config, agent_ref, writer_ref, options, grader, plan, blocks, by_part,
+        progress=None if executor.remote else progress, shares=shares,
     )  # fmt: skip
     out = _Output(output if output and output != "-" else None)
     emit = sink or out.write
@@ -165,6 +171,9 @@ class PartRun:
     blocks: int
     done: dict[Part, dict[str, list[dict[str, Any]]]]
     progress: Callable[[int, int], None] | None = None
+    shares: list[int] | None = None
+    """Each shard's budget share, computed once here for a run in shards (walking every
+    ask of the run), so no worker walks them again."""
 
 
 def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) -> Report:
@@ -183,7 +192,7 @@ def play_part(run: PartRun, part: Part, emit: Callable[[dict[str, Any]], None]) 
     writer = resolve_writer(run.writer_ref, run.spec, options, avg_turns=config.avg_turns)
     world = load_execute(options.execute) if options.execute else None
     plan = run.plan
-    parts = plan_parts(run.spec, config, plan, shard=part, blocks=run.blocks)
+    parts = plan_parts(run.spec, config, plan, shard=part, blocks=run.blocks, shares=run.shares)
     done = run.done.get(part, {})
     offline_writer = not is_model_ref(run.writer_ref or "template")
 
@@ -248,10 +257,10 @@ def _shard_parts(
     parts: list[Part],
     done: dict[str, list[dict[str, Any]]],
     executor: Executor,
-) -> tuple[list[Part], dict[Part, dict[str, list[dict[str, Any]]]], ShardedRun]:
-    """The shards still to play, the rows each already has, and the bookkeeping that
-    reports them: a shard whose rows are all in the output is skipped, a cut one replayed
-    from its own rows."""
+) -> tuple[list[Part], dict[Part, dict[str, list[dict[str, Any]]]], ShardedRun, list[int]]:
+    """The shards still to play, the rows each already has, the bookkeeping that reports
+    them, and each shard's budget share: a shard whose rows are all in the output is
+    skipped, a cut one replayed from its own rows."""
     count = len(parts)
     _, shares, _ = shard_shares(spec, config, plan, count)
     problem = shard_count_error(shares, count, config.budget)
@@ -271,7 +280,7 @@ def _shard_parts(
             continue
         to_play.append(part)
         by_part[part] = by_index.get(part.index, {})
-    return to_play, by_part, sharded
+    return to_play, by_part, sharded, shares
 
 
 def _split_done(
@@ -285,7 +294,7 @@ def _split_done(
         if not isinstance(label, str):
             raise ConfigError(
                 f"--resume: the output holds rows without a shard (scenario {sid}): it is "
-                "not from a sharded run (--executor ray)"
+                "not from a sharded run (--executor processes or ray)"
             )
         shard = parse_shard(label)
         if shard.count != count:
@@ -353,13 +362,20 @@ class EnginePart:
 
 
 def shard_shares(
-    spec: Spec, config: SimulateConfig, plan: RunPlan | None, count: int
+    spec: Spec,
+    config: SimulateConfig,
+    plan: RunPlan | None,
+    count: int,
+    known: list[int] | None = None,
 ) -> tuple[TaskSource, list[int], int | None]:
-    """The task source shards draw from, each shard's budget share, and the run's ask cap."""
+    """The task source shards draw from, each shard's budget share (`known` when the
+    caller has them), and the run's ask cap."""
     base = plan.tasks if plan is not None else None
     inner: TaskSource = base or GridTasks(spec, build_grid(spec), fault_rate=config.fault_rate)
     n, k = config.shape
     max_asks = config.situations * n if config.situations else None
+    if known is not None and len(known) == count:
+        return inner, known, max_asks
     fixed = k == 1 or config.repeat_policy == "fixed"
     shares = budget_shares(
         inner, budget=config.budget, count=count, phrasings=n,
@@ -369,13 +385,20 @@ def shard_shares(
 
 
 def plan_parts(
-    spec: Spec, config: SimulateConfig, plan: RunPlan | None, *, shard: Shard | None, blocks: int
+    spec: Spec,
+    config: SimulateConfig,
+    plan: RunPlan | None,
+    *,
+    shard: Shard | None,
+    blocks: int,
+    shares: list[int] | None = None,
 ) -> list[EnginePart]:
-    """The engines a run needs: one for a plain run, one for a shard, one per block."""
+    """The engines a run needs: one for a plain run, one for a shard, one per block
+    (`shares`: the shards' budget shares, when the caller already has them)."""
     if shard is None and blocks == 1:
         return [EnginePart(plan.tasks if plan is not None else None, config)]
     count = shard.count if shard is not None else blocks
-    inner, shares, max_asks = shard_shares(spec, config, plan, count)
+    inner, shares, max_asks = shard_shares(spec, config, plan, count, shares)
     wanted = [shard.index] if shard is not None else range(1, count + 1)
     if shard is not None:
         problem = shard_count_error(shares, count, config.budget)
@@ -428,6 +451,8 @@ def combine_reports(
     for report in reports:
         for name in _SUMMED:
             setattr(out, name, getattr(out, name) + getattr(report, name))
+        for label, stats in report.models.items():
+            _add_model_stats(out.models.setdefault(label, {}), stats)
         for name in ("groups", "faults_fired", "seeded", "person"):
             merged = getattr(out, name)
             for key, value in getattr(report, name).items():
@@ -443,3 +468,19 @@ def combine_reports(
     out.tasks = {**first.tasks, parts: len(reports)}
     out.tasks.pop("shard", None)
     return out
+
+
+def _add_model_stats(into: dict[str, Any], stats: dict[str, Any]) -> None:
+    """One model client's counts (`ClientStats.as_dict`) added into another's: a run in
+    parts reports the calls of every part's client, by role and model as one run does."""
+    for key, value in stats.items():
+        if isinstance(value, float):
+            into[key] = round(into.get(key, 0.0) + value, 3)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            into[key] = into.get(key, 0) + value
+        elif isinstance(value, dict):
+            merged = into.setdefault(key, {})
+            for name, count in value.items():
+                merged[name] = merged.get(name, 0) + count
+        elif into.get(key) is None:  # the first part's word on why a client stopped
+            into[key] = value
