@@ -26,7 +26,7 @@ from whileai_core.testing import OpenAIStub
 
 from ..helpers import ORDERS_SPEC, REPO, run_cli
 from .test_model_simulate import _chooser
-from .test_shards import comparable
+from .test_shards import check_resume_finishes_a_cut_run, comparable
 
 SPEC = load_spec(REPO / "specs" / "orders")
 
@@ -108,24 +108,7 @@ def test_a_model_run_on_processes_equals_one_process(tmp_path: Path) -> None:
 
 
 def test_resume_skips_complete_shards_and_finishes_a_cut_one(tmp_path: Path) -> None:
-    config = SimulateConfig(mode="explore", budget=80, reproducible=True)
-    full = tmp_path / "full.jsonl"
-    run_simulation(SPEC, config, executor=ProcessExecutor(shards=4), output=str(full))
-    rows = _rows(full)
-    one = [r for r in rows if r["shard"] == "1/4"]
-    three = [r for r in rows if r["shard"] == "3/4"]
-    cut = tmp_path / "cut.jsonl"  # shard 1 complete, half of shard 3, a torn last line
-    lines = [json.dumps(r) for r in one + three[: len(three) // 2]]
-    cut.write_text("\n".join(lines) + "\n" + lines[-1][:40])
-    report = run_simulation(
-        SPEC, config, executor=ProcessExecutor(shards=4), output=str(cut), resume=True
-    )
-    assert report.shards["skipped"] == ["1/4"]
-    assert report.resumed_rows == len(one) + len(three) // 2
-    resumed = _rows(cut)
-    keys = [(r["scenario_id"], r["rollout_index"]) for r in resumed]
-    assert len(keys) == len(set(keys)) == 80
-    assert comparable(resumed) == comparable(rows)
+    check_resume_finishes_a_cut_run(lambda: ProcessExecutor(shards=4), tmp_path)
 
 
 def _agent(path: Path, body: str) -> str:

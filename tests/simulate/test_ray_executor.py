@@ -22,7 +22,7 @@ from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.spec import load_spec
 
 from ..helpers import REPO
-from .test_shards import comparable
+from .test_shards import check_resume_finishes_a_cut_run, comparable
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'whileai[ray]')")
 
@@ -84,24 +84,7 @@ def test_four_ray_shards_merged_equal_the_unsharded_run(
 def test_resume_skips_complete_shards_and_finishes_a_cut_one(
     local_ray: Any, tmp_path: Path
 ) -> None:
-    config = SimulateConfig(mode="explore", budget=80, reproducible=True)
-    full = tmp_path / "full.jsonl"
-    run_simulation(SPEC, config, executor=RayExecutor(shards=4), output=str(full))
-    rows = _rows(full)
-    one = [r for r in rows if r["shard"] == "1/4"]
-    three = [r for r in rows if r["shard"] == "3/4"]
-    cut = tmp_path / "cut.jsonl"  # shard 1 complete, half of shard 3, a torn last line
-    lines = [json.dumps(r) for r in one + three[: len(three) // 2]]
-    cut.write_text("\n".join(lines) + "\n" + lines[-1][:40])
-    report = run_simulation(
-        SPEC, config, executor=RayExecutor(shards=4), output=str(cut), resume=True
-    )
-    assert report.shards["skipped"] == ["1/4"]
-    assert report.resumed_rows == len(one) + len(three) // 2
-    resumed = _rows(cut)
-    keys = [(r["scenario_id"], r["rollout_index"]) for r in resumed]
-    assert len(keys) == len(set(keys)) == 80
-    assert comparable(resumed) == comparable(rows)
+    check_resume_finishes_a_cut_run(lambda: RayExecutor(shards=4), tmp_path)
 
 
 def test_a_shard_whose_worker_is_killed_is_retried_without_duplicates(

@@ -74,6 +74,26 @@ class Executor(Protocol):
         ...
 
 
+class ShardedRuns:
+    """What every executor that splits a run into N shards shares: the shards, the
+    check on N, and the progress line. Mixed into a dataclass with `shards` and
+    `progress` fields (Ray's, the local processes')."""
+
+    shards: int
+    progress: Callable[[str], None] | None
+
+    def __post_init__(self) -> None:
+        if self.shards < 1:
+            raise ConfigError("--shards must be at least 1")
+
+    def parts(self) -> list[Part]:
+        return [Shard(index, self.shards) for index in range(1, self.shards + 1)]
+
+    def say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+
 @dataclass(frozen=True)
 class LocalExecutor:
     """This process: the whole run, or the one shard `shard` (`--shard I/N`) of it."""

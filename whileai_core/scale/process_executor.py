@@ -44,8 +44,7 @@ from multiprocessing.connection import Connection, wait
 from typing import IO, Any, ClassVar, TypeVar
 
 from ..errors import ConfigError
-from .executor import Part, Row, Sink
-from .shards import Shard
+from .executor import Part, Row, ShardedRuns, Sink
 
 T = TypeVar("T")
 
@@ -62,7 +61,7 @@ def default_shards() -> int:
 
 
 @dataclass
-class ProcessExecutor:
+class ProcessExecutor(ShardedRuns):
     """`shards` shards, each in its own local process; `progress` gets a line when they
     start and the stage's line per finished shard."""
 
@@ -72,19 +71,8 @@ class ProcessExecutor:
     remote: ClassVar[bool] = True
     where: ClassVar[str] = "local processes"
 
-    def __post_init__(self) -> None:
-        if self.shards < 1:
-            raise ConfigError("--shards must be at least 1")
-
-    def parts(self) -> list[Part]:
-        return [Shard(index, self.shards) for index in range(1, self.shards + 1)]
-
     def concurrency(self, total: int) -> int:
         return max(1, -(-total // self.shards))
-
-    def say(self, line: str) -> None:
-        if self.progress is not None:
-            self.progress(line)
 
     def run(
         self, task: Callable[[Part, Sink], T], parts: Sequence[Part], emit: Sink

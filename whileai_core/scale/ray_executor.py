@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from ..errors import ConfigError
-from .executor import DEFAULT_SHARDS, Part, Row, Sink
-from .shards import Shard
+from .executor import DEFAULT_SHARDS, Part, Row, ShardedRuns, Sink
 
 T = TypeVar("T")
 
@@ -42,7 +41,7 @@ def import_ray() -> Any:
 
 
 @dataclass
-class RayExecutor:
+class RayExecutor(ShardedRuns):
     """`shards` shards as Ray tasks on the cluster at `address` (else a local Ray started
     for the run); `progress` gets a line when they are submitted and the stage's line per
     finished shard. `where` says which Ray ran the last run (for the report)."""
@@ -55,19 +54,8 @@ class RayExecutor:
     name: ClassVar[str] = "ray"
     remote: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        if self.shards < 1:
-            raise ConfigError("--shards must be at least 1")
-
-    def parts(self) -> list[Part]:
-        return [Shard(index, self.shards) for index in range(1, self.shards + 1)]
-
     def concurrency(self, total: int) -> int:
         return total  # a shard's worker may be a node of its own: each keeps all of it
-
-    def say(self, line: str) -> None:
-        if self.progress is not None:
-            self.progress(line)
 
     def run(
         self, task: Callable[[Part, Sink], T], parts: Sequence[Part], emit: Sink
