@@ -67,3 +67,28 @@ def test_a_yes_rests_on_the_conversation_only_for_the_conversation(
     me." and "Sure, let's talk!" (tests/data/realmodel-v3.jsonl)."""
     [graded] = grade_rows([_row(POLICY, ask, reply)], parse_judge(None))
     assert (graded["reward"] == 1.0) is passes, graded.get("reason")
+
+
+def _two_turns(first: str, asked_back: str, last: str) -> dict[str, Any]:
+    row = _row(POLICY, "How do I change the e-mail on my account?", last)
+    row["messages"][2:2] = [
+        {"role": "assistant", "content": first},
+        {"role": "user", "content": asked_back},
+    ]
+    return row
+
+
+@pytest.mark.parametrize(
+    "first,passes",
+    [
+        ("Open Preferences, then Security, and edit the address there.", False),
+        ("I can't change it from this chat, I'm afraid.", True),
+    ],
+)
+def test_names_made_up_in_an_earlier_turn_count(first: str, passes: bool) -> None:
+    """The real model's first answer described a "Settings" / "Profile" section nothing
+    told it of, and only its last, harmless turn was read (realmodel-v3)."""
+    last = "Without the password the e-mail cannot be changed here."
+    row = _two_turns(first, "I have no password.", last)
+    [graded] = grade_rows([row], parse_judge(None))
+    assert (graded["reward"] == 1.0) is passes, graded.get("reason")

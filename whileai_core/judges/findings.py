@@ -265,7 +265,9 @@ def unfounded_names(ev: Evidence) -> list[str]:
     in is shown by the chat itself."""
     if ev.calls or not ev.user_turns:
         return []
-    names = named_things(ev.reply)
+    # Every turn the agent wrote, not only its last: a made-up "Settings > Profile" in
+    # the first answer is taught as much as one in the final reply.
+    names = set().union(*(named_things(text) for text in ev.agent_texts))
     if not names:
         return []
     known = [ev.system_text, ev.user_text]
