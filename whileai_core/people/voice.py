@@ -313,38 +313,19 @@ def owns_listener_record(text: str, objects: Iterable[str]) -> bool:
     )
 
 
-# The speaker searched the service's records and came back empty ("I couldn't find the
-# order."): a person who tried the shop's own pages names where ("on the website").
-_SEARCHED = re.compile(
-    r"\bi (?:couldn't|could not|was unable to|wasn't able to|was not able to) "
-    r"(?:find|locate|retrieve|access|pull up) (?:the|your|that|this) ([a-z]{1,20})"
-    r"((?: [a-z']{1,20}){0,6})"
+# The speaker reports on a search of the service's records, empty ("I couldn't find the
+# order.") or not ("I found two records with order id ORD-9022"): the agent's report.
+_SEARCH_REPORT = re.compile(
+    r"\bi (?:(?:couldn't|could not|was unable to|wasn't able to|was not able to) "
+    r"(?:find|locate|retrieve|access|pull up)|(?:have |'ve )?(?:found|located|retrieved"
+    r"|pulled up|looked up))\b"
 )
+# Where a person looks for themself, and their own handles on a record: "I couldn't find
+# the order on the website", "I found the order id" stay the person's.
 _CHANNELS = frozenset({"website", "site", "online", "app", "portal", "page", "email", "e-mail",
                        "inbox", "account", "phone", "receipt"})  # fmt: skip
-
-
-def searched_the_records(text: str, objects: Iterable[str] = ()) -> bool:
-    """The speaker reports searching the service's records and finding nothing: the
-    agent's report, never the person's. "I couldn't find the order confirmation" (a
-    thing of their own) and "I couldn't find the order on the website" (where they
-    looked) stay the person's."""
-    records = _RECORD_WORDS | frozenset(objects)
-    low = text[:MAX_CHARS].casefold().replace("’", "'")
-    for match in _SEARCHED.finditer(low):
-        rest = rp.tokens(match.group(2))
-        if match.group(1) not in records or _CHANNELS & set(rest):
-            continue
-        if not rest or rest[0] in rp.FUNCTION_WORDS:
-            return True
-    return False
-
-
-# The speaker reports what they found in the records ("I found two records with order id
-# ORD-9022"): the agent's finding. "I found my receipt", "I checked the website" are not.
-_FOUND = re.compile(r"\bi(?: have|'ve)? (?:found|located|retrieved|pulled up|looked up)\b")
 _OWN_HANDLE = frozenset({"id", "ids", "number", "reference", "ref", "confirmation", "receipt",
-                         "email", "e-mail", "code"})  # fmt: skip
+                         "email", "e-mail", "code", "details", "status", "tracking"})  # fmt: skip
 # The speaker offers to act for the listener ("what you would like me to do"), or tells
 # the listener what they may do next ("You can try those options."): the agent's part.
 _OFFERS_TO_ACT = re.compile(
@@ -356,18 +337,21 @@ _ADVISES = re.compile(
 )
 
 
-def reports_a_finding(text: str, objects: Iterable[str] = ()) -> bool:
-    """The speaker says they found records: the service's work, reported as done."""
+def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
+    """The speaker reports searching the service's records, found or not: the agent's
+    report, never the person's. What the person searched themself ("on the website"),
+    their own things ("my receipt") and their handles on a record ("the order id") are
+    not this."""
     records = _RECORD_WORDS | frozenset(objects) | {o + "s" for o in objects}
-    low = text[:MAX_CHARS].casefold().replace("’", "'")
-    for match in _FOUND.finditer(low):
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    for match in _SEARCH_REPORT.finditer(low):
         clause = re.split(r"[.;:!?\n]", low[match.end() : match.end() + 120], maxsplit=1)[0]
         words = rp.tokens(clause)
         at = next((k for k, w in enumerate(words[:4]) if w in records), None)
         if at is None or _SPEAKER & set(words[:at]) or _CHANNELS & set(words):
             continue
         if words[at + 1 : at + 2] and words[at + 1] in _OWN_HANDLE:
-            continue  # "I found the order id": the person's own handle on it
+            continue
         return True
     return False
 
@@ -664,9 +648,9 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     objects = {o for f in turn.facts for o in f.objects}
     if works_the_record(text, objects) or offers_help(text):
         return "role_flip"
-    if owns_listener_record(text, objects) or searched_the_records(text, objects):
+    if owns_listener_record(text, objects) or reports_a_search(text, objects):
         return "role_flip"
-    if reports_a_finding(text, objects) or acts_for_listener(text):
+    if acts_for_listener(text):
         return "role_flip"
     if unfilled_slot(text):
         return "writer_text"
