@@ -241,6 +241,11 @@ def _root(
     ] = False,
 ) -> None:
     """Turn an agent's tools and system prompt into graded post-training data."""
+    from whileai_core.settings import single_blas_thread
+
+    # Before any command imports numpy: optimize, push, audit, scan and the server all
+    # run the same gate scan, and a second BLAS thread only spins there.
+    single_blas_thread()
     if debug:
         from whileai_core.settings import enable_debug
 

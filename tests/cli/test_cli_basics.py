@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -162,3 +163,18 @@ def test_root_help_imports_no_command_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip().splitlines()[-2:] == ["[]", "[]"]
+
+
+@pytest.mark.parametrize("command", ["optimize", "push", "scan", "serve"])
+def test_every_command_runs_one_blas_thread_unless_told(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate scan that optimize, push, scan and the server run multiplies small
+    matrices: a second OpenBLAS thread only spins. The root sets one thread for every
+    command before numpy loads, and an explicit OPENBLAS_NUM_THREADS wins."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert runner.invoke(app, [command, "--help"]).exit_code == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert runner.invoke(app, [command, "--help"]).exit_code == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "4"

@@ -111,9 +111,6 @@ def optimize(
     report as hack_scan, its warnings among the hygiene warnings."""
     warn_renamed_env("optimize")
     from whileai_core.select.optimize import OptimizeOptions, optimize_files
-    from whileai_core.settings import single_blas_thread
-
-    single_blas_thread()  # before the gate's scan imports numpy
 
     from ..console import check_report_path, emit_report, exit_if_nothing, say, warn
     from ..options import bad_flag, parse_band, resolve_inputs, split_endorsed
