@@ -900,10 +900,6 @@ def acknowledges_done(ev: Evidence, text: str, acted: frozenset[str] = frozenset
 _RESTRICTS = frozenset({"never", "not", "cannot", "only", "no"})
 
 
-def _stem(word: str) -> str:
-    return word[:-2] if word.endswith("ed") else word[:-1] if word.endswith("s") else word
-
-
 def declined_by_rule(ev: Evidence, target: str) -> bool:
     """The agent read the record, found it in a state the system prompt's rules forbid the
     asked action for, did not attempt it, and the reply says it will not or cannot be done.
@@ -924,13 +920,13 @@ def declined_by_rule(ev: Evidence, target: str) -> bool:
     if read is None:
         return False
     state_words = {
-        _stem(w)
+        rp.stem(w)
         for leaf in leaves(_records(read.result))
         if isinstance(leaf, str) and len(leaf) <= 40 and not identifiers(leaf)
         for w in status_words(leaf)
         if w not in rp.FUNCTION_WORDS
     }
-    state_words -= {_stem(w) for w in ev.objects}  # "order" names the thing, not its state
+    state_words -= {rp.stem(w) for w in ev.objects}  # "order" names the thing, not its state
     if not state_words:
         return False
     forbidden = False
@@ -941,7 +937,7 @@ def declined_by_rule(ev: Evidence, target: str) -> bool:
         words = rp.tokens(sentence)
         if not (set(words) & forms) or not (set(words) & _RESTRICTS):
             continue
-        stems = {_stem(w) for w in words}
+        stems = {rp.stem(w) for w in words}
         if "only" in words and ("status" in words or "statuses" in words):
             forbidden = not (stems & state_words)
         elif set(words) & (_RESTRICTS - {"only"}):

@@ -121,8 +121,8 @@ def _written_grounded(
         return True
     if text.casefold() in _CATCH_ALL or (schema and text == str(schema.get("default"))):
         return True
-    heard = {_stem(w) for w in rp.tokens(_loose("\n".join(said)))}
-    if all(_stem(w) in heard for w in text.split("_") if w not in rp.FUNCTION_WORDS):
+    heard = {rp.stem(w) for w in rp.tokens(_loose("\n".join(said)))}
+    if all(rp.stem(w) in heard for w in text.split("_") if w not in rp.FUNCTION_WORDS):
         return True
     return _told(said, tool_said)
 
@@ -156,13 +156,6 @@ _CATEGORY = re.compile(r"[a-z]+(?:_[a-z]+){0,3}")
 
 def _norm(text: str) -> str:
     return " ".join(rp.tokens(text))
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
 
 
 _SEPARATORS = re.compile(r"[\s_\-/.:,;]+")
@@ -218,6 +211,6 @@ def _grounded(value: str, key: str, corpus: str, schema: dict[str, Any] | None) 
     said = rp.tokens(_loose(text))  # `build-agent` is the words "build agent"
     words = [w for w in said if len(w) >= 3 and w not in _STOP]
     if len(said) >= 2 and words:
-        words_heard = {_stem(w) for w in rp.tokens(_loose(corpus))}
-        return sum(_stem(w) in words_heard for w in words) / len(words) >= 0.6
+        words_heard = {rp.stem(w) for w in rp.tokens(_loose(corpus))}
+        return sum(rp.stem(w) in words_heard for w in words) / len(words) >= 0.6
     return False

@@ -494,6 +494,16 @@ def covers(verb: str, tool_verbs: Iterable[str]) -> str | None:
     return next((v for v in tool_verbs if base in family(v) or verb in verb_forms(v)), None)
 
 
+def stem(word: str) -> str:
+    """A word with its inflection cut (ing, ed, es, s), a stem of three letters at least:
+    near enough that "refunded" meets "refund" and "bookings" meets "booking". The one
+    stemmer the judges match words with; `lemma` gives a verb's base form to name it."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def lemma(verb: str) -> str:
     """A verb's base form, near enough for matching: cancelled -> cancel, tried -> try."""
     for suffix, repl in (
