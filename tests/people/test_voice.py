@@ -304,3 +304,27 @@ def test_the_template_person_passes_the_voice_check_on_every_shipped_spec(
                     assert stop_problem(Turn(facts=[], agent_last=before["content"])), turn
             held = (situation_of_row(spec, row) or {}).get("entities") or {}
             assert " " not in str(held.get("last_name", "")), held
+
+
+def test_the_third_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks the 2026-12-02 afternoon sample showed (the lines
+    themselves are replayed in test_realperson.py): the speaker offering help, saying what
+    the service's system holds, a made-up bare number, an opener that says nothing."""
+    plain = _turn("Which order is it? Please give me the order id.")
+    assert turn_problem("Morning! Maybe I can help you with the shipping part.", plain) == (
+        "role_flip"
+    )
+    assert turn_problem("Good news: your system now shows it as delivered.", plain) == ("role_flip")
+    assert turn_problem("Looks like the parcel is already in the database.", plain) == ("role_flip")
+    assert turn_problem("My account number is 88213, does that help?", plain) == "invented_fact"
+    assert turn_problem("it's 40917 i think", plain) == "invented_fact"
+    for nothing in ("Hi there, I have a question.", "hey, can someone help me?",
+                    "Good morning! I need some info please."):  # fmt: skip
+        assert turn_problem(nothing, _turn(opener=True)) == "no_ask", nothing
+    # What a person may say: a question about the system, a year, help they want, their
+    # own help to the agent with their own detail, an opener that names its subject.
+    assert turn_problem("Is it in your system at all? It's ORD-1010.", plain) is None
+    assert turn_problem("I ordered it in 2024; it is ORD-1010.", plain) is None
+    assert turn_problem("Could you help me with ORD-1010?", plain) is None
+    assert turn_problem("Hi, I have a question about delivery times.", _turn(opener=True)) is None
+    assert turn_problem("hey, can someone help me with a refund?", _turn(opener=True)) is None

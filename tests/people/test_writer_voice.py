@@ -40,6 +40,16 @@ _ID = re.compile(r"[A-Z]{2,5}-\d{3,6}")
 VAGUE = "it is the one from last week"
 
 
+def _tag(text: str) -> str:
+    """A word unique to `text`, made of letters: a made-up number in a person's line is an
+    invented id, which the voice check rightly refuses."""
+    n, out = zlib.crc32(text.encode()), ""
+    while n:
+        n, r = divmod(n, 26)
+        out += "abcdefghijklmnopqrstuvwxyz"[r]
+    return out
+
+
 def _misbehaving(request: Request) -> Reply:
     body = request.body if isinstance(request.body, dict) else {}
     messages: list[dict[str, Any]] = body.get("messages") or [{}]
@@ -54,7 +64,7 @@ def _misbehaving(request: Request) -> Reply:
     ):  # an opener: the first draft is the agent's reply, the redraw a person's
         if not notes:
             return answer(ROLE_FLIP)
-        return answer(f"hi, something is wrong with my order, ref {zlib.crc32(system.encode())}")
+        return answer(f"hi, something is wrong with my order, from {_tag(system)}")
     agent_last = [m for m in messages if m.get("role") == "user"][-1]["content"]
     mode = zlib.crc32(system.encode()) % 4
     if mode == 2 and not (held and agent_last == AGENT_ASK):
@@ -84,7 +94,7 @@ def _chatty(request: Request) -> Reply:
     if body.get("tools"):
         return answer(f"Noted, anything else? ({len(messages)})")
     if messages[-1].get("content") == "Write the first message now.":
-        return answer(f"hello, I have a question ({zlib.crc32(messages[0]['content'].encode())})")
+        return answer(f"hello, I have a question ({_tag(messages[0]['content'])})")
     return answer(f"and one more thing number {len(messages)}, what about shipping times")
 
 

@@ -196,7 +196,8 @@ _NEWS = frozenset({"details", "information", "info", "updates", "news", "feedbac
 _HELPER = re.compile(
     r"\b(?:something|anything|what|whatever|ways?)(?: else)?(?: that)? i (?:can|could|may|might)"
     r"(?: be able to)? (?:help|assist)\b|\bi (?:can|could|may|might|will|'ll)"
-    r"(?: be able to)? assist\b"
+    r"(?: be able to)? assist\b|\bi (?:can|could|may|might)(?: be able to)? help (?:you\b"
+    r"|with (?:something|anything|whatever|any|your)\b)"
 )
 _NAMED_BEFORE = frozenset({"it", "them", "that", "those", "these", "this"})
 _AUXILIARIES = frozenset({"do", "does", "would", "might", "may", "could", "will", "still",
@@ -337,6 +338,17 @@ _ADVISES = re.compile(
 )
 
 
+# The speaker saying what the service's system holds or shows ("I found that it's in the
+# system now", "the system has not provided any changes"): only the agent sees that.
+_SYSTEM_SAYS = re.compile(
+    r"\b(?:the|your|our) (?:system|database)(?: now| still| also)? (?:shows?|says?|lists?"
+    r"|returned|reports?|(?:has|had|hasn't|has not|hadn't|did not|didn't|does not|doesn't)"
+    r"(?: now| yet| still)? (?:provided|returned|shown|show|listed|updated|changed))\b"
+    r"|\b(?:it|this|that|they|the \w{1,20})(?:'s| is| was|'re| are)(?: now| actually| still"
+    r"| already| not){0,2} (?:in|on) (?:the|your|our) (?:system|database)\b"
+)
+
+
 def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
     """The speaker reports searching the service's records, found or not: the agent's
     report, never the person's. What the person searched themself ("on the website"),
@@ -344,6 +356,9 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
     not this."""
     records = _RECORD_WORDS | frozenset(objects) | {o + "s" for o in objects}
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    # A question ("is it in the system?") asks; a statement reports what the system holds.
+    if any(_SYSTEM_SAYS.search(s) and not s.rstrip().endswith("?") for s in rp.sentences(low)):
+        return True
     for match in _SEARCH_REPORT.finditer(low):
         clause = re.split(r"[.;:!?\n]", low[match.end() : match.end() + 120], maxsplit=1)[0]
         words = rp.tokens(clause)
@@ -557,6 +572,25 @@ def only_closing(text: str) -> bool:
     return bool(words) and len(words) <= 12 and all(w in _CLOSING for w in words)
 
 
+# Words an opener may be made of and still ask nothing: greetings, politeness and the
+# bare wish for help or information ("Hello, support. I need to know about this,
+# please.", "can you help me with some information?").
+_NO_SUBJECT = _ACK | rp.FUNCTION_WORDS | frozenset(
+    {"hello", "hi", "hey", "there", "morning", "afternoon", "evening", "greetings", "dear",
+     "sir", "madam", "folks", "please", "pls", "support", "assistant", "team", "need",
+     "needs", "want", "know", "ask", "asking", "question", "questions", "assistance", "assist",
+     "something", "anything", "thing", "things", "information", "info", "details", "wondering",
+     "wonder", "like", "quick", "hoping", "hope", "someone", "somebody", "looking", "with"}
+)  # fmt: skip
+
+
+def names_nothing(text: str) -> bool:
+    """An opener with no subject: greetings and a wish for help or information about
+    "this" or "something", never saying what. Whoever reads it cannot act on it."""
+    words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower())
+    return bool(words) and all(w.replace("'", "") in _NO_SUBJECT or w in _NO_SUBJECT for w in words)
+
+
 def acknowledges_only(text: str) -> bool:
     """Nothing but an acknowledgement ("Sure, I understand.", "Okay, got it!")."""
     words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower().replace("'", ""))
@@ -681,7 +715,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "facts_not_given"
     if turn.opener and bare_details(text, turn.facts):
         return "bare_details"
-    if turn.opener and (acknowledges_only(text) or complies_first(text)):
+    if turn.opener and (acknowledges_only(text) or complies_first(text) or names_nothing(text)):
         return "no_ask"
     if turn.opener and turn.ask_family == "vague" and any(t.lower() in low for t in turn.targets):
         return "gave_the_id"
@@ -728,21 +762,34 @@ _GIVEN_AS_ID = re.compile(
 )
 
 
+# A bare number long enough to be an id, an account or an amount ("the order is 12345");
+# a year ("since 2024") is not one. Bounded runs, no backtracking.
+_LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,12}(?![\w]|[.,]\d)")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
 def invented_facts(text: str, turn: Turn) -> list[str]:
     """Ids, e-mails and references in `text` that the person does not hold and that the
     conversation never named, or that garble one the person holds: their own reference
     with something added ("UH61IN-92977" for UH61IN, copied from an error the agent
     showed) is not theirs, whoever said it first. A value put in an id's place ("the
-    order id is 123456") counts as an id, whatever its shape."""
+    order id is 123456") counts as an id, whatever its shape, and so does a bare number
+    of four digits or more that is not a year ("the order is 12345")."""
     named = identifiers(text[:MAX_CHARS]) | {
         m.group(1).casefold() for m in _GIVEN_AS_ID.finditer(text[:MAX_CHARS])
     }
+    named |= {n for n in _LONG_NUMBER.findall(text[:MAX_CHARS]) if not _YEAR.fullmatch(n)}
     said_dates = dates(text[:MAX_CHARS])
     if not named and not said_dates:
         return []
     values = [str(f.value).casefold() for f in turn.facts]
     own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
-    held = " ".join(values) + " " + turn.said.casefold()
+    # What the agent said names things; what the person said before does not make a
+    # made-up value theirs ("the order is 12345", said twice, is made up twice).
+    heard = turn.said
+    for line in turn.own:
+        heard = heard.replace(line, " ")
+    held = " ".join(values) + " " + heard.casefold()
     found = sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
     # A calendar date the brief does not hold ("I ordered it on the 1st of July") is a
     # detail made up as much as an id is; "last week" names no date and is the person's.
