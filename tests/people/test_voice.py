@@ -328,3 +328,45 @@ def test_the_third_sample_s_breaks_in_other_words() -> None:
     assert turn_problem("Could you help me with ORD-1010?", plain) is None
     assert turn_problem("Hi, I have a question about delivery times.", _turn(opener=True)) is None
     assert turn_problem("hey, can someone help me with a refund?", _turn(opener=True)) is None
+
+
+def test_the_fourth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks of the seed-53 sample (its lines are replayed in
+    test_realperson.py): the agent's report restated, its lack asked back, a value made
+    up for a field the agent asked for, a search result nobody reported, a run of the
+    agent's words, the speaker as the one questions come to, an opener about nothing."""
+    report = _turn("Here is what I found for ORD-1010: status shipped, amount 54.20, "
+                   "created_at 2025-03-02.")  # fmt: skip
+    assert turn_problem("So it shipped, cost 54.20 and was made on 2025-03-02.", report) == (
+        "parroting"
+    )
+    assert turn_problem("Was 54.20 the whole amount?", report) is None  # asks about it
+    assert turn_problem("Thanks, that's the one from 2025-03-02.", report) is None
+    lacks = _turn("Without the postcode and the delivery date I cannot go further.")
+    # Asked back as a request for details: the agent's own shape, read first.
+    assert turn_problem("Can you give me the postcode and the delivery date?", lacks) == (
+        "role_flip"
+    )
+    assert turn_problem("I was hoping you could tell me the postcode and the delivery date.",
+                        lacks) == "parroting"  # fmt: skip
+    asked = _turn("Please give me the order id and the reason.")
+    assert turn_problem("The order id is ORD-1010 and the reason is broken.", asked) == (
+        "invented_fact"
+    )
+    assert turn_problem("The order id is ORD-1010; I'd rather not say why.", asked) is None
+    plain = _turn("Which order is it? Please give me the order id.")
+    assert turn_problem("ORD-1010. That order does not exist, apparently.", plain) == (
+        "role_flip"
+    )
+    assert turn_problem("It's ORD-1010. I can't find the order number on my receipt, though.",
+                        plain) is None  # fmt: skip
+    waited = _turn("The refund for ORD-1010 is pending review; it usually takes three days.")
+    assert turn_problem("ok so pending review, it usually takes three days then", waited) == (
+        "parroting"
+    )
+    assert turn_problem("Three days is too long for me.", waited) is None
+    assert turn_problem("I got a customer question and must answer it today.", plain) == (
+        "role_flip"
+    )
+    assert turn_problem("It's urgent, can you help me?", _turn(opener=True)) == "no_ask"
+    assert turn_problem("It's urgent, my refund never came.", _turn(opener=True)) is None

@@ -111,6 +111,9 @@ _AGENT_SIDE = tuple(
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
         r"\bfor you\b",
         r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
+        # The speaker as the one questions come to: "I just received a general question".
+        r"\bi (?:just |have just )?(?:received|got|was given) (?:a|an|this|the) (?:\w{1,20} )?"
+        r"(?:question|query|inquiry|enquiry)\b(?! from)",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
         r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
@@ -216,6 +219,7 @@ _WORK_VERBS = frozenset(
      "escalated", "taken", "searched", "investigated", "rescheduled"}
 )  # fmt: skip
 _RECORD_WORDS = frozenset({"status", "record", "records", "request", "details", "action",
+                           "system", "database",
                            "account", "case", "file", "matter"})  # fmt: skip
 _THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
 # Speaker + will / can't / have: the speaker commits to, reports or cannot do the work.
@@ -278,6 +282,8 @@ def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
         clause = re.split(r"[.;:!?,\n]", low[match.end() : match.end() + 80], maxsplit=1)[0]
         rest = rp.tokens(clause)[:6]  # what the work is done on, in the same clause
         for k, word in enumerate(rest):
+            if rest[k + 1 : k + 2] and rest[k + 1] in _ID_HANDLE:
+                break  # "I can't find the order number": the person's handle on it
             if word in records and k and (rest[k - 1] in _THEIRS or rest[k - 1].endswith("'s")):
                 return True
             if word in _SPEAKER:
@@ -327,6 +333,9 @@ _CHANNELS = frozenset({"website", "site", "online", "app", "portal", "page", "em
                        "inbox", "account", "phone", "receipt"})  # fmt: skip
 _OWN_HANDLE = frozenset({"id", "ids", "number", "reference", "ref", "confirmation", "receipt",
                          "email", "e-mail", "code", "details", "status", "tracking"})  # fmt: skip
+# The handles alone, not what the record says: "I can't find the order number" is the
+# person's; "I will check the order status" is the service's work.
+_ID_HANDLE = _OWN_HANDLE - {"status", "details", "tracking"}
 # The speaker offers to act for the listener ("what you would like me to do"), or tells
 # the listener what they may do next ("You can try those options."): the agent's part.
 _OFFERS_TO_ACT = re.compile(
@@ -368,6 +377,26 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
         if words[at + 1 : at + 2] and words[at + 1] in _OWN_HANDLE:
             continue
         return True
+    return False
+
+
+def says_not_found(text: str, objects: Iterable[str] = ()) -> bool:
+    """A statement that the service's record is missing ("The booking was not found."):
+    the result of a search only the agent ran. The person's own things ("I can't find my
+    receipt"), their handles ("I can't find the order number") and where they looked
+    themself ("not found on the website") are theirs to report."""
+    records = _RECORD_WORDS | frozenset(objects) | {o + "s" for o in objects}
+    for sentence in rp.sentences(text[:MAX_CHARS].casefold()):
+        if sentence.rstrip().endswith("?") or not _MISSING.search(sentence):
+            continue
+        words = rp.tokens(sentence)
+        if _SPEAKER & set(words) or _CHANNELS & set(words):
+            continue
+        if any(
+            w in records and not (words[k + 1 : k + 2] and words[k + 1] in _OWN_HANDLE)
+            for k, w in enumerate(words)
+        ):
+            return True
     return False
 
 
@@ -444,6 +473,20 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text[:MAX_CHARS].lower())
 
 
+def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) -> bool:
+    """A statement that says back two or more of the values the agent just reported
+    (amounts, dates, ids the person does not hold): "The order is completed with an amount
+    of 289.96 USD. It was created on 2025-02-17." is the agent's finding in the person's
+    mouth. Picking one of two records by its date, or asking about the values ("is 289.96
+    the full amount?"), is the person's."""
+    if "?" in text or not agent_last:
+        return False
+    low = text[:MAX_CHARS].casefold()
+    own = {str(f.value).casefold() for f in facts}
+    shown = {v.casefold() for v in _VALUES.findall(agent_last[:MAX_CHARS])} - own
+    return len({v for v in shown if v in low}) >= 2
+
+
 def parrots(text: str, agent_last: str) -> bool:
     """The line repeats the agent's last turn: the same words, most of them, or a long
     stretch of them copied whole."""
@@ -470,10 +513,28 @@ def copies_a_clause(text: str, turn: Turn) -> bool:
     if not theirs:
         return False
     mine = f" {' '.join(_words(text))} "
-    return any(f" {' '.join(c)} " in mine for c in theirs)
+    if any(f" {' '.join(c)} " in mine for c in theirs):
+        return True
+    # Or six words in a row of it, the person's own values aside ("asked them to check
+    # again later before relying on it").
+    held = {w for f in turn.facts for w in _words(str(f.value))}
+    runs = {
+        tuple(c[i : i + _QUOTE_RUN])
+        for c in theirs
+        for i in range(len(c) - _QUOTE_RUN + 1)
+        if not held & set(c[i : i + _QUOTE_RUN])
+    }
+    words = _words(text)
+    return any(
+        tuple(words[i : i + _QUOTE_RUN]) in runs for i in range(len(words) - _QUOTE_RUN + 1)
+    )
 
 
-_OWN_NEED = re.compile(r"\bi (?:need|want|require|would need|'d need)\b")
+_OWN_NEED = re.compile(
+    r"\bi (?:need|want|require|would need|'d need)\b"
+    r"|\b(?:(?:could|can|would) you|you (?:could|can|would))(?: please)? (?:provide|give|send"
+    r"|tell) me\b"
+)
 
 
 def echoes_the_ask(text: str, turn: Turn) -> bool:
@@ -494,7 +555,8 @@ def echoes_the_ask(text: str, turn: Turn) -> bool:
         if not words or any(rp.is_negator(w) for w in said):
             continue
         if not turn.reading.asked and not _OWN_NEED.search(sentence.lower()):
-            continue  # the agent asked nothing: only "I need <its words>" restates it
+            continue  # the agent asked nothing: "I need <its words>" or "could you give me
+            # <its words>" restates what it lacks
         shared = [w for w in words if w in theirs]
         if len(set(shared)) >= 3 and len(shared) >= 0.6 * len(words):
             return True
@@ -580,7 +642,9 @@ _NO_SUBJECT = _ACK | rp.FUNCTION_WORDS | frozenset(
      "sir", "madam", "folks", "please", "pls", "support", "assistant", "team", "need",
      "needs", "want", "know", "ask", "asking", "question", "questions", "assistance", "assist",
      "something", "anything", "thing", "things", "information", "info", "details", "wondering",
-     "wonder", "like", "quick", "hoping", "hope", "someone", "somebody", "looking", "with"}
+     "wonder", "like", "quick", "hoping", "hope", "someone", "somebody", "looking", "with",
+     "hurry", "rush", "rushed", "urgent", "urgently", "asap", "quickly", "fast", "today",
+     "problem", "issue", "trouble", "frustrated", "confused", "stuck", "sort", "out", "fix"}
 )  # fmt: skip
 
 
@@ -684,6 +748,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if owns_listener_record(text, objects) or reports_a_search(text, objects):
         return "role_flip"
+    if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
+        return "role_flip"  # a search's result nobody reported to the person
     if acts_for_listener(text):
         return "role_flip"
     if unfilled_slot(text):
@@ -697,7 +763,10 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     ):
         return "writer_text"
     if turn.agent_last and (
-        parrots(text, turn.agent_last) or copies_a_clause(text, turn) or echoes_the_ask(text, turn)
+        parrots(text, turn.agent_last)
+        or copies_a_clause(text, turn)
+        or echoes_the_ask(text, turn)
+        or restates_the_record(text, turn.agent_last, turn.facts)
     ):
         return "parroting"
     if repeats(text, turn.own, (f.value for f in turn.facts)):
@@ -764,8 +833,41 @@ _GIVEN_AS_ID = re.compile(
 
 # A bare number long enough to be an id, an account or an amount ("the order is 12345");
 # a year ("since 2024") is not one. Bounded runs, no backtracking.
+# Values a report carries: ISO dates, amounts with decimals, ids with a letter prefix.
+_VALUES = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,9}\.\d{2}\b|\b[A-Za-z]{2,5}-\d{3,10}\b")
 _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,12}(?![\w]|[.,]\d)")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+# What an agent's request names: "Please give me the flight id and passenger name and
+# fare class." -> flight id, passenger name, fare class.
+_ASKS_FOR = re.compile(
+    r"\b(?:give|provide|send|tell|share)(?: me| us)?(?: with)? (?:the |your )?([^.?!]{3,120})"
+)
+_LIST_SPLIT = re.compile(r",? and |, | or ")
+
+
+def _asked_labels(agent_last: str) -> list[str]:
+    labels = []
+    for match in _ASKS_FOR.finditer(agent_last[:MAX_CHARS].lower()):
+        for part in _LIST_SPLIT.split(match.group(1)):
+            words = [w for w in _words(part) if w not in ("the", "your", "a", "an")]
+            if 1 <= len(words) <= 3:
+                labels.append(" ".join(words))
+    return labels
+
+
+def labelled_values(text: str, agent_last: str) -> list[str]:
+    """The first word of each value the line gives under a label the agent asked for
+    ("The passenger name is John Smith and the fare class is economy." -> john, economy)."""
+    low = " ".join(_words(text))
+    found = []
+    for label in _asked_labels(agent_last):
+        for match in re.finditer(rf"\b{re.escape(label)} (?:is|was|would be) (\w+)", low):
+            word = match.group(1)
+            if word not in rp.FUNCTION_WORDS and not rp.is_negator(word):
+                found.append(word)
+    return found
 
 
 def invented_facts(text: str, turn: Turn) -> list[str]:
@@ -780,7 +882,8 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
     }
     named |= {n for n in _LONG_NUMBER.findall(text[:MAX_CHARS]) if not _YEAR.fullmatch(n)}
     said_dates = dates(text[:MAX_CHARS])
-    if not named and not said_dates:
+    labelled = labelled_values(text, turn.agent_last) if turn.agent_last else []
+    if not named and not said_dates and not labelled:
         return []
     values = [str(f.value).casefold() for f in turn.facts]
     own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
@@ -791,6 +894,10 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
         heard = heard.replace(line, " ")
     held = " ".join(values) + " " + heard.casefold()
     found = sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
+    # A value given for what the agent asked that nothing holds: "the passenger name is
+    # John Smith" from a person whose brief has no passenger.
+    heard_words = set(_words(held))
+    found += sorted({w for w in labelled if w not in heard_words})
     # A calendar date the brief does not hold ("I ordered it on the 1st of July") is a
     # detail made up as much as an id is; "last week" names no date and is the person's.
     held_dates = dates(held)
