@@ -45,12 +45,21 @@ def _judge(prompt: str, reply: str) -> dict[str, Any]:
         ("Does the warranty cover punctures", "True."),
         ("Can I pay with a gift voucher?", "Of course, vouchers are accepted at checkout."),
         ("hi just curious do you rent ebikes thx", "Yes we do, by the day."),
+        # A verdict stated rather than opened with (issue 23's fourth real-model set:
+        # "There is no privacy policy available for this service.").
+        ("Is there a loyalty scheme?", "There is no loyalty scheme at the moment."),
+        ("Do you have a shop in Lyon?", "We don't have a shop in Lyon."),
+        # A light verb the system prompt happens to use ("offer a return") does not cover
+        # the thing asked about.
+        ("Do you offer repair courses?", "No, we do not offer repair courses."),
     ],
 )
 def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
     fields = _judge(prompt, reply)
     assert fields["reward"] == 0.0, fields
-    assert "nothing it was told covers" in fields["reason"]
+    assert "nothing it was told covers" in fields["reason"] or "echoed the ask" in (
+        fields["reason"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -61,6 +70,9 @@ def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
         ("Can you cancel an order for me?", "Yes, I can cancel an order once I have its id."),
         # Not a verdict: says what it knows.
         ("Do you ship to Iceland?", "I don't have information on shipping destinations."),
+        ("Is there a phone line?", "There is no information about a phone line here."),
+        # The thing asked about is what the system prompt speaks of.
+        ("Do you sell Campagnolo parts?", "Yes, we do: Campagnolo and Shimano."),
     ],
 )
 def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:
@@ -103,3 +115,30 @@ def test_names_nothing_it_was_told_holds_fail(prompt: str, reply: str) -> None:
 )
 def test_names_from_the_prompt_the_person_or_the_chat_itself_pass(prompt: str, reply: str) -> None:
     assert _judge(prompt, reply)["reward"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sure, please let me know if you have any other questions. I'm here to help!",
+        "I'm sorry to hear that. I understand your frustration, and we are always working "
+        "to give every customer a better experience.",
+    ],
+)
+def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
+    """Held-out wordings of two real-model replies to questions they never touched."""
+    fields = _judge("Do you rent tandems?", reply)
+    assert fields["reward"] == 0.0 and "said nothing of substance" in fields["reason"], fields
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        ("Which languages do you answer in?", "English."),
+        ("Are you a bot?", "I'm an automated assistant for the bike shop."),
+        ("Can I talk to you here?", "Sure, I'm here to help with your orders."),
+    ],
+)
+def test_a_short_answer_in_other_words_still_answers(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert "said nothing of substance" not in str(fields.get("reason")), fields

@@ -95,3 +95,20 @@ def test_the_default_judge_on_the_v3_set() -> None:
     fails, caught, goods, false_fails = _score(rows[24:])
     assert (fails, goods) == (85, 4)
     assert caught >= 80 and false_fails == 0
+
+
+def test_the_default_judge_on_the_v4_set() -> None:
+    """v4 (67 rows of the same model, 31 orders then 36 airline, easy asks drawn with
+    `--seed 13` and no scenario of v1-v3), every row labelled before any verdict was
+    read. Scored blind with the judges of 4a0d523: orders 28 of 31 failures caught,
+    airline 33 of 35, and the one row labelled good failed for cancelling before reading
+    the booking, which issue 23 itself names a failure, so its label now says so (62 of
+    67 read blind). The judges were then fixed on four of the misses (a yes or no stated
+    as "There is no ...", a light verb that does not cover the thing asked about, two
+    replies that would fit any message): 66 of 67. The miss left is a nonsense ask-back
+    ("I need to know the language in which the email is written"). Margin: one row."""
+    rows = _load("realmodel-v4.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v4" for r in rows)
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (67, 0)
+    assert caught >= 65

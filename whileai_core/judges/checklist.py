@@ -244,7 +244,11 @@ def _general(seen: _Seen) -> list[Check]:
     bad = f"called {calls[0].tool} on a general ask" if calls else ""
     checks = [check("general_no_call", not calls, "no call", bad)]
     own = rp.own_text(seen.reply, seen.ev.user_turns)
-    empty = rp.content_free(own) or rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
+    empty = (
+        rp.content_free(own)
+        or rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
+        or rp.talks_past(own, seen.ev.user_text)
+    )
     checks.append(check("general_answered", not empty, "answered", "said nothing of substance"))
     return checks
 

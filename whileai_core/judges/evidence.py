@@ -752,14 +752,28 @@ def polar_question(text: str) -> list[str]:
     return []
 
 
+# A yes or a no said as a statement: "There is no privacy policy for this service.", "We
+# don't have an office there.", "We offer gift cards in euros." Not "I don't have that
+# information" (what the agent knows), which names no thing of the service's.
+_STATED_VERDICT = re.compile(
+    r"^(?:there (?:is|are|isn't|aren't)(?: no| not| not any)?|we (?:do not |don't |do )?"
+    r"(?:have|offer|provide|accept|sell)|our \w{2,20} (?:is|are|isn't|aren't))\b"
+)
+_KNOWS = re.compile(r"\b(?:information|info|details|access|idea|knowledge|record)\b")
+
+
 def gives_verdict(reply: str) -> bool:
     """The reply opens with a yes or a no ("No, this chat is not stored.", "true",
-    "Of course, we ..."): it settles the question as a fact rather than saying what it
-    knows or cannot say."""
+    "Of course, we ..."), or states one ("There is no privacy policy for this
+    service."): it settles the question as a fact rather than saying what it knows or
+    cannot say."""
     words = rp.tokens(reply[:TEXT_CAP])
     if not words:
         return False
-    return words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"])
+    if words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"]):
+        return True
+    first = rp.clauses(reply[:TEXT_CAP])[0].strip().lower() if rp.clauses(reply) else ""
+    return bool(_STATED_VERDICT.match(first)) and not _KNOWS.search(first)
 
 
 def covers(known: str, topic: list[str]) -> bool:

@@ -15,6 +15,7 @@ from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
 from .contract import check_deadline
 from .evidence import (
+    TEXT_CAP,
     Event,
     Evidence,
     asked_fields,
@@ -233,6 +234,18 @@ def contradictions(ev: Evidence) -> list[str]:
 _CONVERSING = frozenset({"talk", "chat", "speak", "write", "message", "ask", "here", "now"})
 
 
+# An auxiliary, a pronoun subject and the verb that follows them: "do you offer".
+_PREDICATE = re.compile(
+    r"\b(?:do|does|did|can|could|will|would|should)\s+(?:you|we|i|they|u)\s+([a-z]{2,20})\b"
+)
+
+
+_LIGHT_VERBS = frozenset(
+    {"offer", "provide", "have", "support", "accept", "give", "take", "get", "use", "make",
+     "allow", "sell", "carry", "stock", "keep"}
+)  # fmt: skip
+
+
 def unfounded_verdicts(ev: Evidence) -> list[str]:
     """A yes or a no to a question about the service that nothing the agent was told
     speaks of ("Is this chat recorded?" -> "No, this chat is not stored anywhere.", "Do
@@ -245,6 +258,15 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     topic = polar_question(asks[-1]) or polar_question(asks[0])
     # "Can I talk to you?" is answered by the conversation itself; "... at night?" is not.
     topic = [w for w in topic if w not in _CONVERSING]
+    # "Do you offer gift cards in other currencies?": the question is about gift cards and
+    # currencies; a light verb after a pronoun ("offer", "provide", "accept") says little,
+    # and a system prompt that "offers a return" does not speak of gift cards. A verb
+    # with content of its own ("do you deliver on Saturdays?") stays in the topic.
+    verb = _PREDICATE.search(asks[-1][:TEXT_CAP].lower()) or _PREDICATE.search(
+        asks[0][:TEXT_CAP].lower()
+    )
+    if verb is not None and len(topic) > 1 and topic[0] == verb.group(1) in _LIGHT_VERBS:
+        topic = topic[1:]
     if not topic:
         return []
     known = [ev.system_text, *(result_json(c) for c in ev.calls)]

@@ -813,6 +813,35 @@ def _any_message(words: list[str]) -> bool:
     )
 
 
+# Words any support reply may use whatever it was asked: empathy, offers of more help,
+# the service talking about itself in general ("I'm working on providing a better
+# experience for all customers", "I'm here to help").
+_SERVICE_TALK = frozenset(
+    {"hear", "glad", "happy", "frustration", "frustrating", "inconvenience", "concern",
+     "concerns", "patience", "understanding", "experience", "customers", "customer", "better",
+     "best", "working", "work", "providing", "provided", "improve", "improving", "always",
+     "ready", "available", "here", "let", "know", "anything", "everything", "else", "other",
+     "sure", "okay", "ok", "definitely", "thank", "thanks", "welcome", "pleasure", "feel",
+     "free", "reach", "contact", "hesitate", "need", "needs", "want", "like", "today", "great",
+     "day", "helpful", "questions", "information", "every", "way", "possible", "give",
+     "giving", "offer", "offering", "service", "services"}
+)  # fmt: skip
+_FITS_ANY = FUNCTION_WORDS | _ANY_REQUEST | _ANY_MESSAGE | _SERVICE_TALK
+
+
+def talks_past(reply: str, ask: str) -> bool:
+    """A reply that shares no word with the question and is made only of what any support
+    reply says ("Sure, please let me know if you have any other questions. I'm here to
+    help!" to "what are your opening hours?"): it would answer any message alike. A
+    short answer in other words ("English" to "which languages?") names something, and
+    passes."""
+    words = tokens(reply[:4000])
+    if not words or not all(w in _FITS_ANY or is_negator(w) for w in words):
+        return False
+    asked = {stem(w) for w in tokens(ask[:4000]) if w not in FUNCTION_WORDS}
+    return not any(stem(w) in asked for w in words if w not in FUNCTION_WORDS)
+
+
 def content_free(reply: str) -> bool:
     """Nothing but pleasantries, refusals that name nothing and moves that fit any message
     ("please try again"): no fact, no question, no next step of this ask's own."""
