@@ -370,3 +370,33 @@ def test_the_fourth_sample_s_breaks_in_other_words() -> None:
     )
     assert turn_problem("It's urgent, can you help me?", _turn(opener=True)) == "no_ask"
     assert turn_problem("It's urgent, my refund never came.", _turn(opener=True)) is None
+
+
+def test_the_fifth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks of the seed-67 sample (replayed in
+    test_realperson.py): work on the record after "go ahead and", the listener told
+    what they were informed of, identity checks, an offer to book, the person's own
+    details asked for by a pronoun, an empty label, the writer's name for the ask."""
+    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    for text in (
+        "OK. I'll go ahead and check the current status of the order.",
+        "I have already notified you of the change, thanks.",
+        "First I need to verify your identity.",
+        "Do you want me to cancel it for you then?",
+        "Could you check the order id for me? Please send it again.",
+    ):
+        assert turn_problem(text, plain) == "role_flip", text
+    assert turn_problem("Email:", plain) == "writer_text"
+    assert turn_problem("I have a vague request about my stuff.", _turn(opener=True)) == (
+        "writer_text"
+    )
+    for nothing in ("Hey! Can you explain what happened?", "I'm new here and need a little help."):
+        assert turn_problem(nothing, _turn(opener=True)) == "no_ask", nothing
+    # Still the person's: their own checks, what they told the agent, a label with a value.
+    for text in (
+        "I'll go ahead and check my inbox.",
+        "I already told you: it is ORD-1010.",
+        "Order id: ORD-1010",
+        "Do you want me to send the order id again? It is ORD-1010.",
+    ):
+        assert turn_problem(text, plain) is None, text

@@ -40,6 +40,7 @@ from ..models.options import ModelOptions
 from ..settings import writer_max_tokens, writer_timeout
 from ..spec import Spec
 from .person import facts_of, has_errand
+from .template import general_topic
 from .voice import (
     REDRAWS,
     STOP,
@@ -114,7 +115,7 @@ _HISTORY = {
 }
 _FAMILY = {
     "tool": "a concrete request about something of their own (the details below)",
-    "general": "a general question that needs no lookup",
+    "general": "a question about the service itself that needs no lookup",
     "vague": "a vague request that leaves out which record or what exactly they want",
 }
 _LENGTH = {"short": "one or two sentences", "medium": "three or four sentences",
@@ -143,6 +144,8 @@ def person_brief(situation: dict[str, Any], spec: Spec | None) -> str:
     lines.append(f"Their stance: {stance} — {_STANCE.get(stance, stance)}.")
     family = str(human.get("ask_family") or "tool")
     lines.append(f"What they ask: {_FAMILY.get(family, family)}.")
+    if family == "general":
+        lines.append(f"Their question is about {general_topic(situation)}.")
     for axis in ("tone", "persona"):
         if human.get(axis):
             lines.append(f"{axis.capitalize()}: {str(human[axis]).replace('_', ' ')}.")

@@ -166,6 +166,14 @@ def _words(sentence: str) -> set[str]:
     return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
 
 
+def may_ask(text: str) -> bool:
+    """Whether `text` holds a question, a request or a "without the ..." at all: a line
+    with none of them asks for nothing, and `read_turn` need not read it sentence by
+    sentence."""
+    low = text.lower()
+    return "?" in low or bool(_REQUEST.search(low) or _WITHOUT.search(low))
+
+
 def read_turn(text: str, facts: list[Fact]) -> Reading:
     """What `text` (the agent's turn) asks the person for, given the facts they hold."""
     reading = Reading()

@@ -104,20 +104,34 @@ _VAGUE_ASK = (
 _VAGUE_TAIL = ("Can you sort it out?", "What should I do?", "Not sure what to do.", "",
                "Can you look into it?", "Please help.", "Any idea?", "What now?")  # fmt: skip
 _GENERAL_ASK = (
-    ("What are your opening hours", ("on weekends", "during the holidays", "next week", "")),
-    ("Is there a phone line where I can reach a person", ("in the evening", "for free", "")),
-    ("Do you have a privacy policy I can read", ("online", "in plain language", "")),
-    ("Which languages can you answer in", ("by email", "in this chat", "")),
-    ("How do I change the email on my account", ("from my phone", "without logging in", "")),
-    ("Can I get a copy of my invoice", ("by post", "as a PDF", "for last year", "")),
-    ("Do you have an office", ("in Europe", "near Denver", "I can visit", "")),
-    ("Is this chat recorded", ("for training", "anywhere", "")),
-    ("How long do you usually take to reply to emails", ("on weekends", "in December", "")),
-    ("What is the best way to give feedback about your service", ("in writing", "")),
-    ("Can I talk to you", ("on weekends", "at night", "on public holidays", "")),
-    ("Do you offer gift cards", ("for businesses", "in other currencies", "")),
-    ("Are you a real person or a bot", ("", "by the way")),
-    ("Where can I find your terms of service", ("", "for my country")),
+    ("What are your opening hours", ("on weekends", "during the holidays", "next week", ""),
+     "your opening hours"),
+    ("Is there a phone line where I can reach a person", ("in the evening", "for free", ""),
+     "a phone line to a person"),
+    ("Do you have a privacy policy I can read", ("online", "in plain language", ""),
+     "your privacy policy"),
+    ("Which languages can you answer in", ("by email", "in this chat", ""),
+     "the languages you answer in"),
+    ("How do I change the email on my account", ("from my phone", "without logging in", ""),
+     "changing the e-mail on their account"),
+    ("Can I get a copy of my invoice", ("by post", "as a PDF", "for last year", ""),
+     "a copy of an invoice"),
+    ("Do you have an office", ("in Europe", "near Denver", "I can visit", ""),
+     "whether you have an office"),
+    ("Is this chat recorded", ("for training", "anywhere", ""),
+     "whether this chat is recorded"),
+    ("How long do you usually take to reply to emails", ("on weekends", "in December", ""),
+     "how long e-mail replies take"),
+    ("What is the best way to give feedback about your service", ("in writing", ""),
+     "giving feedback"),
+    ("Can I talk to you", ("on weekends", "at night", "on public holidays", ""),
+     "when they can talk to you"),
+    ("Do you offer gift cards", ("for businesses", "in other currencies", ""),
+     "gift cards"),
+    ("Are you a real person or a bot", ("", "by the way"),
+     "whether you are a person or a bot"),
+    ("Where can I find your terms of service", ("", "for my country"),
+     "your terms of service"),
 )  # fmt: skip
 _LEAD = ("Quick question:", "Just wondering,", "One thing:", "Out of curiosity,", "", "",
          "Random question,", "Sorry to bother you,")  # fmt: skip
@@ -238,12 +252,21 @@ def retype(text: str, texture: str, rng: random.Random, protect: set[str]) -> st
     return text
 
 
+def general_topic(situation: dict[str, Any]) -> str:
+    """What a general question is about ("gift cards", "your opening hours"), drawn from
+    the same questions the template person asks, fixed by the situation. A model writer
+    is given the topic, not the question: with nothing to ask about, a small model's
+    general opener asks nothing ("Hey there! Could you explain why this happened?")."""
+    key = situation.get("scenario_id") or situation.get("situation_id") or ""
+    return _GENERAL_ASK[seed_int("general-topic", str(key)) % len(_GENERAL_ASK)][2]
+
+
 def _ask(situation: dict[str, Any], rng: random.Random) -> tuple[str, str]:
     """The request itself, and the verb of the main tool (for stance lines)."""
     human = situation["human"]
     tools: list[str] = situation["tools"]
     if human["ask_family"] == "general" or not tools:
-        question, qualifiers = rng.choice(_GENERAL_ASK)
+        question, qualifiers, _ = rng.choice(_GENERAL_ASK)
         qualifier = rng.choice(qualifiers)
         lead = rng.choice(_LEAD)
         if lead.endswith(","):

@@ -57,7 +57,7 @@ from ..errors import PersonDropped
 from ..judges import replies as rp
 from ..judges.evidence import dates, identifiers
 from ..text.similarity import WordNgramEmbedder, cosine
-from .person import Fact, Reading, read_turn
+from .person import Fact, Reading, may_ask, read_turn
 
 STOP = "###STOP###"
 MAX_CHARS = 4000  # a person's turn is short; anything past this is not read
@@ -111,6 +111,12 @@ _AGENT_SIDE = tuple(
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
         r"\bfor you\b",
         r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
+        # The speaker checking who the other is: "to verify it's the right person".
+        r"\bverify (?:your identity|(?:that )?(?:it's|it is|you're|you are) (?:the )?(?:right"
+        r"|correct) (?:person|customer|account holder))\b",
+        # The speaker keeping the listener informed: "I've already informed you about the
+        # current stale record".
+        r"\bi(?:'ve| have) (?:already )?(?:informed|notified|advised) you\b",
         # The speaker as the one questions come to: "I just received a general question".
         r"\bi (?:just |have just )?(?:received|got|was given) (?:a|an|this|the) (?:\w{1,20} )?"
         r"(?:question|query|inquiry|enquiry)\b(?! from)",
@@ -226,7 +232,7 @@ _THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
 _DOES_WORK = re.compile(
     r"\b(?:i(?:'ll| will| shall| am going to|'m going to| can't| cannot| can not| am unable to"
     r"|'m unable to| am not able to|'m not able to)|let me)\s+(?:now\s+|also\s+|just\s+"
-    r"|again\s+|first\s+)?([a-z]+)\b"
+    r"|again\s+|first\s+|go ahead and\s+)?([a-z]+)\b"
 )
 
 
@@ -281,10 +287,17 @@ def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
             continue
         clause = re.split(r"[.;:!?,\n]", low[match.end() : match.end() + 80], maxsplit=1)[0]
         rest = rp.tokens(clause)[:6]  # what the work is done on, in the same clause
+        # "I'll search for flights between NBO and LYS": the search the service runs.
+        if rest[:1] in (["for"], ["up"]) and not _SPEAKER & set(rest):
+            plural = records | {r + "s" for r in records}
+            if plural & set(rest[1:4]):
+                return True
         for k, word in enumerate(rest):
             if rest[k + 1 : k + 2] and rest[k + 1] in _ID_HANDLE:
                 break  # "I can't find the order number": the person's handle on it
-            if word in records and k and (rest[k - 1] in _THEIRS or rest[k - 1].endswith("'s")):
+            # "the order", "your booking", "the latest records": one word may sit between.
+            before = rest[max(0, k - 2) : k]
+            if word in records and k and any(w in _THEIRS or w.endswith("'s") for w in before):
                 return True
             if word in _SPEAKER:
                 break  # "I'll check my e-mail": the person's own
@@ -298,10 +311,20 @@ def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
 _SLOT = re.compile(r"[\[{<][A-Za-z]{1,20}(?:[ _][A-Za-z]{1,20}){1,5}[\]}>]")
 
 
+# A label with nothing after it ("Order id:"), or the writer's own name for the kind of
+# ask it was given ("I have a general question about my account").
+_EMPTY_LABEL = re.compile(r"^\W{0,3}[A-Za-z][\w ]{0,30}:\W{0,3}$")
+_ASK_KIND = re.compile(r"\b(?:a|my|one) (?:general|concrete|vague) (?:question|request|ask)\b")
+
+
 def unfilled_slot(text: str) -> bool:
     """A slot of a template the writer was shown, left in place of a value: no person
-    writes "[List of items]"."""
-    return bool(_SLOT.search(text[:MAX_CHARS]))
+    writes "[List of items]", nor "Order id:" with nothing after it, nor calls their own
+    question "a general question"."""
+    head = text[:MAX_CHARS]
+    return bool(
+        _SLOT.search(head) or _EMPTY_LABEL.match(head.strip()) or _ASK_KIND.search(head.lower())
+    )
 
 
 # What the person came with: "your request" is the agent speaking of the person's ask.
@@ -339,7 +362,8 @@ _ID_HANDLE = _OWN_HANDLE - {"status", "details", "tracking"}
 # The speaker offers to act for the listener ("what you would like me to do"), or tells
 # the listener what they may do next ("You can try those options."): the agent's part.
 _OFFERS_TO_ACT = re.compile(
-    r"\byou(?: would| might| may)? (?:like|want|need) me to (?:do|help|assist|check|look)\b"
+    r"\byou(?: would| might| may)? (?:like|want|need) me to (?:do|help|assist|check|look|book"
+    r"|cancel|refund|change|find|search|process|handle|update)\b"
 )
 _ADVISES = re.compile(
     r"(?:^|[.!?]\s+)you (?:can|could|may|might|should) (?:try|visit|contact|call|reach|use"
@@ -462,6 +486,7 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
         # ... or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order"
         or re.search(rf"\b{re.escape(name)} {_ACTED}\b", low)
         for name in _own_names(facts)
+        if name in low  # most lines never name the person: no pattern to build
     )
 
 
@@ -582,13 +607,25 @@ def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     )
 
 
+_PROVIDE_THEM = re.compile(
+    r"\b(?:provide|give|send|tell|share)(?: me| us)? (?:them|it|those|these)\b(?! to you)"
+)
+
+
 def asks_for_own(text: str, facts: list[Fact]) -> bool:
     """The person asks for one of their own details ("I need the passenger's name to
     proceed"): that is the agent's part. Naming a detail while giving it ("the order
     number is ORD-1") is not asking for it."""
     low = text[:MAX_CHARS].lower()
+    if not may_ask(low):
+        return False
     asked = read_turn(text[:MAX_CHARS], facts).facts
-    return any(str(f.value).lower() not in low for f in asked)
+    if any(str(f.value).lower() not in low for f in asked):
+        return True
+    # "I would like to double-check the booking ref and flight id. please provide them
+    # again.": the details named, then asked for by a pronoun.
+    named = [f for f in facts if f.label in low and str(f.value).lower() not in low]
+    return bool(named) and bool(_PROVIDE_THEM.search(low))
 
 
 # The speaker announcing a question instead of asking it: "I'll ask why not."
@@ -644,7 +681,9 @@ _NO_SUBJECT = _ACK | rp.FUNCTION_WORDS | frozenset(
      "something", "anything", "thing", "things", "information", "info", "details", "wondering",
      "wonder", "like", "quick", "hoping", "hope", "someone", "somebody", "looking", "with",
      "hurry", "rush", "rushed", "urgent", "urgently", "asap", "quickly", "fast", "today",
-     "problem", "issue", "trouble", "frustrated", "confused", "stuck", "sort", "out", "fix"}
+     "problem", "issue", "trouble", "frustrated", "confused", "stuck", "sort", "out", "fix",
+     "bit", "little", "explain", "happened", "happen", "tell", "more", "trying", "waiting",
+     "long", "answer", "find", "getting", "started", "new", "service", "general"}
 )  # fmt: skip
 
 
@@ -896,8 +935,11 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
     found = sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
     # A value given for what the agent asked that nothing holds: "the passenger name is
     # John Smith" from a person whose brief has no passenger.
-    heard_words = set(_words(held))
-    found += sorted({w for w in labelled if w not in heard_words})
+    if labelled:
+        heard_words = set(_words(held))
+        found += sorted({w for w in labelled if w not in heard_words})
+    if not said_dates:
+        return found
     # A calendar date the brief does not hold ("I ordered it on the 1st of July") is a
     # detail made up as much as an id is; "last week" names no date and is the person's.
     held_dates = dates(held)
