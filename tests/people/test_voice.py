@@ -400,3 +400,27 @@ def test_the_fifth_sample_s_breaks_in_other_words() -> None:
         "Do you want me to send the order id again? It is ORD-1010.",
     ):
         assert turn_problem(text, plain) is None, text
+
+
+def test_the_sixth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks of the seed-79 sample (replayed in
+    test_realperson.py): the agent's refusals in contracted form, the speaker as the
+    service, the writer's constraint said back, a request for a detail the line itself
+    gives elsewhere, "I need to know ... to proceed"."""
+    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    for text in (
+        "Sorry, but I'm unable to help with that.",
+        "As a support agent, I can only see what is in the system.",
+        "I don't have the ability to change that.",
+        "I don't have any other details, sorry.",
+        "It is ORD-1010. Could I please have the order id once more?",
+        "I need to know the order number to proceed.",
+        "OK, I cannot run that order then.",
+    ):
+        assert turn_problem(text, plain) == "role_flip", text
+    for text in (
+        "As the agent told me yesterday, it is ORD-1010.",
+        "It is ORD-1010. Do you need my order id again?",
+        "I'm unable to find my receipt, but it is ORD-1010.",
+    ):
+        assert turn_problem(text, plain) is None, text

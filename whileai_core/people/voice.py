@@ -105,12 +105,18 @@ _AGENT_SIDE = tuple(
         r"|\blet me clarify\b|\bto proceed with (?:the|your) request\b",
         r"\b(?:the|that) \w{2,20} you(?:'re| are) looking for\b",
         r"\bi apologi[sz]e,? but\b|\bi (?:can't|cannot|can not) proceed\b"
-        r"|\bi (?:need|require) (?:the|your) [^.?!]{0,60}\bto proceed\b",
+        r"|\bi (?:need|require) (?:to know |to have )?(?:the|your) [^.?!]{0,60}\bto proceed\b",
         r"\bplease (?:provide|share) (?:me with )?(?:your|the|some|more)\b",
         r"\b(?:more|additional) (?:information|context|details) (?:so|in order) (?:that )?i\b",
         r"\b(?:let me|i'll|i will) (?:check|look into|look up|pull up|process)\b[^.?!]{0,80}"
         r"\bfor you\b",
         r"\bi(?:'d| would) be (?:happy|glad) to (?:help|assist)\b",
+        # The speaker as the service: "as a service's support assistant, I don't have the
+        # ability to search for your flight".
+        r"\bas an? (?:\w{1,20}'s )?(?:\w{1,20} )?(?:assistant|agent|representative|chatbot"
+        r"|bot),? (?:i|we)\b|\bi (?:do not|don't) have the ability to\b",
+        # The writer's own constraint said back: "I don't have any other IDs or numbers."
+        r"\b(?:do not|don't) have any other (?:ids?|numbers?|e-?mails?|details)\b",
         # The speaker checking who the other is: "to verify it's the right person".
         r"\bverify (?:your identity|(?:that )?(?:it's|it is|you're|you are) (?:the )?(?:right"
         r"|correct) (?:person|customer|account holder))\b",
@@ -186,10 +192,35 @@ def split_stop(text: str) -> tuple[str, bool]:
     return " ".join(cleaned.split()).strip(" .") if n else text, bool(n)
 
 
+# Contractions spelled out, so "I'm unable to assist" meets a pattern written for "I am
+# unable to assist" (and the other way round: both spellings are read).
+_CONTRACTIONS = (
+    (re.compile(r"\b(i|you|we|they|he|she|it|that|there)['\u2019]m\b", re.IGNORECASE), r"\1 am"),
+    (re.compile(r"\b(\w+)['\u2019]re\b", re.IGNORECASE), r"\1 are"),
+    (re.compile(r"\b(\w+)['\u2019]ve\b", re.IGNORECASE), r"\1 have"),
+    (re.compile(r"\b(\w+)['\u2019]ll\b", re.IGNORECASE), r"\1 will"),
+    (re.compile(r"\bcan['\u2019]t\b", re.IGNORECASE), "cannot"),
+    (re.compile(r"\bwon['\u2019]t\b", re.IGNORECASE), "will not"),
+    (re.compile(r"\b(\w+)n['\u2019]t\b", re.IGNORECASE), r"\1 not"),
+)
+
+
+def _spelled_out(text: str) -> str:
+    for pattern, repl in _CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def reads_as_agent(text: str) -> bool:
-    """A line only the service's side would write (or a tool call, or a template's token)."""
+    """A line only the service's side would write (or a tool call, or a template's token),
+    read as written and with its contractions spelled out."""
     text = text[:MAX_CHARS]
-    return any(p.search(text) for p in _AGENT_SIDE)
+    if any(p.search(text) for p in _AGENT_SIDE):
+        return True
+    if "'" not in text and "\u2019" not in text:
+        return False
+    full = _spelled_out(text)
+    return any(p.search(full) for p in _AGENT_SIDE)
 
 
 # Whose need a sentence is about. A need, a want or a question held by the listener
@@ -219,6 +250,7 @@ _WORK_VERBS = frozenset(
     {"check", "confirm", "verify", "find", "locate", "access", "retrieve", "look", "pull",
      "process", "handle", "review", "update", "cancel", "refund", "book", "rebook", "change",
      "modify", "issue", "escalate", "take", "search", "investigate", "reschedule", "proceed",
+     "run", "execute",
      "checked", "confirmed", "verified", "found", "located", "accessed", "retrieved",
      "looked", "pulled", "processed", "handled", "reviewed", "updated", "cancelled",
      "canceled", "refunded", "booked", "rebooked", "changed", "modified", "issued",
@@ -607,6 +639,12 @@ def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     )
 
 
+# A request for something to be handed to the speaker ("please give me the fare class");
+# not an offer ("do you need the order number?"), which is the person's.
+_GIVE_ME = re.compile(
+    r"\b(?:give|send|tell|provide|share)(?: me| us)\b|\b(?:could|can|may) i(?: please)? (?:have"
+    r"|get)\b"
+)
 _PROVIDE_THEM = re.compile(
     r"\b(?:provide|give|send|tell|share)(?: me| us)? (?:them|it|those|these)\b(?! to you)"
 )
@@ -625,7 +663,17 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
     # "I would like to double-check the booking ref and flight id. please provide them
     # again.": the details named, then asked for by a pronoun.
     named = [f for f in facts if f.label in low and str(f.value).lower() not in low]
-    return bool(named) and bool(_PROVIDE_THEM.search(low))
+    if named and _PROVIDE_THEM.search(low):
+        return True
+    # A request in a line that gives the value elsewhere: "... on the flexible fare class.
+    # please give me the fare class." asks for what the person just said is theirs.
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        part = sentence.lower()
+        if not _GIVE_ME.search(part):
+            continue
+        if any(str(f.value).lower() not in part for f in read_turn(sentence, facts).facts):
+            return True
+    return False
 
 
 # The speaker announcing a question instead of asking it: "I'll ask why not."
