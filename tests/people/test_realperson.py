@@ -26,7 +26,7 @@ from ..helpers import REPO
 
 DATA = REPO / "tests" / "data"
 LABELS: dict[str, Any] = json.loads((DATA / "realperson-labels.json").read_text())
-KNOWN_MISSES = {"orders": 0, "airline": 2}
+KNOWN_MISSES = {"orders": 2, "airline": 3}
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -96,6 +96,7 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
                     wrong.append(f"{row['scenario_id']}#{i} {label.split(':')[0]} passed: {text}")
     assert not wrong, "\n".join(wrong)
     # Breaks the check still lets through, labelled `missed:` so the gap stays on record
-    # (the airline sample's made-up typo "DNE"; "I'll search for flights", where the check
-    # does not know a search's record is a flight); fixing one means relabelling it.
+    # (a made-up typo "DNE"; "I'll search for flights", where the check does not know a
+    # search's record is a flight; "update it accordingly", the service's work on data; a
+    # destination the brief does not hold); fixing one means relabelling it.
     assert len(missed) == KNOWN_MISSES[name], missed

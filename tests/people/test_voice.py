@@ -424,3 +424,16 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
         "I'm unable to find my receipt, but it is ORD-1010.",
     ):
         assert turn_problem(text, plain) is None, text
+
+
+def test_the_seventh_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks of the seed-97 sample (replayed in
+    test_realperson.py)."""
+    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    assert turn_problem("Fine. Thank you for your cooperation.", plain) == "role_flip"
+    assert turn_problem("OK, I'll need to review the order details first.", plain) == "role_flip"
+    assert turn_problem("I'll need to find my receipt first.", plain) is None
+    customer = _turn(opener=True)
+    assert turn_problem("Hi, any news on orders for the customer ken.smith@example.com?",
+                        customer) == "third_person"  # fmt: skip
+    assert turn_problem("Hi, any news on my orders? I'm ken.smith@example.com.", customer) is None

@@ -93,7 +93,8 @@ _AGENT_SIDE = tuple(
         r"issued|reviewed|escalated)\b[^.?!]{0,80}\byour\b",
         r"\byour (?:order|booking|request|refund|account|ticket|reservation|issue|case)\b"
         r"[^.?!]{0,40}\b(?:has been|have been|is now|was successfully)\b",
-        r"\bthank you for (?:contacting|reaching out|your patience|choosing|your order)\b",
+        r"\bthank you for (?:contacting|reaching out|your patience|choosing|your order"
+        r"|your understanding|your cooperation)\b",
         r"\b(?:could|can|would) you (?:please )?(?:provide|share|confirm|give) (?:me )?"
         r"(?:with )?(?:your|the|some|a bit of|more|additional|a|an|any)\b",
         r"\bwhat (?:else )?can i (?:do|help you with)\b|\bcan i do for you\b",
@@ -264,7 +265,7 @@ _THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
 _DOES_WORK = re.compile(
     r"\b(?:i(?:'ll| will| shall| am going to|'m going to| can't| cannot| can not| am unable to"
     r"|'m unable to| am not able to|'m not able to)|let me)\s+(?:now\s+|also\s+|just\s+"
-    r"|again\s+|first\s+|go ahead and\s+)?([a-z]+)\b"
+    r"|again\s+|first\s+|go ahead and\s+|need to\s+)?([a-z]+)\b"
 )
 
 
@@ -513,6 +514,13 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
     from Ken Smith", "the booking made by Jo Okafor"): speaking of themself as another.
     Giving it as theirs ("I'm Ken Smith", "it is under Ken Smith") is not this."""
     low = " ".join(_words(text))
+    # "orders for the customer ana.okafor@example.com": their own e-mail or name as the
+    # customer's, someone else's.
+    lowered = text[:MAX_CHARS].lower()
+    for fact in facts:
+        value = str(fact.value).lower()
+        if fact.kind in ("email", "name") and f"the customer {value}" in lowered:
+            return True
     return any(
         re.search(rf"\b(?:from|by|belonging to|of) {re.escape(name)}\b", low)
         # ... or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order"
