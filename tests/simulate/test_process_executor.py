@@ -26,7 +26,11 @@ from whileai_core.testing import OpenAIStub
 
 from ..helpers import ORDERS_SPEC, REPO, run_cli
 from .test_model_simulate import _chooser
-from .test_shards import check_resume_finishes_a_cut_run, comparable
+from .test_shards import (
+    check_resume_finishes_a_cut_run,
+    check_shards_equal_the_unsharded_run,
+    comparable,
+)
 
 SPEC = load_spec(REPO / "specs" / "orders")
 
@@ -59,17 +63,9 @@ def test_make_executor_builds_processes_and_splits_the_concurrency() -> None:
 
 @pytest.mark.parametrize("name", ["orders", "airline"])
 def test_process_shards_equal_the_one_process_run_in_shard_order(tmp_path: Path, name: str) -> None:
-    spec = load_spec(REPO / "specs" / name)
-    out = tmp_path / "rows.jsonl"
-    said: list[str] = []
-    report = run_simulation(
-        spec, SimulateConfig(mode="sft", budget=90, reproducible=True),
-        executor=ProcessExecutor(shards=3, progress=said.append), output=str(out),
-    )  # fmt: skip
-    rows = _rows(out)
-    assert report.rows == len(rows) == 90
-    assert comparable(rows) == comparable(_unsharded(spec, mode="sft", budget=90))
-    assert sorted({row["shard"] for row in rows}) == ["1/3", "2/3", "3/3"]
+    rows, report, said = check_shards_equal_the_unsharded_run(
+        lambda progress: ProcessExecutor(shards=3, progress=progress), name, 90, 3, tmp_path
+    )
     assert _in_shard_order(rows)  # 1, 2, 3 whichever process finished first
     assert sum("done:" in line for line in said) == 3
     assert report.shards["executor"] == "processes" and report.tasks["shards"] == 3

@@ -22,7 +22,11 @@ from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.spec import load_spec
 
 from ..helpers import REPO
-from .test_shards import check_resume_finishes_a_cut_run, comparable
+from .test_shards import (
+    check_resume_finishes_a_cut_run,
+    check_shards_equal_the_unsharded_run,
+    comparable,
+)
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'whileai[ray]')")
 
@@ -64,17 +68,9 @@ def _unsharded(spec: Any = SPEC, **kw: Any) -> list[dict]:
 def test_four_ray_shards_merged_equal_the_unsharded_run(
     local_ray: Any, tmp_path: Path, name: str
 ) -> None:
-    spec = load_spec(REPO / "specs" / name)
-    out = tmp_path / "rows.jsonl"
-    said: list[str] = []
-    report = run_simulation(
-        spec, SimulateConfig(mode="sft", budget=120, reproducible=True),
-        executor=RayExecutor(shards=4, progress=said.append), output=str(out),
-    )  # fmt: skip
-    rows = _rows(out)
-    assert report.rows == len(rows) == 120
-    assert comparable(rows) == comparable(_unsharded(spec, mode="sft", budget=120))
-    assert sorted({row["shard"] for row in rows}) == ["1/4", "2/4", "3/4", "4/4"]
+    rows, _, said = check_shards_equal_the_unsharded_run(
+        lambda progress: RayExecutor(shards=4, progress=progress), name, 120, 4, tmp_path
+    )
     # Each shard's rows arrive together, as that shard finished.
     order = [row["shard"] for row in rows]
     assert sum(order[i] != order[i - 1] for i in range(1, len(order))) == 3

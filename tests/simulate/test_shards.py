@@ -53,6 +53,29 @@ def comparable(rows: list[dict]) -> list[dict]:
     return sorted(out, key=lambda r: (r["scenario_id"], r["rollout_index"]))
 
 
+def check_shards_equal_the_unsharded_run(
+    make: Callable[[Callable[[str], None]], Any], name: str, budget: int, shards: int,
+    tmp_path: Path,
+) -> tuple[list[dict], Any, list[str]]:
+    """The row contract every sharded executor keeps: `make(progress)` builds the executor;
+    its sft run of `budget` rows on spec `name` holds the unsharded run's rows, each
+    labelled with its shard. Returns the rows as written, the report and the progress
+    lines, for the executor's own checks (row order, its report)."""
+    out = tmp_path / "rows.jsonl"
+    said: list[str] = []
+    report = run_simulation(
+        load_spec(REPO / "specs" / name),
+        SimulateConfig(mode="sft", budget=budget, reproducible=True),
+        executor=make(said.append),
+        output=str(out),
+    )
+    rows = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    assert report.rows == len(rows) == budget
+    assert comparable(rows) == comparable(_play(name, mode="sft", budget=budget))
+    assert sorted({row["shard"] for row in rows}) == [f"{i}/{shards}" for i in range(1, shards + 1)]
+    return rows, report, said
+
+
 def check_resume_finishes_a_cut_run(executor: Callable[[], Any], tmp_path: Path) -> None:
     """The resume contract every sharded executor keeps (Ray's, the local processes'):
     a cut output (shard 1 complete, half of shard 3, a torn last line) resumes by
