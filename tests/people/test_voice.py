@@ -314,7 +314,10 @@ def test_the_third_sample_s_breaks_in_other_words() -> None:
     assert turn_problem("Morning! Maybe I can help you with the shipping part.", plain) == (
         "role_flip"
     )
-    assert turn_problem("Good news: your system now shows it as delivered.", plain) == ("role_flip")
+    assert turn_problem("Good news: the system now shows it as delivered.", plain) == ("role_flip")
+    # The original SDK's persons tell what they saw in the service's app: theirs to say.
+    seen = "Your system shows a duplicate for ORD-1010; go by the one with today's date."
+    assert turn_problem(seen, plain) is None
     assert turn_problem("Looks like the parcel is already in the database.", plain) == ("role_flip")
     assert turn_problem("My account number is 88213, does that help?", plain) == "invented_fact"
     assert turn_problem("it's 40917 i think", plain) == "invented_fact"

@@ -772,7 +772,8 @@ def gives_verdict(reply: str) -> bool:
         return False
     if words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"]):
         return True
-    first = rp.clauses(reply[:TEXT_CAP])[0].strip().lower() if rp.clauses(reply) else ""
+    parts = rp.clauses(reply[:TEXT_CAP])
+    first = parts[0].strip().lower() if parts else ""
     return bool(_STATED_VERDICT.match(first)) and not _KNOWS.search(first)
 
 

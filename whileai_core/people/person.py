@@ -166,6 +166,28 @@ def _words(sentence: str) -> set[str]:
     return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
 
 
+# What an agent's request names: "Please give me the flight id and passenger name and
+# fare class." -> flight id, passenger name, fare class.
+_ASKS_FOR = re.compile(
+    r"\b(?:give|provide|send|tell|share)(?: me| us)?(?: with)? (?:the |your )?([^.?!]{3,120})"
+)
+_LIST_SPLIT = re.compile(r",? and |, | or ")
+_ARTICLES = frozenset({"the", "your", "a", "an"})
+
+
+def asked_labels(text: str) -> list[str]:
+    """The names of what an agent's request asks to be given, held or not: `read_turn`
+    tells which of the person's facts it asks for, this what it calls them (so a value
+    given under one of them can be held to the person's brief)."""
+    labels = []
+    for match in _ASKS_FOR.finditer(text[:4000].lower()):
+        for part in _LIST_SPLIT.split(match.group(1)):
+            words = [w for w in re.findall(r"[a-z0-9]+", part) if w not in _ARTICLES]
+            if 1 <= len(words) <= 3:
+                labels.append(" ".join(words))
+    return labels
+
+
 def may_ask(text: str) -> bool:
     """Whether `text` holds a question, a request or a "without the ..." at all: a line
     with none of them asks for nothing, and `read_turn` need not read it sentence by

@@ -57,7 +57,7 @@ from ..errors import PersonDropped
 from ..judges import replies as rp
 from ..judges.evidence import dates, identifiers
 from ..text.similarity import WordNgramEmbedder, cosine
-from .person import Fact, Reading, may_ask, read_turn
+from .person import Fact, Reading, asked_labels, may_ask, read_turn
 
 STOP = "###STOP###"
 MAX_CHARS = 4000  # a person's turn is short; anything past this is not read
@@ -411,13 +411,15 @@ _ADVISES = re.compile(
 
 
 # The speaker saying what the service's system holds or shows ("I found that it's in the
-# system now", "the system has not provided any changes"): only the agent sees that.
+# system now", "the system has not provided any changes"): only the agent sees that. "Your
+# system shows a duplicate" is a person telling what they saw in the service's app (the
+# original SDK's persons say it), so only "the" or "our" system counts.
 _SYSTEM_SAYS = re.compile(
-    r"\b(?:the|your|our) (?:system|database)(?: now| still| also)? (?:shows?|says?|lists?"
+    r"\b(?:the|our) (?:system|database)(?: now| still| also)? (?:shows?|says?|lists?"
     r"|returned|reports?|(?:has|had|hasn't|has not|hadn't|did not|didn't|does not|doesn't)"
     r"(?: now| yet| still)? (?:provided|returned|shown|show|listed|updated|changed))\b"
     r"|\b(?:it|this|that|they|the \w{1,20})(?:'s| is| was|'re| are)(?: now| actually| still"
-    r"| already| not){0,2} (?:in|on) (?:the|your|our) (?:system|database)\b"
+    r"| already| not){0,2} (?:in|on) (?:the|our) (?:system|database)\b"
 )
 
 
@@ -940,30 +942,12 @@ _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,12}(?![\w]|[.,]\d)")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
-# What an agent's request names: "Please give me the flight id and passenger name and
-# fare class." -> flight id, passenger name, fare class.
-_ASKS_FOR = re.compile(
-    r"\b(?:give|provide|send|tell|share)(?: me| us)?(?: with)? (?:the |your )?([^.?!]{3,120})"
-)
-_LIST_SPLIT = re.compile(r",? and |, | or ")
-
-
-def _asked_labels(agent_last: str) -> list[str]:
-    labels = []
-    for match in _ASKS_FOR.finditer(agent_last[:MAX_CHARS].lower()):
-        for part in _LIST_SPLIT.split(match.group(1)):
-            words = [w for w in _words(part) if w not in ("the", "your", "a", "an")]
-            if 1 <= len(words) <= 3:
-                labels.append(" ".join(words))
-    return labels
-
-
 def labelled_values(text: str, agent_last: str) -> list[str]:
     """The first word of each value the line gives under a label the agent asked for
     ("The passenger name is John Smith and the fare class is economy." -> john, economy)."""
     low = " ".join(_words(text))
     found = []
-    for label in _asked_labels(agent_last):
+    for label in asked_labels(agent_last):
         for match in re.finditer(rf"\b{re.escape(label)} (?:is|was|would be) (\w+)", low):
             word = match.group(1)
             if word not in rp.FUNCTION_WORDS and not rp.is_negator(word):
