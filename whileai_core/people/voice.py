@@ -55,7 +55,7 @@ from typing import Any
 
 from ..errors import PersonDropped
 from ..judges import replies as rp
-from ..judges.evidence import dates, identifiers
+from ..judges.evidence import dates, identifiers, numbers
 from ..text.similarity import WordNgramEmbedder, cosine
 from .person import Fact, Reading, asked_labels, may_ask, read_turn
 
@@ -554,10 +554,16 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
     the full amount?"), is the person's."""
     if "?" in text or not agent_last:
         return False
-    low = text[:MAX_CHARS].casefold()
-    own = {str(f.value).casefold() for f in facts}
-    shown = {v.casefold() for v in _VALUES.findall(agent_last[:MAX_CHARS])} - own
-    return len({v for v in shown if v in low}) >= 2
+    own = set().union(*(_values_in(str(f.value)) for f in facts))
+    shown = _values_in(agent_last[:MAX_CHARS]) - own
+    return len(shown & _values_in(text[:MAX_CHARS])) >= 2
+
+
+def _values_in(text: str) -> set[Any]:
+    """The values a record report carries, read by the judges' own readers: ids and
+    e-mails, calendar dates, amounts with a fraction."""
+    amounts = {("amount", n) for n in numbers(text) if n != int(n)}
+    return identifiers(text) | {("date", d) for d in dates(text)} | amounts
 
 
 def parrots(text: str, agent_last: str) -> bool:
@@ -936,8 +942,6 @@ _GIVEN_AS_ID = re.compile(
 
 # A bare number long enough to be an id, an account or an amount ("the order is 12345");
 # a year ("since 2024") is not one. Bounded runs, no backtracking.
-# Values a report carries: ISO dates, amounts with decimals, ids with a letter prefix.
-_VALUES = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,9}\.\d{2}\b|\b[A-Za-z]{2,5}-\d{3,10}\b")
 _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,12}(?![\w]|[.,]\d)")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
