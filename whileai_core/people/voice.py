@@ -56,6 +56,7 @@ from typing import Any
 from ..errors import PersonDropped
 from ..judges import replies as rp
 from ..judges.evidence import dates, identifiers, numbers
+from ..text.literals import GatedPatterns
 from ..text.similarity import WordNgramEmbedder, cosine
 from .person import Fact, Reading, asked_labels, may_ask, read_turn
 
@@ -218,16 +219,21 @@ def _spelled_out(text: str) -> str:
     return text
 
 
+# Each searched only on lines holding one of its required literals: most person lines
+# hold none, and this check runs on every turn of every model-backed rollout.
+_AGENT_GATED = GatedPatterns(_AGENT_SIDE)
+_SPELLED_GATED = GatedPatterns(_SPELLED_SIDE)
+
+
 def reads_as_agent(text: str) -> bool:
     """A line only the service's side would write (or a tool call, or a template's token),
     read as written and with its contractions spelled out."""
     text = text[:MAX_CHARS]
-    if any(p.search(text) for p in _AGENT_SIDE):
+    if _AGENT_GATED.search_any(text):
         return True
     if "'" not in text and "\u2019" not in text:
         return False
-    full = _spelled_out(text)
-    return any(p.search(full) for p in _SPELLED_SIDE)
+    return _SPELLED_GATED.search_any(_spelled_out(text))
 
 
 # Whose need a sentence is about. A need, a want or a question held by the listener

@@ -9,4 +9,6 @@ level (`levels.py`) instead of with a private tokenizer and threshold:
     similarity.py  one similarity for prompts: the hash embedding, exact cosine search
                    (leakage, the `simulate --traces` near-copy guard)
     levels.py      the named thresholds each of those stages uses
+    literals.py    the literals every match of a regex holds: a cheap gate before a search
+                   (readers that try many patterns on every line)
 """
