@@ -424,6 +424,8 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
     for text in (
         "As the agent told me yesterday, it is ORD-1010.",
         "It is ORD-1010. Do you need my order id again?",
+        "It is ORD-1010. Do you need the order id again?",
+        "Do you need the booking reference again? It is ORD-1010.",
         "I'm unable to find my receipt, but it is ORD-1010.",
     ):
         assert turn_problem(text, plain) is None, text

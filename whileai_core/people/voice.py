@@ -286,7 +286,8 @@ def serves_listener(text: str) -> bool:
     you like to know?", "If you have any other questions, don't hesitate to ask", "Is
     there anything else you need?", "If you have any other details, please let me know".
     What the listener needs *from the speaker* ("Do you need my order number?", "What do
-    you need from me?") is the person's to give, not this."""
+    you need from me?", "Do you need the booking reference again?") is the person's to
+    give, not this."""
     for sentence in rp.sentences(text[:MAX_CHARS]):
         words = rp.tokens(sentence)
         for i, word in enumerate(words):
@@ -301,8 +302,13 @@ def serves_listener(text: str) -> bool:
             if words[j] in _WANT_VERBS:
                 if after[:1] == ["to"] and words[j] != "like":
                     continue  # "you need to refund me": the person's demand
-                # "if you need them": something already named, most often the person's.
-                if not (_SPEAKER | _NAMED_BEFORE) & set(after[:2]) and not _SPEAKER & set(after):
+                # "if you need them": something already named, most often the person's;
+                # "do you need the order id again?": a handle only the speaker holds.
+                if (
+                    not (_SPEAKER | _NAMED_BEFORE) & set(after[:2])
+                    and not _SPEAKER & set(after)
+                    and not _ID_HANDLE & set(after)
+                ):
                     return True
             elif words[j] == "have":
                 k = j + 1
