@@ -48,7 +48,7 @@ def _commands(empty: str, full: str, labels: str, out: str) -> dict[str, list[st
         "pairs": ["pairs", empty, "--judge", DEAD],
         "rubrics": ["rubrics", empty],
         "validate": ["validate", empty],
-        "split": ["split", empty],
+        "split": ["split", empty, "--production", out],
         "leakage": ["leakage", empty, "--sources", full],
         "push": ["push", empty, "--name", "daily"],
         "merge": ["merge", empty, empty],
