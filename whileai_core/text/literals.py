@@ -160,11 +160,16 @@ class GatedPatterns:
     def search_any(self, text: str) -> bool:
         # Gated on ASCII lines only: there case folding is the regex engine's own, while
         # a character such as "\u0130" folds to two ("i" and a combining dot) that a
-        # literal "i" would no longer meet.
+        # literal "i" would no longer meet. Plain loops: a generator per pattern cost
+        # as much as the scans it gates.
         folded = text.lower() if text.isascii() else None
         for pattern, gate in self._gates:
-            if gate is not None and folded is not None and not any(s in folded for s in gate):
-                continue
+            if gate is not None and folded is not None:
+                for literal in gate:
+                    if literal in folded:
+                        break
+                else:
+                    continue
             if pattern.search(text):
                 return True
         return False
