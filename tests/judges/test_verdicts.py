@@ -57,9 +57,7 @@ def _judge(prompt: str, reply: str) -> dict[str, Any]:
 def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
     fields = _judge(prompt, reply)
     assert fields["reward"] == 0.0, fields
-    assert "nothing it was told covers" in fields["reason"] or "echoed the ask" in (
-        fields["reason"]
-    )
+    assert "nothing it was told covers" in fields["reason"], fields["reason"]
 
 
 @pytest.mark.parametrize(
@@ -73,6 +71,10 @@ def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
         ("Is there a phone line?", "There is no information about a phone line here."),
         # The thing asked about is what the system prompt speaks of.
         ("Do you sell Campagnolo parts?", "Yes, we do: Campagnolo and Shimano."),
+        # A yes or a no that restates the question answers it; it does not hand the ask
+        # back (it was failed as an echo before).
+        ("Do you sell Campagnolo parts?", "Yes, we sell Campagnolo parts."),
+        ("Do you deliver on Sundays?", "No, we do not deliver on Sundays."),
     ],
 )
 def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:
@@ -142,3 +144,11 @@ def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
 def test_a_short_answer_in_other_words_still_answers(prompt: str, reply: str) -> None:
     fields = _judge(prompt, reply)
     assert "said nothing of substance" not in str(fields.get("reason")), fields
+
+
+def test_a_yes_to_a_request_with_nothing_done_is_the_ask_handed_back() -> None:
+    """"Can you ...?" asks for an act: a yes that restates it and does nothing is not the
+    answer a yes/no question about the service gets."""
+    fields = _judge("Can you cancel my order ORD-4411?", "Yes, I can cancel your order ORD-4411.")
+    assert fields["reward"] == 0.0, fields
+    assert "echoed the ask" in fields["reason"], fields["reason"]

@@ -246,7 +246,10 @@ def _general(seen: _Seen) -> list[Check]:
     own = rp.own_text(seen.reply, seen.ev.user_turns)
     empty = (
         rp.content_free(own)
-        or rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
+        or (
+            rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
+            and not fd.answers_yes_or_no(seen.ev)
+        )
         or rp.talks_past(own, seen.ev.user_text)
     )
     checks.append(check("general_answered", not empty, "answered", "said nothing of substance"))

@@ -246,6 +246,32 @@ _LIGHT_VERBS = frozenset(
 )  # fmt: skip
 
 
+def answers_yes_or_no(ev: Evidence) -> bool:
+    """The reply settles the person's yes/no question ("Do you sell Campagnolo parts?" ->
+    "Yes, we sell Campagnolo parts."): restating the question under a yes or a no is an
+    answer, not the ask handed back. Whether the answer is founded is
+    `unfounded_verdicts`' to say."""
+    asks = ev.user_turns
+    if not asks or not gives_verdict(ev.reply):
+        return False
+    for ask in (asks[-1], asks[0]):
+        if polar_question(ask):
+            # "Can you cancel ORD-1?" asks for an act: "Yes, I can cancel ORD-1." with
+            # no call is the ask handed back, not an answer.
+            return not _ASKS_AN_ACT.search(ask[:TEXT_CAP].lower())
+    return False
+
+
+_CALENDAR = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+     "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays",
+     "january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"}
+)  # fmt: skip
+# A yes/no question that is a request for the listener to act.
+_ASKS_AN_ACT = re.compile(r"\b(?:can|could|would|will) you\b")
+
+
 def unfounded_verdicts(ev: Evidence) -> list[str]:
     """A yes or a no to a question about the service that nothing the agent was told
     speaks of ("Is this chat recorded?" -> "No, this chat is not stored anywhere.", "Do
@@ -273,7 +299,14 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     if ev.spec is not None:
         known += [f"{t.name} {t.description}" for t in ev.spec.tools]
     known += [" ".join(name_words(t)) for t in ev.tools]
-    if covers("\n".join(known), topic):
+    # What it looked the record up by is told as well ("... under Kim?" after a lookup
+    # with last_name Kim).
+    told = "\n".join([*known, *(" ".join(map(str, leaves(c.arguments))) for c in ev.calls)])
+    # A name in the question ("Do you have a shop in Lyon?") is what it is about: the
+    # system prompt's "bike shop" does not speak of Lyon.
+    # Days and months are capitalised without naming anything ("weekdays" covers them).
+    names = (named_things(asks[-1]) | named_things(asks[0])) & set(topic) - _CALENDAR
+    if covers(told, topic) and all(covers(told, [n]) for n in names):
         return []
     return [f"answers {' '.join(topic[:4])!r} yes or no, which nothing it was told covers"]
 
@@ -510,7 +543,7 @@ def stalled(ev: Evidence) -> str | None:
     if ev.calls:
         return None
     reply = ev.reply
-    if rp.echoed(reply, ev.user_turns, ev.objects):
+    if rp.echoed(reply, ev.user_turns, ev.objects) and not answers_yes_or_no(ev):
         return "echoed the ask back and did nothing"
     own = rp.own_text(reply, ev.user_turns)
     if rp.content_free(own):
