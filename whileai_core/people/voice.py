@@ -122,6 +122,19 @@ _AGENT_SIDE = tuple(
         # The speaker checking who the other is: "to verify it's the right person".
         r"\bverify (?:your identity|(?:that )?(?:it's|it is|you're|you are) (?:the )?(?:right"
         r"|correct) (?:person|customer|account holder))\b",
+        # The service's apology, sympathy and promises: "I'm sorry for the inconvenience",
+        # "I'm sorry to hear that", "I'll look into it", "I will send you a confirmation
+        # email".
+        r"\b(?:sorry|apologi[sz]e) for (?:the|any|this) inconvenience\b"
+        r"|\bi(?:'m| am) (?:so |very |really )?sorry to hear (?:that|about)\b"
+        r"|\b(?:steps|actions) you (?:need|have|will need) to take\b"
+        r"|\bi(?:'ll| will) look into (?:it|this|that)\b"
+        r"|\b(?:i|we)(?:'ll| will) (?:send|email|e-mail) you (?:a |the )?confirmation\b",
+        # The service sending the listener on: "If the issue persists, try contacting us";
+        # "If there's anything else, please let me know".
+        r"\b(?:contact|contacting|reach out to|reaching out to|call|calling) us\b"
+        r"|\bif there(?:'s| is) anything else,? (?:please )?(?:let me know|feel free|don't "
+        r"hesitate|do not hesitate)\b",
         # The speaker keeping the listener informed: "I've already informed you about the
         # current stale record".
         r"\bi(?:'ve| have) (?:already )?(?:informed|notified|advised) you\b",
@@ -457,6 +470,19 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
     return False
 
 
+# The service's people, named by the agent ("a colleague will need to tell them apart").
+_STAFF = ("colleague", "team", "supervisor", "manager", "specialist", "department")
+_MY_STAFF = re.compile(rf"\bmy (?:[a-z]{{1,20}} )?({'|'.join(_STAFF)})s?\b")
+
+
+def owns_listener_staff(text: str, agent_last: str) -> bool:
+    """The person calls the service's people their own: told "a colleague will need to
+    tell them apart", they answer "once my colleague confirms it". Their own manager,
+    named when the agent named none, is theirs."""
+    said = agent_last[:MAX_CHARS].lower()
+    return any(m.group(1) in said for m in _MY_STAFF.finditer(text[:MAX_CHARS].lower()))
+
+
 def says_not_found(text: str, objects: Iterable[str] = ()) -> bool:
     """A statement that the service's record is missing ("The booking was not found."):
     the result of a search only the agent ran. The person's own things ("I can't find my
@@ -560,22 +586,39 @@ def _words(text: str) -> list[str]:
 
 def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) -> bool:
     """A statement that says back two or more of the values the agent just reported
-    (amounts, dates, ids the person does not hold): "The order is completed with an amount
-    of 289.96 USD. It was created on 2025-02-17." is the agent's finding in the person's
-    mouth. Picking one of two records by its date, or asking about the values ("is 289.96
-    the full amount?"), is the person's."""
+    (amounts, dates, ids the person does not hold, the status): "The order is completed
+    with an amount of 289.96 USD. It was created on 2025-02-17." is the agent's finding
+    in the person's mouth. Picking one of two records by its date, or asking about the
+    values ("is 289.96 the full amount?"), is the person's."""
     if "?" in text or not agent_last:
         return False
     own = set().union(*(_values_in(str(f.value)) for f in facts))
     shown = _values_in(agent_last[:MAX_CHARS]) - own
-    return len(shown & _values_in(text[:MAX_CHARS])) >= 2
+    said = _values_in(text[:MAX_CHARS])
+    said |= {v for v in shown if v[0] == "status" and _states_status(text[:MAX_CHARS], v[1])}
+    return len(shown & said) >= 2
+
+
+# A record's status as a report states it: "status refunded", "the status is already
+# refunded", "status: pending".
+_STATUS_IS = re.compile(
+    r"\bstatus(?: is| was|:)? (?:already |still |now |currently )?([a-z][a-z_-]{2,20})\b"
+)
 
 
 def _values_in(text: str) -> set[Any]:
     """The values a record report carries, read by the judges' own readers: ids and
-    e-mails, calendar dates, amounts with a fraction."""
+    e-mails, calendar dates, amounts with a fraction; and the status it states."""
     amounts = {("amount", n) for n in numbers(text) if n != int(n)}
-    return identifiers(text) | {("date", d) for d in dates(text)} | amounts
+    status = {("status", m.group(1)) for m in _STATUS_IS.finditer(text.lower())}
+    return identifiers(text) | {("date", d) for d in dates(text)} | amounts | status
+
+
+def _states_status(text: str, status: str) -> bool:
+    """The line says the record is in `status` ("the order is completed", "its status is
+    already refunded")."""
+    return re.search(rf"\b(?:is|was|are|status) (?:already |still |now )?{re.escape(status)}\b",
+                     text.lower()) is not None  # fmt: skip
 
 
 def parrots(text: str, agent_last: str) -> bool:
@@ -717,6 +760,22 @@ _NARRATES = re.compile(
 )
 
 
+# The speaker promising a detail instead of giving it ("I'll give you the order id, and
+# you'll tell me ..."): the brief's plan narrated. Said with the value, it is an answer.
+_PROMISES = re.compile(
+    r"\bi(?:'ll| will| am going to|'m going to) (?:then )?(?:give|provide|send|share|tell) you "
+    r"(?:the|my|all|any)\b"
+)
+# The writer's instruction itself as the line: "ask why.", "Reply that it is urgent.".
+# The whole line is one short imperative, no question; "Ask them why? I want it
+# refunded." is a person's.
+_INSTRUCTION = re.compile(
+    r"^\W{0,3}(?:ask|reply|respond|say (?:that|why|what|so))\b(?!,)[^.?!]{0,40}[.!]?\s{0,3}$"
+)
+# The brief's own words for the person's business, which people do not use for theirs.
+_WRITER_WORDS = re.compile(r"\berrands?\b|\bin character\b|\bthe brief\b")
+
+
 # The writer's name for the one the person is talking to, used as if about someone
 # else ("Why can't the assistant get the booking details?"): the brief's narration.
 _NAMES_ASSISTANT = re.compile(r"\bthe assistant(?:'s)?\b")
@@ -728,13 +787,19 @@ _SNAKE = re.compile(r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,4}\b")
 
 def narrates(text: str, own: Iterable[Any] = ()) -> bool:
     """The line says which move the person will make ("I'll ask why not.", "I will ask
-    what else can be done") rather than making it, speaks of the listener as "the
-    assistant", or names a tool or field as the writer's list does: the writer's
-    instructions name the moves and the tools, the person makes the moves."""
+    what else can be done", "I'll give you the order id" with no id, or the bare
+    instruction "ask why.") rather than making it, speaks of the listener as "the
+    assistant" or of the person's business as the brief does ("errand"), or names a tool
+    or field as the writer's list does: the writer's instructions name the moves and the
+    tools, the person makes the moves."""
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
-    if _NARRATES.search(low) or _NAMES_ASSISTANT.search(low):
+    if _NARRATES.search(low) or _NAMES_ASSISTANT.search(low) or _WRITER_WORDS.search(low):
+        return True
+    if _INSTRUCTION.search(low):
         return True
     held = {str(v).casefold() for v in own}
+    if _PROMISES.search(low) and not any(v and v in low for v in held):
+        return True
     return any(m.group(0) not in held for m in _SNAKE.finditer(low))
 
 
@@ -765,7 +830,8 @@ _NO_SUBJECT = _ACK | rp.FUNCTION_WORDS | frozenset(
      "hurry", "rush", "rushed", "urgent", "urgently", "asap", "quickly", "fast", "today",
      "problem", "issue", "trouble", "frustrated", "confused", "stuck", "sort", "out", "fix",
      "bit", "little", "explain", "happened", "happen", "tell", "more", "trying", "waiting",
-     "long", "answer", "find", "getting", "started", "new", "service", "general"}
+     "long", "answer", "find", "getting", "started", "new", "service", "general", "unsure",
+     "certain", "uncertain", "exactly"}
 )  # fmt: skip
 
 
@@ -871,7 +937,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
         return "role_flip"  # a search's result nobody reported to the person
-    if acts_for_listener(text):
+    if acts_for_listener(text) or owns_listener_staff(text, turn.agent_last):
         return "role_flip"
     if unfilled_slot(text):
         return "writer_text"
