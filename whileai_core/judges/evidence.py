@@ -43,6 +43,18 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DIGIT = re.compile(r"\d")
+_STATUS_SAID = re.compile(
+    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of|to|as)|\s*[:=]|(?= ))(?:\s+(?:now|currently"
+    r"|still|already))?\s*[\"'`]?([a-z][a-z_-]{2,24})",
+    re.IGNORECASE,
+)
+# Words after "status" that are not a status: function words ("status has been
+# updated", "the status may have changed") and words about the status itself.
+_NOT_A_STATUS = rp.FUNCTION_WORDS | frozenset(
+    {"currently", "unknown", "unclear", "marked", "showing", "listed", "page", "update",
+     "check", "shows", "reads", "report", "updates", "says", "said", "changed", "field",
+     "code", "line", "bar", "quo"}
+)  # fmt: skip
 _DATE_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
 _DATE_DM = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+(\d{{4}}))?",
                       re.IGNORECASE)  # fmt: skip
@@ -305,6 +317,19 @@ def _records(result: dict[str, Any] | None) -> list[Any]:
 
 def status_words(status: str) -> list[str]:
     return rp.tokens(status.replace("_", " "))
+
+
+def stated_statuses(text: str) -> list[str]:
+    """The statuses `text` says a record has ("the status is refunded", "status:
+    in_progress", "its status is already cancelled", a report's "status refunded, amount
+    ..."), casefolded, '-' as '_'; words after "status" that are not one ("status has
+    been updated") are left out."""
+    found = []
+    for match in _STATUS_SAID.finditer(text[:TEXT_CAP]):
+        said = match.group(1).casefold().replace("-", "_")
+        if said.split("_")[0] not in _NOT_A_STATUS:
+            found.append(said)
+    return found
 
 
 @dataclass

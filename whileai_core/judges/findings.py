@@ -33,6 +33,7 @@ from .evidence import (
     polar_question,
     reports_missing,
     result_json,
+    stated_statuses,
     status_words,
     time_frames,
     tool_words,
@@ -47,18 +48,6 @@ _MONEY = re.compile(
     r"|(?<![\d,.])(\d[\d,]*(?:\.\d+)?)\s?(?:usd|eur|gbp|chf|cad|aud|dollars?|euros?|pounds?)\b",
     re.IGNORECASE,
 )
-_STATUS_SAID = re.compile(
-    r"\bstatus(?:\s+(?:is|was|shows|reads|says|of|to|as)|\s*[:=])(?:\s+(?:now|currently"
-    r"|still))?\s*[\"'`]?([a-z][a-z_-]{2,24})",
-    re.IGNORECASE,
-)
-# Words after "status" that are not a status: function words ("status has been
-# updated", "the status may have changed") and words about the status itself.
-_NOT_A_STATUS = rp.FUNCTION_WORDS | frozenset(
-    {"currently", "unknown", "unclear", "marked", "showing", "listed", "page", "update",
-     "check", "shows", "reads", "report", "updates", "says", "said", "changed", "field",
-     "code", "line", "bar", "quo"}
-)  # fmt: skip
 _COUNTS = re.compile(
     r"\b(two|both|multiple|several|more than one|duplicates?|duplicated|another|each|either"
     r"|neither|second|twice|couple|2 (?:orders|records|bookings|matches|results|accounts))\b"
@@ -459,10 +448,9 @@ def _status_conflicts(ev: Evidence) -> list[str]:
                 problems.append(f"says it is not {status}, but the record is {status}")
                 break
     known = {w for s in ev.statuses for w in status_words(s)} | ev.statuses
-    for match in _STATUS_SAID.finditer(ev.reply):
-        said = match.group(1).casefold().replace("-", "_")
+    for said in stated_statuses(ev.reply):
         first = said.split("_")[0]
-        if ev.statuses and said not in known and first not in known and first not in _NOT_A_STATUS:
+        if ev.statuses and said not in known and first not in known:
             problems.append(f"says the status is {said}, but the record shows "
                             f"{'/'.join(sorted(ev.statuses))}")  # fmt: skip
     return problems

@@ -55,7 +55,7 @@ from typing import Any
 
 from ..errors import PersonDropped
 from ..judges import replies as rp
-from ..judges.evidence import dates, identifiers, numbers
+from ..judges.evidence import dates, identifiers, numbers, stated_statuses
 from ..text.literals import GatedPatterns
 from ..text.similarity import WordNgramEmbedder, cosine
 from .person import Fact, Reading, asked_labels, may_ask, read_turn
@@ -599,18 +599,11 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
     return len(shown & said) >= 2
 
 
-# A record's status as a report states it: "status refunded", "the status is already
-# refunded", "status: pending".
-_STATUS_IS = re.compile(
-    r"\bstatus(?: is| was|:)? (?:already |still |now |currently )?([a-z][a-z_-]{2,20})\b"
-)
-
-
 def _values_in(text: str) -> set[Any]:
     """The values a record report carries, read by the judges' own readers: ids and
     e-mails, calendar dates, amounts with a fraction; and the status it states."""
     amounts = {("amount", n) for n in numbers(text) if n != int(n)}
-    status = {("status", m.group(1)) for m in _STATUS_IS.finditer(text.lower())}
+    status = {("status", said) for said in stated_statuses(text)}
     return identifiers(text) | {("date", d) for d in dates(text)} | amounts | status
 
 
