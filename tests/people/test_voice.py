@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -444,6 +445,14 @@ def test_the_seventh_sample_s_breaks_in_other_words() -> None:
     assert turn_problem("Hi, any news on my orders? I'm ken.smith@example.com.", customer) is None
 
 
+def _reads_as(breaks: Iterable[tuple[str, Turn, str]], fine: Iterable[tuple[str, Turn]]) -> None:
+    """Each break is named as given; each fine line passes."""
+    for text, turn, why in breaks:
+        assert turn_problem(text, turn) == why, text
+    for text, turn in fine:
+        assert turn_problem(text, turn) is None, text
+
+
 def test_the_eighth_sample_s_breaks_in_other_words() -> None:
     """Held-out wordings of the breaks of the seed-131 sample (replayed in
     test_realperson.py): the service's apology and promises, the brief's plan narrated,
@@ -451,28 +460,28 @@ def test_the_eighth_sample_s_breaks_in_other_words() -> None:
     an opener that names nothing."""
     plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
     staff = _turn("Both records carry the same number; our support team will tell them apart.")
-    for text, turn, why in (
-        ("We apologize for any inconvenience this may cause.", plain, "role_flip"),
-        ("OK. I will look into this and get back to you.", plain, "role_flip"),
-        ("We'll email you a confirmation shortly.", plain, "role_flip"),
-        ("If nothing changes, please call us again tomorrow.", plain, "role_flip"),
-        ("Fine. If there is anything else, feel free to ask.", plain, "role_flip"),
-        ("Sure, I am going to tell you the order number in a moment.", plain, "writer_text"),
-        ("My errand is about a refund.", plain, "writer_text"),
-        ("Reply that it is urgent.", plain, "writer_text"),
-        ("Then my support team can sort it out.", staff, "role_flip"),
-        ("I'm not certain what I need exactly.", _turn(opener=True), "no_ask"),
-    ):
-        assert turn_problem(text, turn) == why, text
-    for text, turn in (
-        ("I'll give you the order id: ORD-1010.", plain),
-        ("Sorry to bother you again, is ORD-1010 sorted?", plain),
-        ("My manager asked me to check ORD-1010.", plain),  # their own manager, none named
-        ("Ask them why it is stale? I just want ORD-1010 refunded.", plain),
-        ("Say, could you check ORD-1010 again?", plain),
-        ("Could your support team tell them apart for ORD-1010?", staff),
-    ):
-        assert turn_problem(text, turn) is None, text
+    _reads_as(
+        [
+            ("We apologize for any inconvenience this may cause.", plain, "role_flip"),
+            ("OK. I will look into this and get back to you.", plain, "role_flip"),
+            ("We'll email you a confirmation shortly.", plain, "role_flip"),
+            ("If nothing changes, please call us again tomorrow.", plain, "role_flip"),
+            ("Fine. If there is anything else, feel free to ask.", plain, "role_flip"),
+            ("Sure, I am going to tell you the order number in a moment.", plain, "writer_text"),
+            ("My errand is about a refund.", plain, "writer_text"),
+            ("Reply that it is urgent.", plain, "writer_text"),
+            ("Then my support team can sort it out.", staff, "role_flip"),
+            ("I'm not certain what I need exactly.", _turn(opener=True), "no_ask"),
+        ],
+        [
+            ("I'll give you the order id: ORD-1010.", plain),
+            ("Sorry to bother you again, is ORD-1010 sorted?", plain),
+            ("My manager asked me to check ORD-1010.", plain),  # their own, none named
+            ("Ask them why it is stale? I just want ORD-1010 refunded.", plain),
+            ("Say, could you check ORD-1010 again?", plain),
+            ("Could your support team tell them apart for ORD-1010?", staff),
+        ],
+    )
 
 
 def test_the_ninth_sample_s_breaks_in_other_words() -> None:
@@ -480,17 +489,17 @@ def test_the_ninth_sample_s_breaks_in_other_words() -> None:
     test_realperson.py): the service's sympathy, its phrase with the roles swapped, the
     agent's report (a status and an amount) said back."""
     plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
-    report = _turn("Here is what I found for ORD-1010: status refunded, amount 54.10, currency USD.")
-    for text, turn, why in (
-        ("Oh, I am really sorry to hear about that.", plain, "role_flip"),
-        ("Fine, I will find out which actions you have to take.", plain, "role_flip"),
-        ("Okay, so the order was refunded and the amount is 54.10.", report, "parroting"),
-        ("Right: status already refunded, amount 54.10 USD.", report, "parroting"),
-    ):
-        assert turn_problem(text, turn) == why, text
-    for text in (
-        "Is the status still refunded? I was charged 54.10 again.",
-        "It says refunded, but I never got the 54.10 back.",
-        "Sorry to hear I have to wait. Can you check ORD-1010 again?",
-    ):
-        assert turn_problem(text, report) is None, text
+    report = _turn("Here is what I found for ORD-1010: status refunded, amount 54.10, in USD.")
+    _reads_as(
+        [
+            ("Oh, I am really sorry to hear about that.", plain, "role_flip"),
+            ("Fine, I will find out which actions you have to take.", plain, "role_flip"),
+            ("Okay, so the order was refunded and the amount is 54.10.", report, "parroting"),
+            ("Right: status already refunded, amount 54.10 USD.", report, "parroting"),
+        ],
+        [
+            ("Is the status still refunded? I was charged 54.10 again.", report),
+            ("It says refunded, but I never got the 54.10 back.", report),
+            ("Sorry to hear I have to wait. Can you check ORD-1010 again?", report),
+        ],
+    )
