@@ -26,7 +26,7 @@ from ..helpers import REPO
 
 DATA = REPO / "tests" / "data"
 LABELS: dict[str, Any] = json.loads((DATA / "realperson-labels.json").read_text())
-KNOWN_MISSES = {"orders": 2, "airline": 4}
+KNOWN_MISSES = {"orders": 4, "airline": 4}
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -98,5 +98,8 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
     # Breaks the check still lets through, labelled `missed:` so the gap stays on record
     # (a made-up typo "DNE"; "I'll search for flights", where the check does not know a
     # search's record is a flight; "update it accordingly", the service's work on data; a
-    # destination the brief does not hold); fixing one means relabelling it.
+    # destination the brief does not hold; an act the brief does not hold ("I've added the
+    # payment method"); the agent's request turned back at it ("Could you please
+    # double-check it again and write again?"); the brief's tone narrated ("I'm
+    # impatient")); fixing one means relabelling it.
     assert len(missed) == KNOWN_MISSES[name], missed

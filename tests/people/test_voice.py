@@ -503,3 +503,21 @@ def test_the_ninth_sample_s_breaks_in_other_words() -> None:
             ("Sorry to hear I have to wait. Can you check ORD-1010 again?", report),
         ],
     )
+
+
+def test_the_tenth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the breaks of the seed-149 sample (replayed in
+    test_realperson.py): the helper's "I can help with that" when nothing was asked of
+    the person, the agent's lack said with an adjective."""
+    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    asked = _turn("Which order is it? Please give me the order id.")
+    _reads_as(
+        [
+            ("Of course, I will help you with this.", plain, "role_flip"),
+            ("I do not have any current information on that order.", plain, "role_flip"),
+        ],
+        [
+            ("Sure, I can help with that: it is ORD-1010.", asked),
+            ("I'll look into those options, thanks.", plain),
+        ],
+    )

@@ -88,7 +88,8 @@ _AGENT_SIDE = tuple(
         r"\b(?:i'm|i am) not sure what you(?:'re| are) (?:asking|referring|looking)\b",
         r"\bi (?:can't|cannot|can not|am unable to|won't be able to) (?:help|assist)"
         r"(?: you)? (?:with (?:that|this|your)|here)\b",
-        r"\bi (?:don't|do not) have (?:enough |any )?(?:information|access|details|records)\b",
+        r"\bi (?:don't|do not) have (?:enough |any )?(?:reliable |further |more |current "
+        r"|accurate |specific |up-to-date )?(?:information|access|details|records)\b",
         r"\b(?:the|any) records? you (?:are|were|have been) referring to\b",
         r"\b(?:i have|i've) (?:checked|looked up|located|refunded|cancell?ed|processed|updated|"
         r"issued|reviewed|escalated)\b[^.?!]{0,80}\byour\b",
@@ -333,10 +334,19 @@ def serves_listener(text: str) -> bool:
     return False
 
 
-def offers_help(text: str) -> bool:
+# "I can help with that": the person's only as an answer to something asked of them.
+_HELP_WITH_THAT = re.compile(
+    r"\bi (?:can|could|will|'ll)(?: be able to)? help(?: you)? with (?:that|this)\b"
+)
+
+
+def offers_help(text: str, asked: bool = True) -> bool:
     """The speaker as the one who helps ("if there's something I can help with", "I can
-    assist with the rest"): whatever the agent asked, the person is the one helped."""
-    return bool(_HELPER.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")))
+    assist with the rest"): whatever the agent asked, the person is the one helped. When
+    the agent asked the person nothing (`asked` False), "Sure, I can help with that" is
+    the agent's line too."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    return bool(_HELPER.search(low) or (not asked and _HELP_WITH_THAT.search(low)))
 
 
 def works_the_record(text: str, objects: Iterable[str] = ()) -> bool:
@@ -924,7 +934,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     if reads_as_agent(text):
         return "role_flip"
     objects = {o for f in turn.facts for o in f.objects}
-    if works_the_record(text, objects) or offers_help(text):
+    if works_the_record(text, objects) or offers_help(text, bool(turn.reading.asked)):
         return "role_flip"
     if owns_listener_record(text, objects) or reports_a_search(text, objects):
         return "role_flip"
