@@ -258,6 +258,16 @@ def schedule_terms(text: str) -> set[str]:
 
 _WEEK = {"weekday": {"monday", "tuesday", "wednesday", "thursday", "friday"},
          "weekend": {"saturday", "sunday"}}  # fmt: skip
+_DAYS = frozenset(_WEEK["weekday"] | _WEEK["weekend"])
+# Names of days and months, which English capitalises without their naming a thing.
+CALENDAR_NAMES = (
+    _DAYS
+    | {d + "s" for d in _DAYS}
+    | frozenset(
+        {"january", "february", "march", "april", "may", "june", "july", "august",
+         "september", "october", "november", "december"}
+    )
+)  # fmt: skip
 
 
 def unheld_hours(reply: str, known: str) -> set[str]:
@@ -543,10 +553,7 @@ _KIND_WORDS = {
 }  # fmt: skip
 _FROM = frozenset({"from", "origin", "departure", "departing", "leaving", "depart", "out"})
 _TO = frozenset({"to", "destination", "arrival", "arriving", "going", "heading", "into"})
-_RELATIVE_DAYS = frozenset(
-    {"today", "tonight", "tomorrow", "yesterday", "monday", "tuesday", "wednesday",
-     "thursday", "friday", "saturday", "sunday", "weekend"}
-)  # fmt: skip
+_RELATIVE_DAYS = _DAYS | {"today", "tonight", "tomorrow", "yesterday", "weekend"}
 _GIVEN_FROM = re.compile(
     r"\b(?i:from|out of|leaving|departing)\s+[A-Z]|\b[A-Z]{3}\s*(?:to|-|–|→)\s*[A-Z]{3}\b"
 )

@@ -15,6 +15,7 @@ from ..spec import is_key_param, name_words, past_tense
 from . import replies as rp
 from .contract import check_deadline
 from .evidence import (
+    CALENDAR_NAMES,
     TEXT_CAP,
     Event,
     Evidence,
@@ -251,12 +252,6 @@ def answers_yes_or_no(ev: Evidence) -> bool:
     return False
 
 
-_CALENDAR = frozenset(
-    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-     "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays",
-     "january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"}
-)  # fmt: skip
 # A yes/no question that is a request for the listener to act.
 _ASKS_AN_ACT = re.compile(r"\b(?:can|could|would|will) you\b")
 
@@ -294,7 +289,7 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     # A name in the question ("Do you have a shop in Lyon?") is what it is about: the
     # system prompt's "bike shop" does not speak of Lyon.
     # Days and months are capitalised without naming anything ("weekdays" covers them).
-    names = (named_things(asks[-1]) | named_things(asks[0])) & set(topic) - _CALENDAR
+    names = (named_things(asks[-1]) | named_things(asks[0])) & set(topic) - CALENDAR_NAMES
     if covers(told, topic) and all(covers(told, [n]) for n in names):
         return []
     return [f"answers {' '.join(topic[:4])!r} yes or no, which nothing it was told covers"]
