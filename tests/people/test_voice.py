@@ -47,6 +47,14 @@ def _turn(agent_last: str = "", **kw: object) -> Turn:
     return Turn(facts=FACTS, agent_last=agent_last, said=agent_last, given=given, **kw)  # type: ignore[arg-type]
 
 
+def _reads_as(breaks: Iterable[tuple[str, Turn, str]], fine: Iterable[tuple[str, Turn]]) -> None:
+    """Each break is named as given; each fine line passes."""
+    for text, turn, why in breaks:
+        assert turn_problem(text, turn) == why, text
+    for text, turn in fine:
+        assert turn_problem(text, turn) is None, text
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
@@ -382,28 +390,28 @@ def test_the_fifth_sample_s_breaks_in_other_words() -> None:
     what they were informed of, identity checks, an offer to book, the person's own
     details asked for by a pronoun, an empty label, the writer's name for the ask."""
     plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
-    for text in (
-        "OK. I'll go ahead and check the current status of the order.",
-        "I have already notified you of the change, thanks.",
-        "First I need to verify your identity.",
-        "Do you want me to cancel it for you then?",
-        "Could you check the order id for me? Please send it again.",
-    ):
-        assert turn_problem(text, plain) == "role_flip", text
-    assert turn_problem("Email:", plain) == "writer_text"
-    assert turn_problem("I have a vague request about my stuff.", _turn(opener=True)) == (
-        "writer_text"
+    opener = _turn(opener=True)
+    _reads_as(
+        [
+            ("OK. I'll go ahead and check the current status of the order.", plain, "role_flip"),
+            ("I have already notified you of the change, thanks.", plain, "role_flip"),
+            ("First I need to verify your identity.", plain, "role_flip"),
+            ("Do you want me to cancel it for you then?", plain, "role_flip"),
+            ("Could you check the order id for me? Please send it again.", plain, "role_flip"),
+            ("Email:", plain, "writer_text"),
+            ("I have a vague request about my stuff.", opener, "writer_text"),
+            ("Hey! Can you explain what happened?", opener, "no_ask"),
+            ("I'm new here and need a little help.", opener, "no_ask"),
+        ],
+        # Still the person's: their own checks, what they told the agent, a label with a
+        # value.
+        [
+            ("I'll go ahead and check my inbox.", plain),
+            ("I already told you: it is ORD-1010.", plain),
+            ("Order id: ORD-1010", plain),
+            ("Do you want me to send the order id again? It is ORD-1010.", plain),
+        ],
     )
-    for nothing in ("Hey! Can you explain what happened?", "I'm new here and need a little help."):
-        assert turn_problem(nothing, _turn(opener=True)) == "no_ask", nothing
-    # Still the person's: their own checks, what they told the agent, a label with a value.
-    for text in (
-        "I'll go ahead and check my inbox.",
-        "I already told you: it is ORD-1010.",
-        "Order id: ORD-1010",
-        "Do you want me to send the order id again? It is ORD-1010.",
-    ):
-        assert turn_problem(text, plain) is None, text
 
 
 def test_the_sixth_sample_s_breaks_in_other_words() -> None:
@@ -412,7 +420,7 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
     service, the writer's constraint said back, a request for a detail the line itself
     gives elsewhere, "I need to know ... to proceed"."""
     plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
-    for text in (
+    broken = (
         "Sorry, but I'm unable to help with that.",
         "As a support agent, I can only see what is in the system.",
         "I don't have the ability to change that.",
@@ -420,16 +428,15 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
         "It is ORD-1010. Could I please have the order id once more?",
         "I need to know the order number to proceed.",
         "OK, I cannot run that order then.",
-    ):
-        assert turn_problem(text, plain) == "role_flip", text
-    for text in (
+    )
+    fine = (
         "As the agent told me yesterday, it is ORD-1010.",
         "It is ORD-1010. Do you need my order id again?",
         "It is ORD-1010. Do you need the order id again?",
         "Do you need the booking reference again? It is ORD-1010.",
         "I'm unable to find my receipt, but it is ORD-1010.",
-    ):
-        assert turn_problem(text, plain) is None, text
+    )
+    _reads_as([(t, plain, "role_flip") for t in broken], [(t, plain) for t in fine])
 
 
 def test_the_seventh_sample_s_breaks_in_other_words() -> None:
@@ -443,14 +450,6 @@ def test_the_seventh_sample_s_breaks_in_other_words() -> None:
     assert turn_problem("Hi, any news on orders for the customer ken.smith@example.com?",
                         customer) == "third_person"  # fmt: skip
     assert turn_problem("Hi, any news on my orders? I'm ken.smith@example.com.", customer) is None
-
-
-def _reads_as(breaks: Iterable[tuple[str, Turn, str]], fine: Iterable[tuple[str, Turn]]) -> None:
-    """Each break is named as given; each fine line passes."""
-    for text, turn, why in breaks:
-        assert turn_problem(text, turn) == why, text
-    for text, turn in fine:
-        assert turn_problem(text, turn) is None, text
 
 
 def test_the_eighth_sample_s_breaks_in_other_words() -> None:

@@ -178,9 +178,10 @@ _ARTICLES = frozenset({"the", "your", "a", "an"})
 def asked_labels(text: str) -> list[str]:
     """The names of what an agent's request asks to be given, held or not: `read_turn`
     tells which of the person's facts it asks for, this what it calls them (so a value
-    given under one of them can be held to the person's brief)."""
+    given under one of them can be held to the person's brief). Callers cap `text`, as
+    for `read_turn`."""
     labels = []
-    for match in _ASKS_FOR.finditer(text[:4000].lower()):
+    for match in _ASKS_FOR.finditer(text.lower()):
         for part in _LIST_SPLIT.split(match.group(1)):
             words = [w for w in re.findall(r"[a-z0-9]+", part) if w not in _ARTICLES]
             if 1 <= len(words) <= 3:

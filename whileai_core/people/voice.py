@@ -928,6 +928,12 @@ class Turn:
     def asked(self) -> list[Fact]:
         return self.reading.facts if self.agent_last else []
 
+    @cached_property
+    def asked_names(self) -> list[str]:
+        """What the agent's last turn calls the details it asks for (read once per turn,
+        however many drafts are checked against it)."""
+        return asked_labels(self.agent_last[:MAX_CHARS])
+
 
 def turn_problem(text: str, turn: Turn) -> str | None:
     """Why a drafted turn (not an ending) cannot stand as the person's, or None."""
@@ -1027,12 +1033,13 @@ _LONG_NUMBER = re.compile(r"(?<![\w.,])\d{4,12}(?![\w]|[.,]\d)")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
-def labelled_values(text: str, agent_last: str) -> list[str]:
-    """The first word of each value the line gives under a label the agent asked for
-    ("The passenger name is John Smith and the fare class is economy." -> john, economy)."""
+def labelled_values(text: str, labels: Iterable[str]) -> list[str]:
+    """The first word of each value the line gives under one of `labels`, what the agent
+    asked for ("The passenger name is John Smith and the fare class is economy." -> john,
+    economy)."""
     low = " ".join(_words(text))
     found = []
-    for label in asked_labels(agent_last):
+    for label in labels:
         for match in re.finditer(rf"\b{re.escape(label)} (?:is|was|would be) (\w+)", low):
             word = match.group(1)
             if word not in rp.FUNCTION_WORDS and not rp.is_negator(word):
@@ -1052,7 +1059,7 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
     }
     named |= {n for n in _LONG_NUMBER.findall(text[:MAX_CHARS]) if not _YEAR.fullmatch(n)}
     said_dates = dates(text[:MAX_CHARS])
-    labelled = labelled_values(text, turn.agent_last) if turn.agent_last else []
+    labelled = labelled_values(text, turn.asked_names) if turn.agent_last else []
     if not named and not said_dates and not labelled:
         return []
     values = [str(f.value).casefold() for f in turn.facts]
