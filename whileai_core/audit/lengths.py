@@ -44,17 +44,22 @@ class LengthReport:
 
     def add(self, row: dict[str, Any], chars: int | None = None) -> None:
         n = len(reply_text(row)) if chars is None else chars
-        self.lengths.append(n)
         reward = reward_of(row)
+        self.add_length(n, reward)
+        if reward is not None and self.with_reward:
+            _, calls, turns = row_features(row)
+            self._scan.add(task_key(row), reward, (float(n), calls, turns))
+
+    def add_length(self, n: int, reward: float | None) -> None:
+        """One reply's length and clean reward, with no row to read (the gate's facts);
+        whether the reward tracks length is asked only of rows passed to `add`."""
+        self.lengths.append(n)
         if reward is None:
             return
         if passed(reward):
             self.pass_sum, self.pass_n = self.pass_sum + n, self.pass_n + 1
         else:
             self.fail_sum, self.fail_n = self.fail_sum + n, self.fail_n + 1
-        if self.with_reward:
-            _, calls, turns = row_features(row)
-            self._scan.add(task_key(row), reward, (float(n), calls, turns))
 
     def as_dict(self) -> dict[str, Any]:
         values = sorted(self.lengths)

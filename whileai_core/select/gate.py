@@ -20,20 +20,20 @@ gated as a stream. The gate also reports near-duplicate asks (two tasks whose pr
 near copies: they inflate the task count and can straddle a holdout split), the spread of
 reply lengths, and whether the reward tracks a surface feature (reply length, tool calls,
 turns) within ask, asked of the hack scan's cheap mode (`scan.quick`). A row may
-carry `reply_chars` instead of its text, and `features` may read the surface features
-from something other than the row (what optimize's compact records hand the gate).
+carry `reply_chars` instead of its text; `gate_facts` takes what the gate reads of each
+row (`GateFacts`) instead of rows, which is what optimize's compact records hand it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import WhileaiError
 from ..metrics.band import DEFAULT_BAND, Band, band_side
 from ..metrics.tally import TaskTally, reward_of, task_key
-from ..row import ask_text
+from ..row import ask_text, reply_text
 from .hygiene import FEATURE_NAMES, row_features
 
 
@@ -82,12 +82,25 @@ class PublishGateError(WhileaiError):
         super().__init__(f"publish gate: {report.refused}")
 
 
+class GateFacts(NamedTuple):
+    """What the gate reads of one row: its ask, clean reward (None when unjudged), surface
+    features, whether it carries a calibration stamp, reply length (None: not a reply
+    row) and ask text (read only on the ask's first row). Optimize builds these from its
+    compact records; `publish_gate` from row dicts."""
+
+    task: str
+    reward: float | None
+    features: tuple[float, float, float]
+    calibrated: bool
+    chars: int | None
+    ask: str
+
+
 def publish_gate(
     rows: Iterable[dict[str, Any]],
     *,
     band: Band = DEFAULT_BAND,
     strict: bool = True,
-    features: Callable[[dict[str, Any]], tuple[float, float, float]] = row_features,
 ) -> GateReport:
     """Gate `rows` for publishing as training data.
 
@@ -96,6 +109,32 @@ def publish_gate(
     or when no ask has both a passing and a failing graded rollout. Sets of one rollout per
     ask (SFT, eval) are never refused. With `strict=False` the refusal is only recorded.
     """
+    return gate_facts((_facts(row) for row in rows), band=band, strict=strict)
+
+
+def _facts(row: dict[str, Any]) -> GateFacts:
+    chars = row.get("reply_chars")
+    length: int | None
+    if isinstance(chars, (int, float)) and not isinstance(chars, bool):
+        length = int(chars)
+    elif "final_text" in row or "messages" in row:
+        length = len(reply_text(row))
+    else:
+        length = None
+    return GateFacts(
+        task_key(row),
+        reward_of(row),
+        row_features(row),
+        isinstance(row.get("calibration"), dict),
+        length,
+        ask_text(row),
+    )
+
+
+def gate_facts(
+    facts: Iterable[GateFacts], *, band: Band = DEFAULT_BAND, strict: bool = True
+) -> GateReport:
+    """`publish_gate` on what it reads of each row (see `GateFacts`), read once."""
     from ..audit.lengths import LengthReport
     from ..curate.duplicates import NearDuplicatePrompts
     from ..scan.quick import QuickScan
@@ -104,20 +143,17 @@ def publish_gate(
     report = GateReport(band=band)
     near, lengths = NearDuplicatePrompts(), LengthReport(with_reward=False)
     signal = QuickScan(FEATURE_NAMES)
-    for row in rows:
-        report.rows += 1
-        task, reward = task_key(row), reward_of(row)
+    rows = calibrated = 0
+    for task, reward, values, stamped, chars, ask in facts:
+        rows += 1
         count = tally.add(task, reward)
-        signal.add(task, reward, features(row))
-        if isinstance(row.get("calibration"), dict):
-            report.calibrated_rows += 1
+        signal.add(task, reward, values)
+        calibrated += stamped
         if count.rows == 1:
-            near.add(task, ask_text(row))
-        chars = row.get("reply_chars")
-        if isinstance(chars, (int, float)) and not isinstance(chars, bool):
-            lengths.add(row, int(chars))
-        elif any(k in row for k in ("final_text", "messages")):
-            lengths.add(row)
+            near.add(task, ask)
+        if chars is not None:
+            lengths.add_length(chars, reward)
+    report.rows, report.calibrated_rows = rows, calibrated
     report.tasks = len(tally)
     report.rl_shaped = any(c.rows > 1 for _, c in tally)
     for _, count in tally:

@@ -32,7 +32,7 @@ from ..metrics.passat import pass_numbers
 from ..metrics.tally import passed
 from ..row.buffer import FileRows, RowBuffer, Span
 from .calibration import stamp_from
-from .gate import publish_gate
+from .gate import GateFacts, gate_facts
 from .hygiene import survival_warnings
 from .options import OptimizeOptions, OptimizeReport
 from .records import Record, Recorder, Row
@@ -335,20 +335,8 @@ def _finish_report(kept: Kept, opts: OptimizeOptions, report: OptimizeReport) ->
         report.hygiene_warnings.extend(
             survival_warnings(report.pass_at_before, report.pass_at_after)
         )
-    # The gate reads task, reward, whether a stamp is present, reply length and the surface
-    # features (whether the reward tracks them is the gate's hack signal): project.
-    projected = (
-        {
-            "scenario_id": r.task,
-            "reward": r.effective,
-            "calibration": {},
-            "reply_chars": r.features[0],
-            "features": r.features,
-        }
-        for r in recs
-    )
-    report.gate = publish_gate(
-        projected, band=opts.band, strict=False, features=lambda row: row["features"]
-    ).as_dict()
+    # The gate reads what the records already hold: no row is read again for it.
+    facts = (GateFacts(r.task, r.effective, r.features, True, int(r.features[0]), "") for r in recs)
+    report.gate = gate_facts(facts, band=opts.band, strict=False).as_dict()
     signal = report.gate.get("hack_signal") or {}
     report.correlations = {n: f["r"] for n, f in (signal.get("features") or {}).items()}
