@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +67,12 @@ class _Ask:
     verdicts: list[Any] = field(default_factory=list)
     reasons: dict[int, str] = field(default_factory=dict)
     probe_scored: bool = False
+    place: int = -1  # where it stands in the scheduler's open list (append order)
+    queued: bool = False  # on the scheduler's ready heap at `place`
+
+
+def _launchable(ask: _Ask) -> bool:
+    return ask.state in ("probing", "filling") and ask.launched < ask.target
 
 
 @dataclass
@@ -134,6 +141,11 @@ class Engine:
             else None
         )
         self.open: list[_Ask] = []
+        # The open asks that may have a rollout to launch, by their place in `open`: the
+        # next unit is the first of them that has, as a scan of `open` would find, without
+        # walking every ask waiting on its rollouts (hundreds at high concurrency).
+        self._ready: list[tuple[int, _Ask]] = []
+        self._places = 0
         self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
         self.asks_opened = 0
@@ -170,9 +182,14 @@ class Engine:
     def _next_unit(self) -> _Unit | None:
         if self.stopping or self._budget_left() <= 0:
             return None
-        for ask in self.open:
-            if ask.state in ("probing", "filling") and ask.launched < ask.target:
+        ready = self._ready
+        while ready:
+            place, ask = ready[0]
+            if place == ask.place and _launchable(ask):
                 return self._unit(ask)
+            heapq.heappop(ready)
+            if place == ask.place:
+                ask.queued = False
         while self.tasks_left and (self.max_asks is None or self.asks_opened < self.max_asks):
             fresh = self._open_ask()
             if fresh is not None:
@@ -186,7 +203,7 @@ class Engine:
                 self._tally_group(ask, cut=False, sign=-1)
                 ask.state, ask.target = "filling", ask.k
                 ask.reasons[ask.launched] = "rl resume: nothing fresh left to open"
-                self.open.append(ask)
+                self._enter(ask)
                 return self._unit(ask)
         return None
 
@@ -233,8 +250,22 @@ class Engine:
             return None
         ask.opener = asyncio.ensure_future(self.openers.write(ask.situation, self._chain))
         self._chain = ask.opener
-        self.open.append(ask)
+        self._enter(ask)
         return ask
+
+    def _enter(self, ask: _Ask) -> None:
+        """Put `ask` at the end of `open`, and on the ready heap at that place (an entry
+        for an earlier place is stale and is dropped when it comes up)."""
+        self.open.append(ask)
+        ask.place, self._places = self._places, self._places + 1
+        ask.queued = True
+        heapq.heappush(self._ready, (ask.place, ask))
+
+    def _requeue(self, ask: _Ask) -> None:
+        """`ask` may have rollouts to launch again (its target was raised)."""
+        if not ask.queued and _launchable(ask):  # probing or filling: still in `open`
+            ask.queued = True
+            heapq.heappush(self._ready, (ask.place, ask))
 
     def _replay_passed_over(self) -> None:
         """Chain the openers of asks a shard's source passed over (other shards' asks)."""
@@ -297,6 +328,7 @@ class Engine:
                 ask.state = "filling"
             ask.target = decision.target
             ask.reasons[ask.launched] = decision.reason
+            self._requeue(ask)
             return
         if decision.action == "stop":
             ask.state = "stopped"
