@@ -122,9 +122,7 @@ class Reading:
 
     @property
     def asked(self) -> bool:
-        return bool(
-            self.facts or self.missing or self.options or self.which_of_two or self.confirm
-        )
+        return bool(self.facts or self.missing or self.options or self.which_of_two or self.confirm)
 
 
 def _kind(name: str, value: Any) -> str:
@@ -202,17 +200,10 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
     reading = Reading()
     guesses: list[str] = []
     for sentence in _sentences(text):
-        low = re.sub(r"\be-mail\b", "email", sentence.lower())
-        question = sentence.endswith("?")
-        request = question or _REQUEST.search(low) is not None
-        needs = not request and _WITHOUT.search(low) is not None
-        if not (request or needs):
+        request = _request(sentence, facts)
+        if request is None:
             continue
-        # "the code from your receipt email": where a value is found is not what is asked.
-        asked_part = _SOURCE.sub(" ", low)
-        words = _words(asked_part)
-        foreign = _named_field(asked_part, _FOREIGN_FIELDS)
-        asked = _asked_facts(words, low, facts, question, foreign)
+        low, asked_part, question, needs, foreign, asked = request
         for fact in asked:
             if fact not in reading.facts:
                 reading.facts.append(fact)
@@ -243,6 +234,37 @@ def read_turn(text: str, facts: list[Fact]) -> Reading:
     if len(named) > 1:
         reading.missing = [m for m in reading.missing if m not in named[1:]]
     return reading
+
+
+def asked_facts(text: str, facts: list[Fact]) -> list[Fact]:
+    """`read_turn(text, facts).facts`, without reading what else the turn asks (fields
+    the person lacks, options, a confirmation): for a caller that only asks which of the
+    person's facts a line requests (the voice check, on every drafted turn)."""
+    found: list[Fact] = []
+    for sentence in _sentences(text):
+        request = _request(sentence, facts)
+        if request is not None:
+            found.extend(f for f in request[5] if f not in found)
+    return found
+
+
+def _request(
+    sentence: str, facts: list[Fact]
+) -> tuple[str, str, bool, bool, str | None, list[Fact]] | None:
+    """A sentence that asks (a question or a request) or needs ("without the ..."):
+    (its lower-cased text, the part naming what is asked, question, needs, a field the
+    person cannot hold, the facts it asks for); None for any other sentence."""
+    low = re.sub(r"\be-mail\b", "email", sentence.lower())
+    question = sentence.endswith("?")
+    request = question or _REQUEST.search(low) is not None
+    needs = not request and _WITHOUT.search(low) is not None
+    if not (request or needs):
+        return None
+    # "the code from your receipt email": where a value is found is not what is asked.
+    asked_part = _SOURCE.sub(" ", low)
+    foreign = _named_field(asked_part, _FOREIGN_FIELDS)
+    asked = _asked_facts(_words(asked_part), low, facts, question, foreign)
+    return low, asked_part, question, needs, foreign, asked
 
 
 def _asked_facts(

@@ -58,7 +58,7 @@ from ..judges import replies as rp
 from ..judges.evidence import dates, identifiers, numbers, stated_statuses
 from ..text.literals import GatedPatterns
 from ..text.similarity import WordNgramEmbedder, cosine
-from .person import Fact, Reading, asked_labels, may_ask, read_turn
+from .person import Fact, Reading, asked_facts, asked_labels, may_ask, read_turn
 
 STOP = "###STOP###"
 MAX_CHARS = 4000  # a person's turn is short; anything past this is not read
@@ -662,9 +662,7 @@ def copies_a_clause(text: str, turn: Turn) -> bool:
         if not held & set(c[i : i + _QUOTE_RUN])
     }
     words = _words(text)
-    return any(
-        tuple(words[i : i + _QUOTE_RUN]) in runs for i in range(len(words) - _QUOTE_RUN + 1)
-    )
+    return any(tuple(words[i : i + _QUOTE_RUN]) in runs for i in range(len(words) - _QUOTE_RUN + 1))
 
 
 _OWN_NEED = re.compile(
@@ -737,7 +735,7 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
     low = text[:MAX_CHARS].lower()
     if not may_ask(low):
         return False
-    asked = read_turn(text[:MAX_CHARS], facts).facts
+    asked = asked_facts(text[:MAX_CHARS], facts)
     if any(str(f.value).lower() not in low for f in asked):
         return True
     # "I would like to double-check the booking ref and flight id. please provide them
@@ -751,7 +749,7 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
         part = sentence.lower()
         if not _GIVE_ME.search(part):
             continue
-        if any(str(f.value).lower() not in part for f in read_turn(sentence, facts).facts):
+        if any(str(f.value).lower() not in part for f in asked_facts(sentence, facts)):
             return True
     return False
 
