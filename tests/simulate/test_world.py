@@ -381,3 +381,24 @@ def test_an_unrelated_cell_knows_no_record_at_all() -> None:
     world = World(orders, known=[], seed=1)
     assert world.call("get_order", {"order_id": "ORD-5678"})["status"] == "not_found"
     assert world.call("search_orders", {"email": "example@example.com"})["status"] == "not_found"
+
+
+def test_a_record_a_search_shows_acted_on_is_already_done_by_its_other_key() -> None:
+    """Seen with a real model as the agent: a search by the person's e-mail showed the
+    order refunded, and refunding it by its order id came back "ok" (the cell's target is
+    the e-mail, so the write looked untargeted). The record's status says it was done."""
+    tools = load_spec(Path(__file__).resolve().parents[2] / "specs" / "orders").tools
+    email = {"email": "sam.okafor@example.com"}
+    world = World(
+        tools, world_state="entity already acted on", targets=email, known=email.values(),
+        seed=2, acted_verb="refund",
+    )  # fmt: skip
+    found = world.call("search_orders", email)
+    order = found["results"][0]
+    assert order["status"] == "refunded"
+    refund = {"order_id": order["order_id"], "amount": 1.0, "reason": "damaged"}
+    again = world.call("refund_order", refund)
+    assert again["status"] == "already_done" and "already refunded" in again["error"]
+    # Another action on it is not done yet: a cancel of a refunded order is the world's
+    # to answer ok (the policy, not the world, says whether the agent should).
+    assert world.call("cancel_order", {"order_id": order["order_id"]})["status"] == "ok"

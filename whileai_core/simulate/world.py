@@ -258,8 +258,11 @@ class World:
             return {"status": "ok", "data": dict(record)}
         verb = name_words(tool.name)[0] if name_words(tool.name) else "process"
         # The same action twice is already done; another on the same record is not (a
-        # booking cancelled, then refunded, is how a refund of a cancellation goes).
-        if (entity, verb) in self._done or effect == "already_done":
+        # booking cancelled, then refunded, is how a refund of a cancellation goes). A
+        # record whose status already says it was done (an acted-on order a search by
+        # e-mail returned) is done, whichever key the write names it by.
+        done = record.get("status") == past_tense(verb)
+        if (entity, verb) in self._done or effect == "already_done" or done:
             return {
                 "status": "already_done",
                 "data": dict(record),
