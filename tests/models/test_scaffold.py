@@ -25,6 +25,9 @@ LEAKED = [
      "Your order shipped on Monday."),
     ("Your order shipped on Monday.<|eot_id|>", "Your order shipped on Monday."),
     ("[INST] Your order shipped on Monday. [/INST]", "Your order shipped on Monday."),
+    # The real 1.5B model's content beside its tool call (the fifth real-model set).
+    ("To call this function, ", ""),
+    ("to call the tool:", ""),
 ]  # fmt: skip
 
 
@@ -35,7 +38,8 @@ def test_the_template_is_stripped_and_the_answer_kept(raw: str, clean: str) -> N
 
 def test_an_answer_without_scaffolding_is_left_alone() -> None:
     for text in ("Your order ORD-1234 shipped.", '{"order_id": "ORD-1", "status": "shipped"}',
-                 "Message received: the refund is on its way."):  # fmt: skip
+                 "Message received: the refund is on its way.",
+                 "To call the airline, dial the number on your ticket."):  # fmt: skip
         assert strip_scaffolding(text) == (text, False)
         assert not_an_answer(text) is None
 

@@ -41,6 +41,12 @@ _RECIPE = re.compile(
     r" call)|use the following format)[^\n.]{0,300}[.:]?",
     re.IGNORECASE,
 )
+# The recipe's first words left alone as the whole content beside a call ("To call this
+# function, " with the call in tool_calls): a stub of the recipe, never an answer. Only
+# the whole content: "To call the airline, dial 0800 ..." says something and is kept.
+_RECIPE_STUB = re.compile(
+    r"^\W{0,3}to call (?:a|an|the|this|that) (?:function|tool)\W{0,3}$", re.IGNORECASE
+)
 _LEAD_IN = re.compile(
     r"\bhere (?:is|are) the (?:json|function call|tool call)s?\b[^\n:]{0,80}:?", re.IGNORECASE
 )
@@ -62,6 +68,7 @@ def strip_scaffolding(text: str) -> tuple[str, bool]:
     cleaned = _HEAD.sub("", cleaned, count=1)
     cleaned = _RECIPE.sub("", cleaned)
     cleaned = re.sub(r"[ \t]{2,}", " ", cleaned).strip()
+    cleaned = _RECIPE_STUB.sub("", cleaned)
     if len(text) > MAX_CHARS:
         cleaned += text[MAX_CHARS:]
     changed = cleaned != text.strip()
