@@ -562,14 +562,19 @@ def _own_names(facts: Iterable[Fact]) -> set[str]:
     return names
 
 
-_ACTED = r"(?:s|ordered|placed|bought|booked|paid|made|has|had|wants|needs|asked)"
+_ACTED = frozenset(
+    {"s", "ordered", "placed", "bought", "booked", "paid", "made", "has", "had", "wants",
+     "needs", "asked"}
+)  # fmt: skip
+_BEFORE_OTHER = frozenset({"from", "by", "of"})
 
 
 def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
     """The person puts their own full name where someone else's goes ("I have an order
     from Ken Smith", "the booking made by Jo Okafor"): speaking of themself as another.
     Giving it as theirs ("I'm Ken Smith", "it is under Ken Smith") is not this."""
-    low = " ".join(_words(text))
+    words = _words(text)
+    low = " ".join(words)
     # "orders for the customer ana.okafor@example.com": their own e-mail or name as the
     # customer's, someone else's.
     lowered = text[:MAX_CHARS].lower()
@@ -577,13 +582,21 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
         value = str(fact.value).lower()
         if fact.kind in ("email", "name") and f"the customer {value}" in lowered:
             return True
-    return any(
-        re.search(rf"\b(?:from|by|belonging to|of) {re.escape(name)}\b", low)
-        # ... or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order"
-        or re.search(rf"\b{re.escape(name)} {_ACTED}\b", low)
-        for name in _own_names(facts)
-        if name in low  # most lines never name the person: no pattern to build
-    )
+    for name in _own_names(facts):
+        if name not in low:  # most lines never name the person
+            continue
+        parts = name.split(" ")
+        n = len(parts)
+        for i in range(len(words) - n + 1):
+            if words[i : i + n] != parts:
+                continue
+            # "an order from Ken Smith", "the booking made by Jo Okafor", "belonging to",
+            # or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order".
+            if (i and words[i - 1] in _BEFORE_OTHER) or words[i - 2 : i] == ["belonging", "to"]:
+                return True
+            if i + n < len(words) and words[i + n] in _ACTED:
+                return True
+    return False
 
 
 def _norm(text: str) -> str:
