@@ -28,12 +28,15 @@ LEAKED = [
     # The real 1.5B model's content beside its tool call (the fifth real-model set).
     ("To call this function, ", ""),
     ("to call the tool:", ""),
+    ("To call the `refund_booking` function, reply with:\n", ""),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("raw", "clean"), LEAKED)
 def test_the_template_is_stripped_and_the_answer_kept(raw: str, clean: str) -> None:
     assert strip_scaffolding(raw) == (clean, True)
+    if not clean:  # nothing but the template: a final reply like this is no answer
+        assert not_an_answer(raw) == "chat-template scaffolding"
 
 
 def test_an_answer_without_scaffolding_is_left_alone() -> None:

@@ -45,7 +45,9 @@ _RECIPE = re.compile(
 # function, " with the call in tool_calls): a stub of the recipe, never an answer. Only
 # the whole content: "To call the airline, dial 0800 ..." says something and is kept.
 _RECIPE_STUB = re.compile(
-    r"^\W{0,3}to call (?:a|an|the|this|that) (?:function|tool)\W{0,3}$", re.IGNORECASE
+    r"^\W{0,3}to call (?:a|an|the|this|that) (?:`?[\w.-]{1,60}`? )?(?:function|tool)"
+    r"(?:,? (?:reply|respond) with)?\W{0,3}$",
+    re.IGNORECASE,
 )
 _LEAD_IN = re.compile(
     r"\bhere (?:is|are) the (?:json|function call|tool call)s?\b[^\n:]{0,80}:?", re.IGNORECASE
@@ -82,7 +84,7 @@ def not_an_answer(text: str) -> str | None:
     text = text[:MAX_CHARS].strip()
     if not text:
         return None
-    if _TOKENS.search(text) or _RECIPE.search(text):
+    if _TOKENS.search(text) or _RECIPE.search(text) or _RECIPE_STUB.match(text):
         return "chat-template scaffolding"
     rest = _LEAD_IN.sub("", text).strip()
     if rest != text and (not rest or _JSON_START.match(rest)):
