@@ -147,8 +147,66 @@ def test_a_short_answer_in_other_words_still_answers(prompt: str, reply: str) ->
 
 
 def test_a_yes_to_a_request_with_nothing_done_is_the_ask_handed_back() -> None:
-    """"Can you ...?" asks for an act: a yes that restates it and does nothing is not the
+    """ "Can you ...?" asks for an act: a yes that restates it and does nothing is not the
     answer a yes/no question about the service gets."""
     fields = _judge("Can you cancel my order ORD-4411?", "Yes, I can cancel your order ORD-4411.")
     assert fields["reward"] == 0.0, fields
     assert "echoed the ask" in fields["reason"], fields["reason"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Apologies, but as an AI language model I'm not able to help with that.",
+        "I'm just a virtual assistant, so I can't assist with this request.",
+        "Unfortunately, being an automated program, I cannot help here.",
+    ],
+)
+def test_a_refusal_that_names_only_the_speaker_does_not_answer(reply: str) -> None:
+    """The fifth real-model set: "I'm sorry, but as an AI, I cannot help you with this." to
+    "Can I talk to you on weekends?" passed, because "AI" was a word of its own. What
+    the speaker calls itself names nothing of the ask (wordings written for this test)."""
+    fields = _judge("Are you open on bank holidays?", reply)
+    assert fields["reward"] == 0.0, fields
+    assert "said nothing of substance" in fields["reason"] or (
+        "refusal that names nothing" in fields["reason"]
+    ), fields["reason"]
+
+
+def test_a_refusal_that_names_the_ask_or_an_answer_about_itself_stands() -> None:
+    fields = _judge("Are you a bot?", "Yes, I'm an AI assistant for the bike shop.")
+    assert "said nothing of substance" not in str(fields.get("reason")), fields
+    fields = _judge("Can you fix my wheel?", "As an AI I can't repair wheels, but a shop can.")
+    assert "said nothing of substance" not in str(fields.get("reason")), fields
+
+
+@pytest.mark.parametrize(
+    ("reply", "name"),
+    [
+        ("To update your address you need to call the `update_address` function.",
+         "update_address"),
+        ("You can run the reset_password method with your new password.", "reset_password"),
+        ("Just invoke `subscribe` with your e-mail to get the newsletter.", "subscribe"),
+    ],
+)  # fmt: skip
+def test_a_function_handed_to_the_person_fails_whether_or_not_it_exists(
+    reply: str, name: str
+) -> None:
+    """The fifth real-model set: "you need to call the `change_email` function" (no such
+    tool) passed; handing a real tool over already failed. Held-out wordings."""
+    fields = _judge("How do I change my details?", reply)
+    assert fields["reward"] == 0.0, fields
+    assert f"a function it does not have ({name})" in fields["reason"], fields["reason"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "You can call the shop on weekdays.",
+        "Use the search tool on our website to find the part.",
+        "Run the app and open Settings.",
+    ],
+)
+def test_plain_words_about_calling_or_tools_are_not_functions(reply: str) -> None:
+    fields = _judge("How do I find a part?", reply)
+    assert "function it does not have" not in str(fields.get("reason")), fields

@@ -589,6 +589,9 @@ def delegated_calls(ev: Evidence) -> list[str]:
             and (tool not in ev.user_text)
         ):
             out.append(f"told the person to use {tool} instead of calling it")
+    for name in rp.spoken_functions(ev.reply):
+        if name not in ev.tools:  # no such tool: a function made up and handed over
+            out.append(f"told the person to use a function it does not have ({name})")
     return list(dict.fromkeys(out))
 
 

@@ -455,8 +455,10 @@ def promises(reply: str) -> list[Promise]:
         for match in _SELF_DONE.finditer(clause):
             verb = match.group(1).lower()
             # "I have on file", "we have a policy": have as possession, not a perfect.
-            if not is_negator(verb) and verb not in ("been", "had", "got", "to") and _participle(
-                verb
+            if (
+                not is_negator(verb)
+                and verb not in ("been", "had", "got", "to")
+                and _participle(verb)
             ):
                 found.append(Promise("self_done", verb, clause))
         for match in _OTHERS_FUTURE.finditer(clause):
@@ -570,6 +572,30 @@ def named_tools(reply: str, tools: Iterable[str]) -> list[tuple[str, str]]:
     return [(m.group(1), clause) for clause in clauses(reply) for m in pattern.finditer(clause)]
 
 
+# An identifier put to the person as a function or tool: "call the `change_email`
+# function", "use the get_order tool", "`refund_order` function". Bounded runs, linear.
+_FUNCTION_TALK = re.compile(
+    r"\b(?:call|use|invoke|run|execute)(?:ing)? (?:the )?`?([a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30})"
+    r"{0,5})`?(?: (?:function|tool|method|endpoint|api))?\b"
+    r"|`?\b([a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5})\b`? (?:function|tool|method|endpoint)\b",
+    re.IGNORECASE,
+)
+
+
+def spoken_functions(reply: str) -> list[str]:
+    """Identifiers the reply presents as functions or tools to call ("you need to call the
+    `change_email` function"): an identifier with an underscore, or a word in backticks.
+    A plain verb phrase ("call the airline") or a page's feature ("use the search tool
+    on our website") is not one."""
+    found = []
+    for match in _FUNCTION_TALK.finditer(reply[:4000]):
+        name = match.group(1) or match.group(2)
+        whole = match.group(0)
+        if "_" in name or "`" in whole:
+            found.append(name)
+    return list(dict.fromkeys(found))
+
+
 def printed_calls(reply: str, tools: Iterable[str]) -> list[str]:
     """Tool calls written out as text (`get_order(order_id=...)`, a JSON object naming a
     tool and its arguments) instead of being made."""
@@ -621,11 +647,22 @@ _ANY_REQUEST = frozenset(
 )  # fmt: skip
 
 
+# What a speaker calls itself in a refusal ("as an AI language model, I can't"): words of
+# no ask's own, which only a stock refusal may hold. (Not in `_ANY_REQUEST`: "I'm an AI
+# assistant." is an answer to "Are you a bot?".)
+_SELF = frozenset(
+    {"ai", "artificial", "intelligence", "language", "model", "assistant", "virtual", "bot",
+     "chatbot", "automated", "digital", "program"}
+)  # fmt: skip
+
+
 def stock_refusal(text: str) -> bool:
     """A refusal that names nothing of the ask ("I'm sorry, but I can't help with that
-    request."): every word of it is a function word or one any refusal uses."""
+    request.", "As an AI, I cannot help you with this."): every word of it is a function
+    word, one any refusal uses or what the speaker calls itself."""
     return refuses(text) and all(
-        w in FUNCTION_WORDS or w in _ANY_REQUEST or is_negator(w) for w in tokens(text)
+        w in FUNCTION_WORDS or w in _ANY_REQUEST or w in _SELF or is_negator(w)
+        for w in tokens(text)
     )
 
 
