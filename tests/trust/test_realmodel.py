@@ -112,3 +112,23 @@ def test_the_default_judge_on_the_v4_set() -> None:
     fails, caught, goods, _ = _score(rows)
     assert (fails, goods) == (67, 0)
     assert caught >= 65
+
+
+def test_the_default_judge_on_the_v5_set() -> None:
+    """v5 (71 rows of the same model, 35 orders then 36 airline, easy asks drawn with
+    `--seed 14` and `--seed 15`, no scenario id or prompt of v1-v4), every row labelled
+    before any verdict was read, all failures. Scored blind with the judges of 094f4d9:
+    orders 32 of 35 caught, airline 31 of 36 (63 of 71, 89%); every miss is an answer to
+    a general question. The judges were then fixed on two kinds (a refusal naming only
+    the speaker, "as an AI"; a made-up function handed to the person): 65 of 71. Left:
+    made-up places and procedures ("the settings page", "the Help section"), a question
+    dismissed or turned back ("a humorous comment from a child"), and hours said to
+    "vary by airline" as an outsider would. Margin: one row."""
+    rows = _load("realmodel-v5.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v5" for r in rows)
+    orders = [r for r in rows if r["realmodel_spec"] == "orders"]
+    airline = [r for r in rows if r["realmodel_spec"] == "airline"]
+    assert (len(orders), len(airline)) == (35, 36)
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (71, 0)
+    assert caught >= 64
