@@ -205,6 +205,7 @@ def test_a_function_handed_to_the_person_fails_whether_or_not_it_exists(
         "You can call the shop on weekdays.",
         "Use the search tool on our website to find the part.",
         "Run the app and open Settings.",
+        "Use the `Settings` page and pick `Parts`.",
     ],
 )
 def test_plain_words_about_calling_or_tools_are_not_functions(reply: str) -> None:

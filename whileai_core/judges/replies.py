@@ -575,23 +575,28 @@ def named_tools(reply: str, tools: Iterable[str]) -> list[tuple[str, str]]:
 # An identifier put to the person as a function or tool: "call the `change_email`
 # function", "use the get_order tool", "`refund_order` function". Bounded runs, linear.
 _FUNCTION_TALK = re.compile(
-    r"\b(?:call|use|invoke|run|execute)(?:ing)? (?:the )?`?([a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30})"
-    r"{0,5})`?(?: (?:function|tool|method|endpoint|api))?\b"
-    r"|`?\b([a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5})\b`? (?:function|tool|method|endpoint)\b",
+    r"\b(?P<verb>call|use|invoke|run|execute)(?:ing)? (?:the )?`?(?P<name>[a-z][a-z0-9]{0,30}"
+    r"(?:_[a-z0-9]{1,30}){0,5})`?(?P<noun> (?:function|tool|method|endpoint|api))?\b"
+    r"|`?\b(?P<ident>[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5})\b`? (?:function|tool|method"
+    r"|endpoint)\b",
     re.IGNORECASE,
 )
 
 
 def spoken_functions(reply: str) -> list[str]:
     """Identifiers the reply presents as functions or tools to call ("you need to call the
-    `change_email` function"): an identifier with an underscore, or a word in backticks.
-    A plain verb phrase ("call the airline") or a page's feature ("use the search tool
-    on our website") is not one."""
+    `change_email` function"): an identifier with an underscore, or a word in backticks
+    named a function or tool. A plain verb phrase ("call the airline"), a page's feature
+    ("use the search tool on our website") or a formatted label ("use the `Settings`
+    page") is not one."""
     found = []
     for match in _FUNCTION_TALK.finditer(reply[:4000]):
-        name = match.group(1) or match.group(2)
-        whole = match.group(0)
-        if "_" in name or "`" in whole:
+        name = match.group("name") or match.group("ident")
+        # "use the `Settings` page" names a page; "call the `reset` function" and "invoke
+        # `subscribe`" a function.
+        verb = (match.group("verb") or "").lower()
+        named = match.group("ident") or match.group("noun") or verb in ("invoke", "execute")
+        if "_" in name or ("`" in match.group(0) and named):
             found.append(name)
     return list(dict.fromkeys(found))
 
