@@ -402,3 +402,16 @@ def test_a_record_a_search_shows_acted_on_is_already_done_by_its_other_key() -> 
     # Another action on it is not done yet: a cancel of a refunded order is the world's
     # to answer ok (the policy, not the world, says whether the agent should).
     assert world.call("cancel_order", {"order_id": order["order_id"]})["status"] == "ok"
+
+
+def test_the_same_write_again_says_what_was_done_not_the_status_since() -> None:
+    """Seen on the fifth real-model set: refunded, then cancelled, then refunded again,
+    the world said "ORD-... was already cancelled"."""
+    world = _world()
+    refund = {**ORDER, "amount": 1.0, "reason": "damaged"}
+    assert world.call("refund_order", refund)["status"] == "ok"
+    assert world.call("cancel_order", ORDER)["status"] == "ok"
+    again = world.call("refund_order", refund)
+    assert again["status"] == "already_done"
+    assert again["error"] == "ORD-1234 was already refunded", again
+    assert again["data"]["status"] == "cancelled"  # the record as it stands

@@ -221,9 +221,7 @@ class World:
         mine = name_words(param)[:1]
         if not mine:
             return False
-        kinds = {
-            tuple(name_words(k)[:1]) for k, v in self.targets.items() if _norm(v) == text
-        }
+        kinds = {tuple(name_words(k)[:1]) for k, v in self.targets.items() if _norm(v) == text}
         return bool(kinds) and tuple(mine) not in kinds and all(kinds)
 
     def _learn(self, record: dict[str, Any]) -> None:
@@ -261,12 +259,15 @@ class World:
         # booking cancelled, then refunded, is how a refund of a cancellation goes). A
         # record whose status already says it was done (an acted-on order a search by
         # e-mail returned) is done, whichever key the write names it by.
-        done = record.get("status") == past_tense(verb)
-        if (entity, verb) in self._done or effect == "already_done" or done:
+        done = record.get("status") == past_tense(verb) or (entity, verb) in self._done
+        if done or effect == "already_done":
+            # The error names what was done: a refund asked again of an order refunded and
+            # then cancelled was already refunded, whatever its status says now.
+            what = past_tense(verb) if done else record["status"]
             return {
                 "status": "already_done",
                 "data": dict(record),
-                "error": f"{_describe(keys)} was already {record['status']}",
+                "error": f"{_describe(keys)} was already {what}",
             }
         record["status"] = past_tense(verb)
         self._done.add((entity, verb))
