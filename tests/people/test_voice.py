@@ -367,9 +367,7 @@ def test_the_fourth_sample_s_breaks_in_other_words() -> None:
     )
     assert turn_problem("The order id is ORD-1010; I'd rather not say why.", asked) is None
     plain = _turn("Which order is it? Please give me the order id.")
-    assert turn_problem("ORD-1010. That order does not exist, apparently.", plain) == (
-        "role_flip"
-    )
+    assert turn_problem("ORD-1010. That order does not exist, apparently.", plain) == ("role_flip")
     assert turn_problem("It's ORD-1010. I can't find the order number on my receipt, though.",
                         plain) is None  # fmt: skip
     waited = _turn("The refund for ORD-1010 is pending review; it usually takes three days.")
@@ -520,3 +518,28 @@ def test_the_tenth_sample_s_breaks_in_other_words() -> None:
             ("I'll look into those options, thanks.", plain),
         ],
     )
+
+
+def test_the_eleventh_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of two breaks of the seed-157 sample, read blind: the person's own
+    detail spoken of as the listener's to have given ("the order id you provided"), and
+    an opener that only answers the writer ("I'm ready."). What the listener gave the
+    person, or handed to someone else, stays the person's to mention."""
+    asked = _turn("Which order is it? Please give me the order id.")
+    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    _reads_as(
+        [
+            ("OK, I will check ORD-1010 using the order number you gave.", asked, "role_flip"),
+            ("Thanks for the email address you have shared, ken.smith@example.com.", plain,
+             "role_flip"),
+        ],
+        [
+            ("The tracking link you gave me does not open.", plain),
+            ("Has ORD-1010 been handed over? Is that the order you've given to the courier?",
+             plain),
+            ("The email you sent about ORD-1010 was unclear.", plain),
+        ],
+    )  # fmt: skip
+    opener = _turn(opener=True)
+    assert turn_problem("I'm ready.", opener) == "no_ask"
+    assert turn_problem("Is my order ORD-1010 ready yet?", opener) is None

@@ -480,6 +480,35 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
     return False
 
 
+# The listener said to have given a detail ("the order id you provided"): the person's
+# details are theirs to give, so only the agent speaks of them as given to it.
+_YOU_GAVE = re.compile(
+    r"\byou(?:'ve| have)? (?:just |already )?(?:provided|gave|given|shared|supplied)\b"
+)
+
+
+def credits_listener(text: str, facts: Iterable[Fact]) -> bool:
+    """The person's own detail spoken of as the listener's to have given ("Sure, I can get
+    the order status with the order id you provided, ORD-1010"): the agent's view of the
+    conversation. What the listener gave the person ("the tracking number you gave me",
+    "the email you sent") is not one of the person's details, and stays theirs to
+    mention."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    if "you" not in low:
+        return False
+    facts = list(facts)
+    mine = {w for f in facts for w in f.words | f.objects}
+    values = [str(f.value).casefold() for f in facts]
+    for match in _YOU_GAVE.finditer(low):
+        before = rp.tokens(low[max(0, match.start() - 60) : match.start()])[-4:]
+        after = low[match.end() : match.end() + 40]
+        if re.match(r" (?:me|us|to)\b", after):
+            continue  # "you gave me", "you've given to the courier": not the person's detail
+        if mine & set(before) or any(v and v in after for v in values):
+            return True
+    return False
+
+
 # The service's people, named by the agent ("a colleague will need to tell them apart").
 _STAFF = ("colleague", "team", "supervisor", "manager", "specialist", "department")
 _MY_STAFF = re.compile(rf"\bmy (?:[a-z]{{1,20}} )?({'|'.join(_STAFF)})s?\b")
@@ -837,7 +866,7 @@ def only_closing(text: str) -> bool:
 # please.", "can you help me with some information?").
 _NO_SUBJECT = _ACK | rp.FUNCTION_WORDS | frozenset(
     {"hello", "hi", "hey", "there", "morning", "afternoon", "evening", "greetings", "dear",
-     "sir", "madam", "folks", "please", "pls", "support", "assistant", "team", "need",
+     "sir", "madam", "folks", "please", "pls", "support", "assistant", "team", "need", "ready",
      "needs", "want", "know", "ask", "asking", "question", "questions", "assistance", "assist",
      "something", "anything", "thing", "things", "information", "info", "details", "wondering",
      "wonder", "like", "quick", "hoping", "hope", "someone", "somebody", "looking", "with",
@@ -958,6 +987,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
         return "role_flip"  # a search's result nobody reported to the person
     if acts_for_listener(text) or owns_listener_staff(text, turn.agent_last):
+        return "role_flip"
+    if credits_listener(text, turn.facts):
         return "role_flip"
     if unfilled_slot(text):
         return "writer_text"
