@@ -572,13 +572,15 @@ def named_tools(reply: str, tools: Iterable[str]) -> list[tuple[str, str]]:
     return [(m.group(1), clause) for clause in clauses(reply) for m in pattern.finditer(clause)]
 
 
+# A snake_case identifier (`get_order`, `new_flight_id`): how tools and their fields are
+# named, never how people speak. Bounded runs, linear. The voice check uses it too.
+SNAKE_NAME = r"[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5}"
 # An identifier put to the person as a function or tool: "call the `change_email`
-# function", "use the get_order tool", "`refund_order` function". Bounded runs, linear.
+# function", "use the get_order tool", "`refund_order` function".
 _FUNCTION_TALK = re.compile(
     r"\b(?P<verb>call|use|invoke|run|execute)(?:ing)? (?:the )?`?(?P<name>[a-z][a-z0-9]{0,30}"
     r"(?:_[a-z0-9]{1,30}){0,5})`?(?P<noun> (?:function|tool|method|endpoint|api))?\b"
-    r"|`?\b(?P<ident>[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5})\b`? (?:function|tool|method"
-    r"|endpoint)\b",
+    rf"|`?\b(?P<ident>{SNAKE_NAME})\b`? (?:function|tool|method|endpoint)\b",
     re.IGNORECASE,
 )
 

@@ -485,6 +485,8 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
 _YOU_GAVE = re.compile(
     r"\byou(?:'ve| have)? (?:just |already )?(?:provided|gave|given|shared|supplied)\b"
 )
+# ... to someone: "you gave me", "you've given to the courier" (not the person's detail).
+_GIVEN_TO = re.compile(r" (?:me|us|to)\b")
 
 
 def credits_listener(text: str, facts: Iterable[Fact]) -> bool:
@@ -502,8 +504,8 @@ def credits_listener(text: str, facts: Iterable[Fact]) -> bool:
     for match in _YOU_GAVE.finditer(low):
         before = rp.tokens(low[max(0, match.start() - 60) : match.start()])[-4:]
         after = low[match.end() : match.end() + 40]
-        if re.match(r" (?:me|us|to)\b", after):
-            continue  # "you gave me", "you've given to the courier": not the person's detail
+        if _GIVEN_TO.match(after):
+            continue
         if mine & set(before) or any(v and v in after for v in values):
             return True
     return False
@@ -825,7 +827,7 @@ _NAMES_ASSISTANT = re.compile(r"\bthe assistant(?:'s)?\b")
 # A tool's own name or a snake_case field in the person's words ("a search_flights
 # query"): the writer's tool list, not how a person speaks. Values the person holds
 # ("not_received" as a refund reason) are theirs to repeat.
-_SNAKE = re.compile(r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,4}\b")
+_SNAKE = re.compile(rf"\b{rp.SNAKE_NAME}\b")
 
 
 def narrates(text: str, own: Iterable[Any] = ()) -> bool:
