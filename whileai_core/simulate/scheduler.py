@@ -68,7 +68,6 @@ class _Ask:
     reasons: dict[int, str] = field(default_factory=dict)
     probe_scored: bool = False
     place: int = -1  # where it stands in the scheduler's open list (append order)
-    queued: bool = False  # on the scheduler's ready heap at `place`
 
 
 def _launchable(ask: _Ask) -> bool:
@@ -144,8 +143,9 @@ class Engine:
         # The open asks that may have a rollout to launch, by their place in `open`: the
         # next unit is the first of them that has, as a scan of `open` would find, without
         # walking every ask waiting on its rollouts (hundreds at high concurrency).
-        self._ready: list[tuple[int, _Ask]] = []
-        self._places = 0
+        # Entries are (place, push count, ask): a second entry for one place is harmless.
+        self._ready: list[tuple[int, int, _Ask]] = []
+        self._places = self._pushes = 0
         self._chain: asyncio.Future[Any] | None = None
         self.stopped: list[_Ask] = []
         self.asks_opened = 0
@@ -184,12 +184,10 @@ class Engine:
             return None
         ready = self._ready
         while ready:
-            place, ask = ready[0]
+            place, _, ask = ready[0]
             if place == ask.place and _launchable(ask):
                 return self._unit(ask)
             heapq.heappop(ready)
-            if place == ask.place:
-                ask.queued = False
         while self.tasks_left and (self.max_asks is None or self.asks_opened < self.max_asks):
             fresh = self._open_ask()
             if fresh is not None:
@@ -258,14 +256,12 @@ class Engine:
         for an earlier place is stale and is dropped when it comes up)."""
         self.open.append(ask)
         ask.place, self._places = self._places, self._places + 1
-        ask.queued = True
-        heapq.heappush(self._ready, (ask.place, ask))
+        self._push(ask)
 
-    def _requeue(self, ask: _Ask) -> None:
-        """`ask` may have rollouts to launch again (its target was raised)."""
-        if not ask.queued and _launchable(ask):  # probing or filling: still in `open`
-            ask.queued = True
-            heapq.heappush(self._ready, (ask.place, ask))
+    def _push(self, ask: _Ask) -> None:
+        """`ask` may have rollouts to launch (it entered `open`, or its target was raised)."""
+        heapq.heappush(self._ready, (ask.place, self._pushes, ask))
+        self._pushes += 1
 
     def _replay_passed_over(self) -> None:
         """Chain the openers of asks a shard's source passed over (other shards' asks)."""
@@ -328,7 +324,7 @@ class Engine:
                 ask.state = "filling"
             ask.target = decision.target
             ask.reasons[ask.launched] = decision.reason
-            self._requeue(ask)
+            self._push(ask)
             return
         if decision.action == "stop":
             ask.state = "stopped"
