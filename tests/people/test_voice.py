@@ -543,3 +543,46 @@ def test_the_eleventh_sample_s_breaks_in_other_words() -> None:
     opener = _turn(opener=True)
     assert turn_problem("I'm ready.", opener) == "no_ask"
     assert turn_problem("Is my order ORD-1010 ready yet?", opener) is None
+
+
+def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
+    """Held-out wordings of the rest of the seed-157 sample's breaks, read blind: the
+    agent's which-question sent back, an offer to check the service's state, "I'm ready"
+    when nobody asked, the agent's statement as the person's own, a search reported after
+    another act, and the person's own details asked for while giving them. Their
+    person-side neighbours pass."""
+    which = _turn("I found two records under ORD-1010 (created 2025-06-03 and 2025-09-01). "
+                  "Which of the two do you mean?")  # fmt: skip
+    route = _turn("That is outside what I can look into here. For that question, the help "
+                  "pages or the phone line are the best route.")  # fmt: skip
+    missing = _turn("I could not find a record for ORD-6651. Please double-check it and write "
+                    "again.")  # fmt: skip
+    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
+    ready = _turn("Shall I go ahead and refund ORD-1010?")
+    _reads_as(
+        [
+            ("Which one are you talking about, the one from June or the one from September?",
+             which, "parroting"),
+            ("Sorry, I need to know which record you meant.", which, "parroting"),
+            ("Do you want me to verify that the refund has gone through?", report,
+             "role_flip"),
+            ("I'm ready too.", report, "writer_text"),
+            ("Ready when you are!", report, "writer_text"),
+            ("The phone line is the best route for that question.", route, "parroting"),
+            ("I checked again and located the record for ORD-6651.", missing, "role_flip"),
+            ("It's about ORD-1010 and ken.smith@example.com. Can you give me my order id?",
+             report, "role_flip"),
+        ],
+        [
+            ("The one created on 2025-09-01.", which),
+            ("Which one was shipped? I only remember ordering once.", which),
+            ("Would you like me to confirm my email address? It is ken.smith@example.com.",
+             report),
+            ("I'm ready.", ready),
+            ("OK, I'll try the help pages then.", route),
+            ("The help pages don't help.", route),
+            ("Is the phone line the best route?", route),
+            ("I checked my e-mail and found the order id: ORD-1010.", missing),
+            ("Can you send my refund for ORD-1010 to the original card?", report),
+        ],
+    )  # fmt: skip

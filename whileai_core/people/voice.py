@@ -421,8 +421,8 @@ def owns_listener_record(text: str, objects: Iterable[str]) -> bool:
 # order.") or not ("I found two records with order id ORD-9022"): the agent's report.
 _SEARCH_REPORT = re.compile(
     r"\bi (?:(?:couldn't|could not|was unable to|wasn't able to|was not able to) "
-    r"(?:find|locate|retrieve|access|pull up)|(?:have |'ve )?(?:found|located|retrieved"
-    r"|pulled up|looked up))\b"
+    r"(?:find|locate|retrieve|access|pull up)|(?:have |'ve )?(?:[a-z-]{2,20}(?: it| again){0,2}"
+    r" and (?:then )?)?(?:found|located|retrieved|pulled up|looked up))\b"
 )
 # Where a person looks for themself, and their own handles on a record: "I couldn't find
 # the order on the website", "I found the order id" stay the person's.
@@ -438,6 +438,10 @@ _ID_HANDLE = _OWN_HANDLE - {"status", "details", "tracking"}
 _OFFERS_TO_ACT = re.compile(
     r"\byou(?: would| might| may)? (?:like|want|need) me to (?:do|help|assist|check|look|book"
     r"|cancel|refund|change|find|search|process|handle|update)\b"
+    # "Would you like me to confirm that the order has been updated?": checking the
+    # service's state. "Do you need me to confirm my e-mail?" offers the person's own.
+    r"|\byou(?: would| might| may)? (?:like|want|need) me to (?:confirm|verify|review|investigate"
+    r"|escalate|retrieve|rebook|reschedule|issue)\b(?! (?:my|me|mine|it|them|i)\b| that i\b)"
 )
 _ADVISES = re.compile(
     r"(?:^|[.!?]\s+)you (?:can|could|may|might|should) (?:try|visit|contact|call|reach|use"
@@ -742,6 +746,70 @@ def echoes_the_ask(text: str, turn: Turn) -> bool:
     return False
 
 
+# "Which one of the two records ... are you referring to?": asked which one they mean,
+# the speaker asks the listener the same. Bounded gap, no backtracking to speak of.
+_WHICH_YOU_MEAN = re.compile(
+    r"\bwhich\b[^.?!\n]{0,80}\byou(?:'re| are| were)? (?:mean|meant|referring|refer|talking"
+    r" about|asking about)\b"
+)
+
+
+def turns_the_question_back(text: str, agent_last: str) -> bool:
+    """Asked which of several they mean, the line asks the listener which one *they*
+    mean: the agent's question sent back. Naming one ("the one from March") or asking
+    what the two differ in ("which one was shipped?") is the person's answer."""
+    if "which" not in agent_last[:MAX_CHARS].lower():
+        return False
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    return _WHICH_YOU_MEAN.search(low) is not None
+
+
+# The words of a bare "I'm ready (too / now / to start)": the writer telling its caller
+# it is set to play the part, not a person saying anything to the service.
+_READY_ONLY = _ACK | frozenset(
+    {"i", "im", "i'm", "am", "ready", "as", "well", "too", "also", "now", "so", "and", "all",
+     "set", "when", "whenever", "you", "are", "youre", "begin", "proceed", "waiting"}
+)  # fmt: skip
+# The agent asked whether the person is ready, or offered to go on: "ready" answers it.
+_ASKED_READY = re.compile(
+    r"\bready\b|\bproceed\b|\bgo ahead\b|\b(?:shall|should|may|can) i\b|\bwould you like me\b"
+)
+
+
+def says_ready(text: str, agent_last: str) -> bool:
+    """The whole line says the speaker is ready ("I'm ready, as well."), when nobody asked
+    whether they were: a writer answering its instructions. After "Shall I go ahead?",
+    "I'm ready" is an answer."""
+    words = re.findall(r"[a-z']+", text[:MAX_CHARS].lower().replace("\u2019", "'"))
+    if "ready" not in words or not all(w in _READY_ONLY for w in words):
+        return False
+    return not _ASKED_READY.search(agent_last[:MAX_CHARS].lower())
+
+
+def restates_the_agent(text: str, agent_last: str) -> bool:
+    """A statement whose words are all the agent's, said as the person's own: "The help
+    pages are the best route for that." after "For that question, the help pages or the
+    phone line are the best route." A person's line about the same things says what they
+    will do or think ("I'll try the help pages"), asks, or disagrees ("the help pages
+    don't help"): it holds words of its own, a question, a negation, or the speaker or
+    listener by name."""
+    if not agent_last:
+        return False
+    theirs = [set(rp.tokens(s)) for s in rp.sentences(agent_last[:MAX_CHARS])]
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        if sentence.rstrip().endswith("?"):
+            continue
+        said = rp.tokens(sentence)
+        if _SPEAKER & set(said) or {"you", "your", "yours"} & set(said):
+            continue
+        if any(rp.is_negator(w) for w in said):
+            continue
+        content = {w for w in said if w not in rp.FUNCTION_WORDS}
+        if len(content) >= 3 and any(content <= other for other in theirs):
+            return True
+    return False
+
+
 def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     """The turn is one the person already said, or holds a sentence of six words or more
     they already said: a person moves on, a stuck writer says it again. Saying a held
@@ -761,11 +829,12 @@ def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
     )
 
 
-# A request for something to be handed to the speaker ("please give me the fare class");
-# not an offer ("do you need the order number?"), which is the person's.
+# A request for something to be handed to the speaker ("please give me the fare class",
+# "could you provide my booking reference?"); not an offer ("do you need the order
+# number?"), which is the person's.
 _GIVE_ME = re.compile(
-    r"\b(?:give|send|tell|provide|share)(?: me| us)\b|\b(?:could|can|may) i(?: please)? (?:have"
-    r"|get)\b"
+    r"\b(?:give|send|tell|provide|share)(?: me| us|(?: me| us)? (?:my|our))\b"
+    r"|\b(?:could|can|may) i(?: please)? (?:have|get)\b"
 )
 _PROVIDE_THEM = re.compile(
     r"\b(?:provide|give|send|tell|share)(?: me| us)? (?:them|it|those|these)\b(?! to you)"
@@ -1007,8 +1076,12 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         or copies_a_clause(text, turn)
         or echoes_the_ask(text, turn)
         or restates_the_record(text, turn.agent_last, turn.facts)
+        or turns_the_question_back(text, turn.agent_last)
+        or restates_the_agent(text, turn.agent_last)
     ):
         return "parroting"
+    if not turn.opener and says_ready(text, turn.agent_last):
+        return "writer_text"
     if repeats(text, turn.own, (f.value for f in turn.facts)):
         return "repeats_itself"
     if third_person(text) or names_self_as_other(text, turn.facts):
