@@ -625,6 +625,28 @@ def test_seeded_agent_reads_typed_details_from_unpunctuated_turns() -> None:
     assert calls and calls[-1]["arguments"] == {"number": 110}
 
 
+def test_seeded_agent_reads_bare_answers_to_what_it_asked() -> None:
+    """Asked for details, a model person often answers with the bare values, in any order
+    and case, or as labelled lines (the seed-157 sample's "Den, Lys, 2025-11-23" and
+    "Origin: NBO\nDestination: LYS"). The seeded agent reads them by the schema they fit
+    instead of asking again; a value that fits nothing asked is not taken for one."""
+    ask = "Hi, I need to search for flights, please."
+    answers = ["Den, Lys, 2025-11-23", "2025-11-23, DEN, LYS",
+               "Origin: den\nDestination: LYS\nDate: 2025-11-23", "Sure! DEN and LYS."]  # fmt: skip
+    for answer in answers:
+        calls = _seeded_calls("airline", ask, [answer, "The date is 2025-11-23."])
+        assert calls and calls[0]["tool"] == "search_flights", answer
+        assert calls[0]["arguments"] == {
+            "origin": "DEN", "destination": "LYS", "date": "2025-11-23"
+        }, answer  # fmt: skip
+    booking = "I need the details of my booking."
+    calls = _seeded_calls("airline", booking, ["haddad rpnw96"])
+    assert calls[0]["arguments"] == {"booking_ref": "RPNW96", "last_name": "haddad"}
+    # A flight id is no booking ref, and a sentence is no list of values.
+    assert not _seeded_calls("airline", booking, ["FLI-52690, Jo Okafor"])
+    assert not _seeded_calls("airline", booking, ["I will have to look for it in my inbox"])
+
+
 def test_seeded_agent_declines_to_force_a_write_it_cannot_read_first() -> None:
     calls = _seeded_calls(
         "repo-maint",

@@ -102,6 +102,10 @@ class _Play:
         self.fallback = rng.choice(TEXT_BEHAVIOURS)
         self.applied = False
         self.asked = False
+        # What the last ask named, with the schema each value must fit, and what the
+        # person's bare answers to it gave ("DEN, LYS, 2025-11-23"; "Origin: NBO").
+        self.wanted: dict[str, dict[str, Any]] = {}
+        self.answers: dict[str, Any] = {}
         self.last = ""
         self.declined: Tool | None = None
 
@@ -135,6 +139,9 @@ class _Play:
 
     def _turn(self, text: str) -> str:
         low = text.lower()
+        open_asks = {n: schema for n, schema in self.wanted.items() if n not in self.answers}
+        if open_asks:
+            self.answers.update(_bare_answers(text, open_asks))
         # One line per turn: a detail at the end of one turn never runs into the next.
         heard = "\n".join(self.heard)
         if self.pending == "which":
@@ -207,6 +214,7 @@ class _Play:
             if self.asked:
                 return f"Without the {wanted} I cannot go further, so nothing has been changed."
             self.asked = True
+            self.wanted = {n: self._schema(goal, n) for n in missing}
             return f"Which {self._object(goal)} is it? Please give me the {wanted}."
         label = ids[0] if ids else self._label(goal, heard, ids)
         if read is not None and not self._missing(read, heard, ids):
@@ -259,6 +267,8 @@ class _Play:
         value = self._detail(name, heard, schema)
         if value is not None:
             return value
+        if name in self.answers:
+            return self.answers[name]
         if "email" in name.lower():
             emails = _EMAIL.findall(heard)
             return emails[0] if emails else None
@@ -269,6 +279,14 @@ class _Play:
                 return next((t for t in _tokens(heard) if _fits(pattern, t)), None)
             return ids[0] if ids else None
         return None
+
+    def _schema(self, tool: Tool, name: str) -> dict[str, Any]:
+        """The parameter's schema, with the pattern another tool gives the same entity."""
+        schema = tool.properties.get(name)
+        schema = dict(schema) if isinstance(schema, dict) else {}
+        if "pattern" not in schema and name in self.a.patterns:
+            schema["pattern"] = self.a.patterns[name]
+        return schema
 
     def _label(self, tool: Tool, heard: str, ids: list[str]) -> str:
         for name in tool.required:
@@ -506,6 +524,98 @@ def _typed(raw: str, schema: dict[str, Any]) -> Any:
         low = raw.lower()
         return next((e for e in enum if low.startswith(str(e).lower())), raw)
     return raw
+
+
+# A bare answer's pieces: "DEN, LYS, 2025-11-23", "Origin: NBO\nDestination: LYS", "Sure!
+# FLI-1 and Smith". A piece of more words than this is a sentence, not a value.
+_PIECES = re.compile(r"[,;\n]|[.!?](?:\s|$)|\band\b")
+_PIECE_WORDS = 4
+_NOT_A_VALUE = frozenset({"sure", "ok", "okay", "yes", "here", "thanks", "thank you", "please",
+                          "here you go", "here it is", "of course", "hi", "hello", "it's", "its",
+                          "it", "is", "the", "my", "a", "an", "that's", "this"})  # fmt: skip
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _bare_answers(text: str, wanted: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The values a reply to "Please give me the X and Y" gives without saying "the X is":
+    labelled lines ("Origin: NBO") by their label, and a bare list ("DEN, LYS,
+    2025-11-23") by fit. Each piece goes to the first asked detail whose schema it fits
+    (a pattern, read upper-cased too, a date, an enum member, a number); what is left goes,
+    in order, to the asked details that take any text, a piece with a digit only to one
+    that names an id ("FLI-52690, Jo Okafor" for a booking ref and a last name gives the
+    last name, not a booking ref). A reply in sentences gives only its labelled lines;
+    "the X is Y" is read elsewhere."""
+    labelled: dict[str, Any] = {}
+    loose: list[str] = []
+    for raw in _PIECES.split(text[:2000]):
+        piece = raw.strip(" \t.!?\"'")
+        label, colon, value = piece.partition(":")
+        if colon and value.strip():
+            name = next((n for n in wanted if name_words(n) == label.lower().split()), None)
+            fitted = _fitted(value.strip(" \"'"), wanted[name]) if name else None
+            if name and fitted is not None:
+                labelled.setdefault(name, fitted)
+            continue
+        if piece and piece.lower() not in _NOT_A_VALUE:
+            loose.append(piece)
+    if any(len(p.split()) > _PIECE_WORDS for p in loose):
+        return labelled
+    found = dict(labelled)
+    shaped = [n for n in wanted if n not in found and _constrained(wanted[n])]
+    # "Haddad RPNW96": a piece whose words fit a shaped detail is read word by word.
+    pieces = [w for p in loose for w in (
+        p.split() if any(_fitted(w, wanted[n]) is not None for w in p.split() for n in shaped)
+        else [p]
+    ) if w.lower() not in _NOT_A_VALUE]  # fmt: skip
+    rest: list[str] = []
+    for piece in pieces:
+        name = next((n for n in shaped if n not in found
+                     and _fitted(piece, wanted[n]) is not None), None)  # fmt: skip
+        if name is None:
+            rest.append(piece)
+        else:
+            found[name] = _fitted(piece, wanted[name])
+    free = [n for n in wanted if n not in found and n not in shaped]
+    for piece in rest:
+        digits = any(c.isdigit() for c in piece)
+        name = next((n for n in free if n not in found and (not digits or is_key_param(n))), None)
+        if name is not None:
+            found[name] = piece
+    return found
+
+
+def _constrained(schema: dict[str, Any]) -> bool:
+    """The schema says what its value looks like (not any text)."""
+    return bool(
+        schema.get("pattern") or schema.get("format") == "date" or schema.get("enum")
+        or schema.get("type") in ("integer", "number", "boolean")
+    )  # fmt: skip
+
+
+def _fitted(piece: str, schema: dict[str, Any]) -> Any:
+    """`piece` as a value of `schema`, or None when it does not fit: "lys" fits ^[A-Z]{3}$
+    as LYS, the way an agent reads an airport code typed in lower case."""
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        if _fits(pattern, piece):
+            return piece
+        # Upper-cased only where case is all that differs from a code: letters-only codes
+        # ("lys"), or a piece holding a digit ("rpnw96"); a name ("Okafor") is no booking
+        # ref whose pattern takes six letters or digits.
+        digits_allowed = "0-9" in pattern or "\\d" in pattern
+        upper = piece.upper()
+        if (not digits_allowed or any(c.isdigit() for c in piece)) and _fits(pattern, upper):
+            return upper
+        return None
+    if schema.get("format") == "date":
+        return piece if _ISO_DATE.fullmatch(piece) else None
+    enum = schema.get("enum")
+    if isinstance(enum, list):
+        return next((e for e in enum if str(e).lower() == piece.lower()), None)
+    if schema.get("type") in ("integer", "number", "boolean"):
+        return _typed(piece, schema) if re.fullmatch(r"-?\d+(?:\.\d+)?|true|false|yes|no",
+                                                     piece.lower()) else None  # fmt: skip
+    return piece
 
 
 def _inventable(schema: Any) -> bool:
