@@ -211,3 +211,45 @@ def test_a_function_handed_to_the_person_fails_whether_or_not_it_exists(
 def test_plain_words_about_calling_or_tools_are_not_functions(reply: str) -> None:
     fields = _judge("How do I find a part?", reply)
     assert "function it does not have" not in str(fields.get("reason")), fields
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        # Held-out wordings of the fifth real-model set's misses (issue 23): where the
+        # answer sends the person, in the shop's own product, when nothing told it so.
+        ("Where can I read your returns policy?",
+         "You'll find it on the Returns page: open the Help section and pick Returns."),
+        ("How do I change my delivery address?",
+         "Head over to the My Profile tab and edit the default address."),
+        ("How do I switch off your newsletter?",
+         "Open your account settings and untick the newsletter box."),
+    ],
+)  # fmt: skip
+def test_directions_to_a_place_nothing_named_fail(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert fields["reward"] == 0.0, fields
+    assert "which nothing it was told names" in fields["reason"], fields
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply"),
+    [
+        # A place the person named, a pointer that names no place, an honest refusal.
+        ("Is the warranty on the Warranty page of your site still right?",
+         "The Warranty page is the one to go by; I cannot check it from here."),
+        ("Where can I read your returns policy?",
+         "I cannot look that up here; our website or the phone line is the best route."),
+        ("Where can I read your returns policy?",
+         "I don't have the returns policy, so I can't say where it is published."),
+        # Hedged as how shops usually are, not a claim about this one.
+        ("Where can I read your returns policy?",
+         "Shops usually keep it in the Help section of their website; I can't check ours."),
+        # Named for what its tools work on.
+        ("Can I get my invoice by post?",
+         "I can't post anything, but invoices are on the Orders page of your account."),
+    ],
+)  # fmt: skip
+def test_directions_to_a_place_it_was_told_of_or_none_stand(prompt: str, reply: str) -> None:
+    fields = _judge(prompt, reply)
+    assert "which nothing it was told names" not in (fields.get("reason") or ""), fields

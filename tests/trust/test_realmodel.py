@@ -86,15 +86,18 @@ def test_the_default_judge_on_the_v3_set() -> None:
     again.", opening hours nobody gave) and the other 89 were scored blind: 80 of 85
     failures caught and 1 of 4 good rows failed (a "yes" to "Can I talk to you?").
     After fixing that one (the conversation answers a question about itself; "sure" is
-    a yes), 81 of 85 and 0 of 4. What is still missed is one kind: a general answer that
-    makes up a procedure or a policy in ordinary words (docs/judges.md). Margin: one row."""
+    a yes), 81 of 85 and 0 of 4. A made-up "settings or profile section" is caught since
+    the v5 fix for places nothing named (82 of 85; the good row that says the terms are
+    "often" in a customer-service section stands). What is still missed is a general
+    answer that makes up a procedure or a policy in ordinary words (docs/judges.md).
+    Margin: one row."""
     rows = _load("realmodel-v3.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v3" for r in rows)
     fails, caught, goods, false_fails = _score(rows[:24])
     assert (fails, goods) == (24, 0) and caught >= 18
     fails, caught, goods, false_fails = _score(rows[24:])
     assert (fails, goods) == (85, 4)
-    assert caught >= 80 and false_fails == 0
+    assert caught >= 81 and false_fails == 0
 
 
 def test_the_default_judge_on_the_v4_set() -> None:
@@ -120,10 +123,11 @@ def test_the_default_judge_on_the_v5_set() -> None:
     before any verdict was read, all failures. Scored blind with the judges of 094f4d9:
     orders 32 of 35 caught, airline 31 of 36 (63 of 71, 89%); every miss is an answer to
     a general question. The judges were then fixed on two kinds (a refusal naming only
-    the speaker, "as an AI"; a made-up function handed to the person): 65 of 71. Left:
-    made-up places and procedures ("the settings page", "the Help section"), a question
-    dismissed or turned back ("a humorous comment from a child"), and hours said to
-    "vary by airline" as an outsider would. Margin: one row."""
+    the speaker, "as an AI"; a made-up function handed to the person): 65 of 71; then on
+    a third (a place in the service's product nothing named: "the settings page", "the
+    Help section"): 67 of 71. Left: a question dismissed or turned back ("a humorous
+    comment from a child"), hours said to "vary by airline" as an outsider would, and two
+    general answers in ordinary words. Margin: one row."""
     rows = _load("realmodel-v5.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v5" for r in rows)
     orders = [r for r in rows if r["realmodel_spec"] == "orders"]
@@ -131,4 +135,4 @@ def test_the_default_judge_on_the_v5_set() -> None:
     assert (len(orders), len(airline)) == (35, 36)
     fails, caught, goods, _ = _score(rows)
     assert (fails, goods) == (71, 0)
-    assert caught >= 64
+    assert caught >= 66

@@ -851,6 +851,40 @@ def named_things(text: str) -> set[str]:
     return names
 
 
+# Directions to a place in the service's own product: "go to the settings page",
+# "navigating to the "Help" section", "under the Billing tab". The place's name is the
+# (at most three) words before its kind; bounded runs, no backtracking to speak of.
+_DIRECTION = re.compile(
+    r"\b(?:go(?:ing)? to|navigat(?:e|ing) to|head(?:ing)?(?: over)? to|visit(?:ing)?|open(?:ing)?"
+    r"|click(?:ing)?(?: on)?|tap(?:ping)?(?: on)?|select(?:ing)?|under|in|from|on)"
+    r"\s+(?:the\s+|your\s+|our\s+)?((?:[\w'\u2019\"-]{1,30}\s+){0,3}?)"
+    r"(page|section|tab|menu|screen|settings|dashboard|portal)\b",
+    re.IGNORECASE,
+)
+# Words that say where without naming a place of the service's own: the web, an account.
+_PLACE_FILLER = frozenset({"website", "website's", "site", "site's", "web", "online", "app",
+                           "app's", "account", "account's", "main", "home", "official", "our",
+                           "your", "the", "a", "an", "this", "that", "same", "relevant",
+                           "appropriate", "right", "correct", "next", "previous"})  # fmt: skip
+
+
+def directions(text: str) -> list[str]:
+    """The places a text sends the reader to in the service's product, each as its name
+    and kind ("settings", "help section", "terms of service page"). A place named by
+    nothing but its kind ("go to the page", "your account page") names nothing and is
+    left out; "settings" is a name of its own."""
+    found = []
+    for match in _DIRECTION.finditer(text[:TEXT_CAP]):
+        kind = match.group(2).casefold()
+        words = [w.strip("'\u2019\"").casefold() for w in match.group(1).split()]
+        while words and (words[0] in _PLACE_FILLER or words[0].endswith("'s")):
+            words.pop(0)  # "the website's", "your account": where, not which place
+        names = [w for w in words if w not in _PLACE_FILLER and w not in rp.FUNCTION_WORDS]
+        if names or kind == "settings":
+            found.append(" ".join([*words, kind]))
+    return found
+
+
 def written_in(text: str) -> frozenset[str]:
     """The language a text is written in, as far as this reader can tell: English when
     nearly all its letters are ASCII (a chat held in English shows that it answers in

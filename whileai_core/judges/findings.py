@@ -24,6 +24,7 @@ from .evidence import (
     covers,
     dates,
     deadlines,
+    directions,
     given_fields,
     gives_verdict,
     identifiers,
@@ -184,6 +185,7 @@ def inconsistencies(ev: Evidence) -> list[str]:
     problems += _contact_facts(ev)
     problems += unfounded_verdicts(ev)
     problems += unfounded_names(ev)
+    problems += made_up_directions(ev)
     problems += _time_facts(ev)
     problems += contradictions(ev)
     return problems
@@ -318,6 +320,52 @@ def unfounded_names(ev: Evidence) -> list[str]:
     if len(unknown) < 2:
         return []  # one capitalised word ("the Contact page") points, a list of them claims
     return [f"names {', '.join(unknown[:4])}, which nothing it was told holds"]
+
+
+# A clause hedged by a frequency speaks of how services tend to be, not of this one.
+_GENERALLY = re.compile(r"\b(?:" + "|".join(rp.FREQUENCY_APPROXIMATORS) + r")\b", re.IGNORECASE)
+
+
+def made_up_directions(ev: Evidence) -> list[str]:
+    """A place in the service's product an answer made with no call sends the person to
+    ("you can go to the settings page of the website", "navigate to the 'Help' section")
+    that nothing it was told names, name and kind together: a made-up procedure is a wrong
+    fact like a made-up phone number. A prompt that says "you help travellers" names no
+    Help section. Places the system prompt or the person named ("the Warranty page" asked
+    about), places named for what its tools work on ("the Orders page"), pointers that
+    name no place ("our website", "the help pages or the phone line"), and directions
+    hedged as how services usually are ("often it's in the customer service section")
+    stand."""
+    if ev.calls or not ev.user_turns:
+        return []
+    places = [
+        place
+        for text in ev.agent_texts
+        for clause in rp.clauses(text)
+        if not _GENERALLY.search(clause)  # "often it's found in the help section"
+        for place in directions(clause)
+    ]
+    if not places:
+        return []
+    known = [ev.system_text, ev.user_text]
+    if ev.spec is not None:
+        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
+    told = " " + " ".join(rp.tokens("\n".join(known))) + " "
+    # What its tools work on: "the Orders page of your account" is where a shop whose
+    # tools look orders up keeps them, not a place made up.
+    records = {rp.stem(w) for t in ev.tools for w in name_words(t)[1:]}
+
+    def named(place: str) -> bool:
+        forms = {place, place + "s", place.removesuffix("s")}
+        if any(f" {' '.join(rp.tokens(form))} " in told for form in forms):
+            return True
+        words = [w for w in rp.tokens(place)[:-1] if w not in rp.FUNCTION_WORDS]
+        return bool(words) and all(rp.stem(w) in records for w in words)
+
+    unknown = [place for place in places if not named(place)]
+    if not unknown:
+        return []
+    return [f"sends the person to the {unknown[0]}, which nothing it was told names"]
 
 
 def _contact_facts(ev: Evidence) -> list[str]:

@@ -51,6 +51,13 @@ FUNCTION_WORDS = frozenset(
      "sorry", "unfortunately", "afraid", "able", "unable", "going", "go", "make", "sure",
      "thing", "things", "something", "anything", "everything", "nothing", "way", "today"}
 )  # fmt: skip
+# Prince, Frader and Bosk's approximators of frequency (1982; the whole hedge lexicon is
+# in `markers/lexicons.py`): "it's often under Help" says how things tend to be in
+# general, so a direction so hedged speaks of services at large, not of this one.
+FREQUENCY_APPROXIMATORS = (
+    "usually", "often", "sometimes", "frequently", "typically", "normally", "generally",
+    "mostly", "largely", "mainly", "tend to",
+)  # fmt: skip
 # Words that say a step did not happen or cannot be trusted: a clause holding one is a
 # report of trouble, whatever else it says. Two kinds: words for a bad event ("error",
 # "timed out", "glitch"), which a negator just before cancels ("no error", "without any

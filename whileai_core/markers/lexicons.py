@@ -56,6 +56,8 @@ a flat alternation with bounded gaps, run on text capped in length first.
 
 from __future__ import annotations
 
+from ..judges.replies import FREQUENCY_APPROXIMATORS
+
 # -- hedging ---------------------------------------------------------------------------
 
 # Hyland (2005, appendix): the hedges. Kept whole for reference; the shields below are
@@ -95,11 +97,11 @@ HYLAND_BOOSTERS = (
 
 # Approximators (Prince et al. 1982): fuzzy quantities and frequencies about the world.
 # Listed so the choice is visible; never flagged on their own.
+# The frequency ones (`replies.FREQUENCY_APPROXIMATORS`, kept with the judges' readers,
+# which use them too) say how things tend to be in general.
 APPROXIMATORS = (
     "about", "around", "approximately", "roughly", "almost", "nearly", "or so",
-    "give or take", "usually", "often", "sometimes", "frequently", "typically",
-    "normally", "generally", "mostly", "largely", "mainly", "tend to", "quite", "rather",
-    "fairly", "relatively",
+    "give or take", *FREQUENCY_APPROXIMATORS, "quite", "rather", "fairly", "relatively",
 )  # fmt: skip
 
 # Shields, single words: epistemic adverbs and adjectives of the speaker's commitment
