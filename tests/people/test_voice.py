@@ -572,6 +572,9 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("I checked again and located the record for ORD-6651.", missing, "role_flip"),
             ("It's about ORD-1010 and ken.smith@example.com. Can you give me my order id?",
              report, "role_flip"),
+            # The seed-163 sample: the person's own e-mail as the customer's.
+            ("Please list the orders of the user whose email is ken.smith@example.com.",
+             _turn(opener=True), "third_person"),
         ],
         [
             ("The one created on 2025-09-01.", which),
@@ -584,5 +587,6 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("Is the phone line the best route?", route),
             ("I checked my e-mail and found the order id: ORD-1010.", missing),
             ("Can you send my refund for ORD-1010 to the original card?", report),
+            ("I'm the customer with the broken parcel, ORD-1010.", report),
         ],
     )  # fmt: skip

@@ -155,6 +155,14 @@ _THIRD_PERSON = (
         r"requests?|tried)\b",
         re.IGNORECASE,
     ),
+    # "list the orders for the customer with the email address ana@...": the person's own
+    # e-mail, and themself as the one the listener serves ("I'm the customer with the
+    # broken parcel" is first person).
+    re.compile(
+        r"(?<!i'm )(?<!i am )(?<!\u2019m )\bthe (?:person|customer|user|caller|client"
+        r"|account holder) (?:with|whose|named|called)\b",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\b(?:his|her) (?:own )?(?:e-?mail|order|booking|account|reference|ref|number|id|"
         r"last name|name|details|reservation|ticket|flight|refund|purchase)\b",
