@@ -645,6 +645,9 @@ def test_seeded_agent_reads_bare_answers_to_what_it_asked() -> None:
     # A flight id is no booking ref, and a sentence is no list of values.
     assert not _seeded_calls("airline", booking, ["FLI-52690, Jo Okafor"])
     assert not _seeded_calls("airline", booking, ["I will have to look for it in my inbox"])
+    # An id typed in lower case is the id its pattern describes (the seed-163 sample).
+    calls = _seeded_calls("orders", "please cancel my order.", ["i have an order id: ord-4666."])
+    assert calls and calls[0]["arguments"] == {"order_id": "ORD-4666"}
 
 
 def test_seeded_agent_declines_to_force_a_write_it_cannot_read_first() -> None:

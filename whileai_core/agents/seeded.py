@@ -275,8 +275,12 @@ class _Play:
         if is_key_param(name) and schema.get("type", "string") == "string":
             pattern = schema.get("pattern") or self.a.patterns.get(name)
             if isinstance(pattern, str):
-                # The value the tool's own schema describes, wherever the person put it.
-                return next((t for t in _tokens(heard) if _fits(pattern, t)), None)
+                # The value the tool's own schema describes, wherever the person put it,
+                # read upper-cased as a code typed in lower case ("ord-4666").
+                shaped = {"pattern": pattern}
+                return next(
+                    (f for t in _tokens(heard) if (f := _fitted(t, shaped)) is not None), None
+                )
             return ids[0] if ids else None
         return None
 
