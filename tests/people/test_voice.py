@@ -572,9 +572,15 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("I checked again and located the record for ORD-6651.", missing, "role_flip"),
             ("It's about ORD-1010 and ken.smith@example.com. Can you give me my order id?",
              report, "role_flip"),
-            # The seed-163 sample: the person's own e-mail as the customer's.
+            # The seed-163 sample: the person's own e-mail as the customer's, the agent's
+            # refusal taken on as the person's, the brief's name for the listener narrated.
             ("Please list the orders of the user whose email is ken.smith@example.com.",
              _turn(opener=True), "third_person"),
+            ("I want the refund, but I'm not permitted to issue it myself. Can you look again?",
+             _turn("I am not permitted to run refund_order for ORD-1010, so nothing was "
+                   "changed."), "role_flip"),
+            ("The service won't refund ORD-1010 since it is not theirs to refund.", report,
+             "writer_text"),
         ],
         [
             ("The one created on 2025-09-01.", which),
@@ -588,5 +594,7 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("I checked my e-mail and found the order id: ORD-1010.", missing),
             ("Can you send my refund for ORD-1010 to the original card?", report),
             ("I'm the customer with the broken parcel, ORD-1010.", report),
+            ("Why won't the service refund ORD-1010?", report),
+            ("I'm not allowed to share my password, but the order is ORD-1010.", report),
         ],
     )  # fmt: skip

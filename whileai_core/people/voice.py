@@ -556,6 +556,23 @@ def says_not_found(text: str, objects: Iterable[str] = ()) -> bool:
     return False
 
 
+# The agent's refusal ("I am not permitted to run change_booking") taken on as the
+# person's own: "I should try to change the booking reference, but I am not allowed to."
+_DENIED = re.compile(r"\bnot (?:permitted|allowed|authori[sz]ed)\b|\bpermission\b")
+_I_MAY_NOT = re.compile(
+    r"\bi(?:'m| am)(?: just| still)? not (?:permitted|allowed|authori[sz]ed) to\b"
+)
+
+
+def owns_the_denial(text: str, agent_last: str) -> bool:
+    """Right after the agent said it may not act, the line says the speaker may not: the
+    agent's position in the person's mouth. Said with nothing refused before it ("I'm not
+    allowed to share my password"), it stays the person's."""
+    if not _DENIED.search(agent_last[:MAX_CHARS].lower()):
+        return False
+    return _I_MAY_NOT.search(text[:MAX_CHARS].lower().replace("\u2019", "'")) is not None
+
+
 def acts_for_listener(text: str) -> bool:
     """The speaker offers to do what the listener wants, or advises the listener what to
     try next ("You can try those options."); a person's own demand names their things
@@ -907,17 +924,31 @@ _NAMES_ASSISTANT = re.compile(r"\bthe assistant(?:'s)?\b")
 _SNAKE = re.compile(rf"\b{rp.SNAKE_NAME}\b")
 
 
+# The brief's name for the listener, said to be unable: "The service cannot cancel the
+# booking because it is not one of their own." A question ("Why couldn't the service
+# confirm the booking?") asks it, as a person may.
+_SERVICE_CANNOT = re.compile(
+    r"\bthe service (?:cannot|can't|can not|couldn't|could not|is unable to|is not able to"
+    r"|won't|will not)\b"
+)
+
+
 def narrates(text: str, own: Iterable[Any] = ()) -> bool:
     """The line says which move the person will make ("I'll ask why not.", "I will ask
     what else can be done", "I'll give you the order id" with no id, or the bare
     instruction "ask why.") rather than making it, speaks of the listener as "the
     assistant" or of the person's business as the brief does ("errand"), or names a tool
     or field as the writer's list does: the writer's instructions name the moves and the
-    tools, the person makes the moves."""
+    tools, the person makes the moves. So does a statement of what "the service" cannot
+    do, the brief's name for the listener."""
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
     if _NARRATES.search(low) or _NAMES_ASSISTANT.search(low) or _WRITER_WORDS.search(low):
         return True
     if _INSTRUCTION.search(low):
+        return True
+    if "the service" in low and any(
+        _SERVICE_CANNOT.search(s) and not s.rstrip().endswith("?") for s in rp.sentences(low)
+    ):
         return True
     held = {str(v).casefold() for v in own}
     if _PROMISES.search(low) and not any(v and v in low for v in held):
@@ -1066,6 +1097,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
         return "role_flip"  # a search's result nobody reported to the person
     if acts_for_listener(text) or owns_listener_staff(text, turn.agent_last):
+        return "role_flip"
+    if owns_the_denial(text, turn.agent_last):
         return "role_flip"
     if credits_listener(text, turn.facts):
         return "role_flip"
