@@ -26,7 +26,7 @@ from ..helpers import REPO
 
 DATA = REPO / "tests" / "data"
 LABELS: dict[str, Any] = json.loads((DATA / "realperson-labels.json").read_text())
-KNOWN_MISSES = {"orders": 6, "airline": 4}
+KNOWN_MISSES = {"orders": 5, "airline": 4}
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
@@ -101,7 +101,6 @@ def test_every_labelled_person_turn_is_read_as_labelled(name: str) -> None:
     # destination the brief does not hold; an act the brief does not hold ("I've added the
     # payment method"); the agent's request turned back at it ("Could you please
     # double-check it again and write again?"); the brief's tone narrated ("I'm
-    # impatient"); a claim to have given details it never gave; "Could you please let me
-    # know what exactly you want?" right after giving the id asked for); fixing one means
-    # relabelling it.
+    # impatient"); "Could you please let me know what exactly you want?" right after giving
+    # the id asked for); fixing one means relabelling it.
     assert len(missed) == KNOWN_MISSES[name], missed

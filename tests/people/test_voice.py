@@ -581,6 +581,9 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
                    "changed."), "role_flip"),
             ("The service won't refund ORD-1010 since it is not theirs to refund.", report,
              "writer_text"),
+            # A claim to have given a detail the conversation does not hold (seed 157).
+            ("As I already told you my order number, please just refund it.", report,
+             "writer_text"),
         ],
         [
             ("The one created on 2025-09-01.", which),
@@ -596,5 +599,7 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("I'm the customer with the broken parcel, ORD-1010.", report),
             ("Why won't the service refund ORD-1010?", report),
             ("I'm not allowed to share my password, but the order is ORD-1010.", report),
+            ("I gave you the order id before: ORD-1010.", report),
+            ("I sent you photos of the order last week.", report),
         ],
     )  # fmt: skip

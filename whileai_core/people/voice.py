@@ -1129,6 +1129,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "third_person"
     if invented_facts(text, turn):
         return "invented_fact"
+    if claims_given(text, turn):
+        return "writer_text"
     # Asking for the person's own details is the agent's part, in an opener too ("I need
     # the order ID."), except where a vague opener names the record it leaves out.
     if (not turn.opener or turn.ask_family != "vague") and asks_for_own(text, turn.facts):
@@ -1203,6 +1205,34 @@ def labelled_values(text: str, labels: Iterable[str]) -> list[str]:
             if word not in rp.FUNCTION_WORDS and not rp.is_negator(word):
                 found.append(word)
     return found
+
+
+# The speaker says they already gave a detail: "I have provided you with the order ID and
+# the reason", "I told you my booking reference". Bounded clause, no backtracking.
+_CLAIMS_GIVEN = re.compile(
+    r"\bi(?: have|'ve)?(?: already| just)? (?:gave|given|provided|sent|shared|told)"
+    r"(?: you| it to you)?(?: with)?\b([^.;!?\n]{0,80})"
+)
+_HANDLES = frozenset({"id", "ids", "number", "reference", "ref", "code", "no"})
+
+
+def claims_given(text: str, turn: Turn) -> bool:
+    """The line says the person already gave one of their details, and the conversation
+    holds no such thing: the writer's idea of the conversation, not what was said. Saying
+    it while giving it ("I gave you the order id ORD-1010") stands, and so does anything
+    said of what is not a detail ("I sent you the photos of the order")."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    said = " ".join((*turn.own, low)).casefold()
+    for match in _CLAIMS_GIVEN.finditer(low):
+        named = set(_words(match.group(1)))
+        for fact in turn.facts:
+            if not fact.words or not fact.words <= named:
+                continue
+            if fact.kind == "id" and not _HANDLES & named:
+                continue  # "the order photos": the order, not its id
+            if str(fact.value).casefold() not in said:
+                return True
+    return False
 
 
 def invented_facts(text: str, turn: Turn) -> list[str]:
