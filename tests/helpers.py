@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,12 @@ def play(agent: Any, episode: Any) -> Any:
             await agent.aclose()
 
     return asyncio.run(go())
+
+
+def hears_sigint() -> None:
+    """`preexec_fn` for a child a test interrupts with SIGINT: a shell that starts a job in
+    the background (`cmd &`, as some CI runners and `nohup` scripts do) hands it SIGINT
+    ignored, every process below inherits that, and Python installs its KeyboardInterrupt
+    handler only where SIGINT is at its default. The child gets the default back, as a
+    terminal's foreground job has it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

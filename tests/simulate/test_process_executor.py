@@ -24,7 +24,7 @@ from whileai_core.simulate.scheduler import SimulateConfig
 from whileai_core.spec import load_spec
 from whileai_core.testing import OpenAIStub
 
-from ..helpers import ORDERS_SPEC, REPO, run_cli
+from ..helpers import ORDERS_SPEC, REPO, hears_sigint, run_cli
 from .test_model_simulate import _chooser
 from .test_shards import (
     check_resume_finishes_a_cut_run,
@@ -196,7 +196,7 @@ def test_a_stopped_run_stops_its_workers_and_keeps_its_rows(tmp_path: Path, sig:
          "--mode", "explore", "--budget", "400", "--concurrency", "2", "--executor",
          "processes", "--shards", "2", "-o", str(out)],
         cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        env={**os.environ, "NO_COLOR": "1"},
+        env={**os.environ, "NO_COLOR": "1"}, preexec_fn=hears_sigint,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120  # a safety bound, not a timing claim

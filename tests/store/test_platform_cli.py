@@ -17,7 +17,7 @@ from whileai_core.row.privileged import has_privileged
 from whileai_core.testing import serve_process
 
 from .. import platform_fixtures
-from ..helpers import REPO, SDK_ROWS
+from ..helpers import REPO, SDK_ROWS, hears_sigint
 from ..platform_fixtures import SERVING, LiveServer, cli, jsonl, ok, stdout_json
 
 
@@ -227,6 +227,7 @@ def _start_login(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, str
         stderr=subprocess.PIPE,
         env=env,
         cwd=REPO,
+        preexec_fn=hears_sigint,  # it is interrupted with SIGINT
     )
     assert proc.stderr is not None
     link = code = ""
