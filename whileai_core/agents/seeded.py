@@ -262,8 +262,7 @@ class _Play:
         return [n for n in tool.required if self._value(tool, n, heard, ids) is None]
 
     def _value(self, tool: Tool, name: str, heard: str, ids: list[str]) -> Any:
-        schema = tool.properties.get(name)
-        schema = schema if isinstance(schema, dict) else {}
+        schema = self._schema(tool, name)
         value = self._detail(name, heard, schema)
         if value is not None:
             return value
@@ -273,13 +272,12 @@ class _Play:
             emails = _EMAIL.findall(heard)
             return emails[0] if emails else None
         if is_key_param(name) and schema.get("type", "string") == "string":
-            pattern = schema.get("pattern") or self.a.patterns.get(name)
+            pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 # The value the tool's own schema describes, wherever the person put it,
                 # read upper-cased as a code typed in lower case ("ord-4666").
-                shaped = {"pattern": pattern}
                 return next(
-                    (f for t in _tokens(heard) if (f := _fitted(t, shaped)) is not None), None
+                    (f for t in _tokens(heard) if (f := _fitted(t, schema)) is not None), None
                 )
             return ids[0] if ids else None
         return None
@@ -287,9 +285,9 @@ class _Play:
     def _schema(self, tool: Tool, name: str) -> dict[str, Any]:
         """The parameter's schema, with the pattern another tool gives the same entity."""
         schema = tool.properties.get(name)
-        schema = dict(schema) if isinstance(schema, dict) else {}
+        schema = schema if isinstance(schema, dict) else {}
         if "pattern" not in schema and name in self.a.patterns:
-            schema["pattern"] = self.a.patterns[name]
+            return {**schema, "pattern": self.a.patterns[name]}
         return schema
 
     def _label(self, tool: Tool, heard: str, ids: list[str]) -> str:

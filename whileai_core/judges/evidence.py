@@ -474,6 +474,17 @@ class Evidence:
         return "\n".join(said)
 
     @cached_property
+    def told_text(self) -> str:
+        """What the agent was told before it answered: the system prompt, the person's
+        turns, and its tools by name and description (the judges of answers made with no
+        call read names and places against this)."""
+        known = [self.system_text, self.user_text]
+        if self.spec is not None:
+            known += [f"{t.name} {t.description}" for t in self.spec.tools]
+        known += [" ".join(name_words(t)) for t in self.tools]
+        return "\n".join(known)
+
+    @cached_property
     def known_text(self) -> str:
         """Everything a stated fact may come from: the conversation, the calls and their
         results, and the system prompt."""
@@ -862,10 +873,10 @@ _DIRECTION = re.compile(
     re.IGNORECASE,
 )
 # Words that say where without naming a place of the service's own: the web, an account.
-_PLACE_FILLER = frozenset({"website", "website's", "site", "site's", "web", "online", "app",
-                           "app's", "account", "account's", "main", "home", "official", "our",
-                           "your", "the", "a", "an", "this", "that", "same", "relevant",
-                           "appropriate", "right", "correct", "next", "previous"})  # fmt: skip
+_PLACE_FILLER = rp.FUNCTION_WORDS | frozenset(
+    {"website", "site", "web", "online", "app", "account", "main", "home", "official",
+     "relevant", "appropriate", "correct", "next", "previous"}
+)  # fmt: skip
 
 
 def directions(text: str) -> list[str]:
@@ -877,9 +888,9 @@ def directions(text: str) -> list[str]:
     for match in _DIRECTION.finditer(text[:TEXT_CAP]):
         kind = match.group(2).casefold()
         words = [w.strip("'\u2019\"").casefold() for w in match.group(1).split()]
-        while words and (words[0] in _PLACE_FILLER or words[0].endswith("'s")):
+        while words and words[0].removesuffix("'s") in _PLACE_FILLER:
             words.pop(0)  # "the website's", "your account": where, not which place
-        names = [w for w in words if w not in _PLACE_FILLER and w not in rp.FUNCTION_WORDS]
+        names = [w for w in words if w.removesuffix("'s") not in _PLACE_FILLER]
         if names or kind == "settings":
             found.append(" ".join([*words, kind]))
     return found

@@ -311,11 +311,7 @@ def unfounded_names(ev: Evidence) -> list[str]:
     names = set().union(*(named_things(text) for text in ev.agent_texts))
     if not names:
         return []
-    known = [ev.system_text, ev.user_text]
-    if ev.spec is not None:
-        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
-    known += [" ".join(name_words(t)) for t in ev.tools]
-    words = set(rp.tokens("\n".join(known))) | written_in(ev.user_text)
+    words = set(rp.tokens(ev.told_text)) | written_in(ev.user_text)
     unknown = sorted(n for n in names if n not in words)
     if len(unknown) < 2:
         return []  # one capitalised word ("the Contact page") points, a list of them claims
@@ -347,10 +343,7 @@ def made_up_directions(ev: Evidence) -> list[str]:
     ]
     if not places:
         return []
-    known = [ev.system_text, ev.user_text]
-    if ev.spec is not None:
-        known += [f"{t.name} {t.description}" for t in ev.spec.tools]
-    told = " " + " ".join(rp.tokens("\n".join(known))) + " "
+    told = " " + " ".join(rp.tokens(ev.told_text)) + " "
     # What its tools work on: "the Orders page of your account" is where a shop whose
     # tools look orders up keeps them, not a place made up.
     records = {rp.stem(w) for t in ev.tools for w in name_words(t)[1:]}

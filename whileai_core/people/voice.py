@@ -1213,7 +1213,6 @@ _CLAIMS_GIVEN = re.compile(
     r"\bi(?: have|'ve)?(?: already| just)? (?:gave|given|provided|sent|shared|told)"
     r"(?: you| it to you)?(?: with)?\b([^.;!?\n]{0,80})"
 )
-_HANDLES = frozenset({"id", "ids", "number", "reference", "ref", "code", "no"})
 
 
 def claims_given(text: str, turn: Turn) -> bool:
@@ -1222,13 +1221,15 @@ def claims_given(text: str, turn: Turn) -> bool:
     it while giving it ("I gave you the order id ORD-1010") stands, and so does anything
     said of what is not a detail ("I sent you the photos of the order")."""
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    if not _CLAIMS_GIVEN.search(low):
+        return False
     said = " ".join((*turn.own, low)).casefold()
     for match in _CLAIMS_GIVEN.finditer(low):
         named = set(_words(match.group(1)))
         for fact in turn.facts:
             if not fact.words or not fact.words <= named:
                 continue
-            if fact.kind == "id" and not _HANDLES & named:
+            if fact.kind == "id" and not _ID_HANDLE & named:
                 continue  # "the order photos": the order, not its id
             if str(fact.value).casefold() not in said:
                 return True
