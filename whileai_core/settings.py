@@ -99,6 +99,21 @@ def agent_timeout(flag: float | None = None) -> float:
     return _timeout(flag, "AGENT_TIMEOUT", "agent")
 
 
+MODEL_RETRIES = 5
+
+
+def model_retries(flag: int | None = None) -> int:
+    """How often a failed agent or writer call (timeout, 5xx, 429, a dropped connection) is
+    tried again: the flag, WHILEAI_MODEL_RETRIES, 5. Against a CPU server whose replies take
+    minutes, a timed-out call retried five times holds a rollout for many more minutes; 0
+    counts the first failure."""
+    value = flag if flag is not None else env_number("MODEL_RETRIES", int)
+    value = MODEL_RETRIES if value is None else int(value)
+    if value < 0:
+        raise ConfigError(f"model retries {value} must be 0 or more")
+    return value
+
+
 def _timeout(flag: float | None, name: str, role: str) -> float:
     value = flag if flag is not None else env_number(name, float)
     value = WRITER_TIMEOUT if value is None else float(value)
@@ -207,6 +222,8 @@ VARIABLES: tuple[Variable, ...] = (
              "Seconds a model agent's call waits for its reply (--agent-timeout wins)."),
     Variable("WHILEAI_WRITER_TIMEOUT", "60",
              "Seconds a model writer's call waits for its reply (--writer-timeout wins)."),
+    Variable("WHILEAI_MODEL_RETRIES", "5",
+             "Retries of a failed agent or writer call, with backoff (--model-retries wins)."),
     Variable("WHILEAI_ENV_ROWS", "unset",
              "An exported RL environment appends every graded rollout to this file as a row."),
     Variable("WHILEAI_RUN_STALE_SECONDS", "120",

@@ -168,23 +168,32 @@ def test_a_spent_allowance_stops_the_run_with_its_reason(tmp_path: Path) -> None
 def test_the_agents_read_timeout_is_a_flag_and_a_variable(tmp_path: Path) -> None:
     """A small model on a CPU server takes longer than the 60 s default per reply: the
     agent's read timeout is `--agent-timeout` or WHILEAI_AGENT_TIMEOUT (the flag wins), and
-    the writer keeps its own."""
-    import time
+    the writer keeps its own. How often a failed call is retried is `--model-retries` or
+    WHILEAI_MODEL_RETRIES, the same way round."""
 
     def slow(request: Request) -> Reply:
         if not request.body.get("tools"):
             return answer("Where is my order ORD-1234?")  # the writer: at once
-        time.sleep(0.3)  # the stub answers one call at a time: every retry waits this out
-        return answer("Which order is it? Please give me the order id.")
+        reply = answer("Which order is it? Please give me the order id.")
+        reply.delay = 0.3  # slept in the request's own thread, so calls overlap
+        return reply
 
     with OpenAIStub(default=slow) as stub:
         cut = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
                       "--budget", "8", "--concurrency", "16", "-o", str(tmp_path / "cut.jsonl"),
-                      "--agent-timeout", "0.05", env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
+                      "--agent-timeout", "0.05", "--model-retries", "1",
+                      env={"WHILEAI_AGENT_TIMEOUT": "30",
+                           "WHILEAI_MODEL_RETRIES": "7"})  # fmt: skip
         assert cut.returncode == 1
         assert b"(timeout)" in cut.stderr and b"read timeout" in cut.stderr, cut.stderr
+        # Every failed agent call was tried twice: once, and its one retry.
+        counts = rb"model agent m: (\d+) calls .*?, (\d+) retries, (\d+) failed"
+        agent = re.search(counts, cut.stderr)
+        assert agent is not None, cut.stderr
+        assert int(agent[2]) == int(agent[3]) > 0, agent[0]
         waited = run_cli("simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
                          "--budget", "2", "-o", str(tmp_path / "ok.jsonl"),
-                         env={"WHILEAI_AGENT_TIMEOUT": "30"})  # fmt: skip
+                         env={"WHILEAI_AGENT_TIMEOUT": "30",
+                              "WHILEAI_MODEL_RETRIES": "0"})  # fmt: skip
     assert waited.returncode == 0, waited.stderr.decode()
     assert _rows(tmp_path / "ok.jsonl")

@@ -266,6 +266,17 @@ def simulate(
             show_default=False,
         ),
     ] = None,
+    model_retries: Annotated[
+        int | None,
+        typer.Option(
+            "--model-retries",
+            rich_help_panel=_MODEL,
+            min=0,
+            help="Retries of a failed agent or writer call (timeout, 5xx, 429), with "
+            "backoff. Default: WHILEAI_MODEL_RETRIES, else 5.",
+            show_default=False,
+        ),
+    ] = None,
     writer_timeout: Annotated[
         float | None,
         typer.Option(
@@ -394,6 +405,7 @@ def simulate(
     from whileai_core.models.options import ModelOptions
     from whileai_core.scale.executor import make_executor
     from whileai_core.settings import agent_timeout as agent_timeout_of
+    from whileai_core.settings import model_retries as model_retries_of
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
 
@@ -436,6 +448,7 @@ def simulate(
         concurrency=concurrency,
         execute=execute,
         timeout=agent_timeout_of(agent_timeout),
+        retries=model_retries_of(model_retries),
         writer_max_tokens=writer_max_tokens,
         writer_timeout=writer_timeout,
     )
