@@ -48,8 +48,10 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# One worker per core, four at most; `make pytest PYTEST_ARGS=` runs it in one process.
+PYTEST_ARGS ?= -n auto --maxprocesses 4
 pytest: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The original SDK, pinned, in a venv of its own: the compatibility tests drive `whileai
 # serve` with it (tests/server/test_sdk_compat.py). Built once (stamp), never in git; where
