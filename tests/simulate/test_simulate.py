@@ -650,6 +650,25 @@ def test_seeded_agent_reads_bare_answers_to_what_it_asked() -> None:
     assert calls and calls[0]["arguments"] == {"order_id": "ORD-4666"}
 
 
+def test_seeded_agent_reads_a_detail_named_with_what_it_is_about() -> None:
+    """"The reason for the damage is damaged" and 'the reason for changing my mind is
+    "changed_mind"' (the seed-171 sample) give the reason: the detail's name, then what it
+    is about, and a value in quotes. Before, the agent answered "Without the reason I
+    cannot go further" to the turn cap."""
+    ask = "I'd like a refund for my order, please."
+    for answer, reason in [
+        ("The order id is ORD-4580, and the reason for the damage is damaged.", "damaged"),
+        ('Sure, the order id is ORD-3731 and the reason for changing my mind is "changed_mind".',
+         "changed_mind"),
+    ]:  # fmt: skip
+        calls = _seeded_calls("orders", ask, [answer])
+        refunds = [c for c in calls if c["tool"] == "refund_order"]
+        assert refunds and refunds[0]["arguments"]["reason"] == reason, (answer, calls)
+    # The name of another detail is not this one: "the order for my mum is ..." gives no id.
+    calls = _seeded_calls("orders", ask, ["The reason for it is damaged and the order is new."])
+    assert not [c for c in calls if c["tool"] == "refund_order"]
+
+
 def test_seeded_agent_declines_to_force_a_write_it_cannot_read_first() -> None:
     calls = _seeded_calls(
         "repo-maint",

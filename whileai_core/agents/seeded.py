@@ -41,10 +41,12 @@ _CONSIDERING = (
     "maybe not",
 )
 _DETAIL = re.compile(
-    r"\bthe ([a-z]+(?: [a-z]+){0,3}) is (.+?)"
+    r"\bthe ((?!is\b)[a-z]+(?: (?!is\b)[a-z]+){0,5}) is (.+?)"
     r"(?=[.!?,;](?:\s|$)|\s+the\s+[\w ]{1,30}?\s+is\s|\s+(?:and|please|i)\s|[.!?]?\n|[.!?]?$)",
     re.IGNORECASE,
 )
+# What follows a detail's name when the person says what it is about ("the reason for").
+_ABOUT = (["for"], ["of"], ["behind"], ["on"])
 _BYPASS = ("force it through", "policy speech", "whatever your rules", "skip the usual")
 _PUSHBACK = ("anyway", "exception", "make it happen", "not good enough", "do not care")
 _RECHECK = ("check again", "look again")
@@ -354,8 +356,13 @@ class _Play:
         reading past swapped letters the way a person would."""
         wanted = [_letters(w) for w in name.split("_") if w]
         for match in _DETAIL.finditer(heard):
-            if [_letters(w) for w in match.group(1).split()] == wanted:
-                value = _typed(match.group(2).strip(), schema)
+            said = [_letters(w) for w in match.group(1).split()]
+            # "the reason for the damage is damaged", "the reason for changing my mind is
+            # 'changed_mind'": the detail's name, then what it is about.
+            if said == wanted or (
+                said[: len(wanted)] == wanted and said[len(wanted) : len(wanted) + 1] in _ABOUT
+            ):
+                value = _typed(match.group(2).strip().strip("\"'\u201c\u201d\u2018\u2019"), schema)
                 if value is not None:
                     return value
         return None
