@@ -603,3 +603,44 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
             ("I sent you photos of the order last week.", report),
         ],
     )  # fmt: skip
+
+
+def test_the_twelfth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-171 sample's breaks, read blind: the which-question
+    sent back in other words, a question that quizzes the listener for the person's own
+    id, the agent's "do you want to refund?" asked by the person, the speaker refreshing
+    the service's record, their own e-mail as "a customer's", and the agent's ask told as
+    the person's. Their person-side neighbours pass."""
+    which = _turn("I found two records under ORD-1010 (created 2025-06-03 and 2025-09-01). "
+                  "Which of the two do you mean?")  # fmt: skip
+    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
+    stale = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    asked = _turn("Which order is it? Please give me the order id.")
+    opener = _turn(opener=True)
+    _reads_as(
+        [
+            ("Which one would you prefer to look at first?", which, "parroting"),
+            ("Tell me which of them you're thinking of.", which, "parroting"),
+            ("So what's the order number?", report, "role_flip"),
+            ("What is your order id, please?", opener, "role_flip"),
+            ("Would you like to proceed with the refund of ORD-1010?", report, "role_flip"),
+            ("Please let me know whether you want to cancel it.", report, "role_flip"),
+            ("Let me reload the record for ORD-1010 and come back to you.", stale,
+             "role_flip"),
+            ("Could you find the orders of a customer whose email is ken.smith@example.com?",
+             opener, "third_person"),
+            ("I have already asked for your order id twice.", asked, "role_flip"),
+        ],
+        [
+            ("The one from September, please.", which),
+            ("Which one was refunded? I only remember paying once.", which),
+            ("What's my order number? I can't find the confirmation e-mail. My e-mail is "
+             "ken.smith@example.com.", _turn(opener=True, ask_family="vague")),
+            ("What is the status of ORD-1010?", report),
+            ("Do you want me to send a photo of the parcel?", report),
+            ("I want to cancel it, please.", report),
+            ("Can you refresh it? ORD-1010 should have shipped by now.", stale),
+            ("As a customer with two orders, I'd like ORD-1010 checked first.", opener),
+            ("I asked the shop for the order id and this is it: ORD-1010.", asked),
+        ],
+    )  # fmt: skip

@@ -159,8 +159,8 @@ _THIRD_PERSON = (
     # e-mail, and themself as the one the listener serves ("I'm the customer with the
     # broken parcel" is first person).
     re.compile(
-        r"(?<!i'm )(?<!i am )(?<!\u2019m )\bthe (?:person|customer|user|caller|client"
-        r"|account holder) (?:with|whose|named|called)\b",
+        r"(?<!i'm )(?<!i am )(?<!\u2019m )(?<!as )\b(?:the|a) (?:person|customer|user|caller"
+        r"|client|account holder) (?:with|whose|named|called)\b",
         re.IGNORECASE,
     ),
     re.compile(
@@ -285,11 +285,12 @@ _WORK_VERBS = frozenset(
     {"check", "confirm", "verify", "find", "locate", "access", "retrieve", "look", "pull",
      "process", "handle", "review", "update", "cancel", "refund", "book", "rebook", "change",
      "modify", "issue", "escalate", "take", "search", "investigate", "reschedule", "proceed",
-     "run", "execute",
+     "run", "execute", "refresh", "reload",
      "checked", "confirmed", "verified", "found", "located", "accessed", "retrieved",
      "looked", "pulled", "processed", "handled", "reviewed", "updated", "cancelled",
      "canceled", "refunded", "booked", "rebooked", "changed", "modified", "issued",
-     "escalated", "taken", "searched", "investigated", "rescheduled"}
+     "escalated", "taken", "searched", "investigated", "rescheduled", "refreshed",
+     "reloaded"}
 )  # fmt: skip
 _RECORD_WORDS = frozenset({"status", "record", "records", "request", "details", "action",
                            "system", "database",
@@ -340,6 +341,22 @@ def serves_listener(text: str) -> bool:
                 if k < len(words) and words[k] in held and not _SPEAKER & set(after):
                     return True
     return False
+
+
+# Whether the listener wants the service's change made: "Can I confirm if you want to
+# refund this order in full?", "Would you like to proceed with the cancellation?". The
+# person is the one who wants it; "do you want me to send the photos?" is their offer.
+_YOUR_WISH = re.compile(
+    r"\b(?:do|if|whether|would|did) you (?:still |really )?(?:want|wish|'d like|would like)"
+    r" to (?:refund|cancel|change|book|rebook|modify|update|issue|process|proceed|go ahead"
+    r"|continue|reschedule|exchange)\b"
+)
+
+
+def asks_listeners_wish(text: str) -> bool:
+    """The line asks whether the listener wants a change made to the record: the agent's
+    confirmation question, sent by the person."""
+    return _YOUR_WISH.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")) is not None
 
 
 # "I can help with that": the person's only as an answer to something asked of them.
@@ -775,7 +792,8 @@ def echoes_the_ask(text: str, turn: Turn) -> bool:
 # the speaker asks the listener the same. Bounded gap, no backtracking to speak of.
 _WHICH_YOU_MEAN = re.compile(
     r"\bwhich\b[^.?!\n]{0,80}\byou(?:'re| are| were)? (?:mean|meant|referring|refer|talking"
-    r" about|asking about)\b"
+    r" about|asking about|have in mind|had in mind|thinking of|want|wanted|prefer|intend"
+    r"|would like|'d like|choose|pick|select)\b(?! me\b)"
 )
 
 
@@ -864,6 +882,40 @@ _GIVE_ME = re.compile(
 _PROVIDE_THEM = re.compile(
     r"\b(?:provide|give|send|tell|share)(?: me| us)? (?:them|it|those|these)\b(?! to you)"
 )
+
+
+# "What is the order ID?": a question for a detail as the listener's to give. A vague
+# opener may name the detail it lacks ("what's my order number? I lost the e-mail"); it
+# does not ask the listener for "the" or "your" one.
+_WHAT_IS_THE = re.compile(r"^\W{0,3}(?:so,? |and |ok,? )?what(?:'s| is| are) (?:the|your)\b")
+
+
+def quizzes_listener(text: str, facts: list[Fact]) -> bool:
+    """A question that asks the listener for one of the person's own details, as the
+    agent asks for it: "What is the order ID?" when the person holds the order id."""
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        low = sentence.casefold().replace("\u2019", "'")
+        if low.rstrip().endswith("?") and _WHAT_IS_THE.search(low) and asked_facts(sentence, facts):
+            return True
+    return False
+
+
+# "I asked for the order ID again.": the agent's move, told as the speaker's own.
+_I_ASKED_FOR = re.compile(
+    r"\bi(?:'ve| have)? (?:already |just |again |also )?asked(?: you)? (?:again )?for"
+    r" (?:the|your)\b"
+)
+
+
+def reports_asking_for_own(text: str, facts: list[Fact]) -> bool:
+    """The speaker says they asked for one of their own details: asking for it is the
+    agent's part. "I asked the shop for the order number" names someone else asked."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    for match in _I_ASKED_FOR.finditer(low):
+        rest = low[match.end() : match.end() + 40]
+        if any(f.label in rest for f in facts):
+            return True
+    return False
 
 
 def asks_for_own(text: str, facts: list[Fact]) -> bool:
@@ -1096,6 +1148,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
         return "role_flip"  # a search's result nobody reported to the person
+    if asks_listeners_wish(text):
+        return "role_flip"
     if acts_for_listener(text) or owns_listener_staff(text, turn.agent_last):
         return "role_flip"
     if owns_the_denial(text, turn.agent_last):
@@ -1134,6 +1188,8 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     # Asking for the person's own details is the agent's part, in an opener too ("I need
     # the order ID."), except where a vague opener names the record it leaves out.
     if (not turn.opener or turn.ask_family != "vague") and asks_for_own(text, turn.facts):
+        return "role_flip"
+    if quizzes_listener(text, turn.facts) or reports_asking_for_own(text, turn.facts):
         return "role_flip"
     low = text.lower()
     if any(str(f.value).lower() not in low for f in _pending(turn)):
