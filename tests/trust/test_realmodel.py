@@ -108,13 +108,14 @@ def test_the_default_judge_on_the_v4_set() -> None:
     the booking, which issue 23 itself names a failure, so its label now says so (62 of
     67 read blind). The judges were then fixed on four of the misses (a yes or no stated
     as "There is no ...", a light verb that does not cover the thing asked about, two
-    replies that would fit any message): 66 of 67. The miss left is a nonsense ask-back
-    ("I need to know the language in which the email is written"). Margin: one row."""
+    replies that would fit any message): 66 of 67, then on a general question answered
+    only by asking for a tool's detail ("Please provide the email address so that I can
+    answer the question by email."): 67 of 67. Margin: one row."""
     rows = _load("realmodel-v4.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v4" for r in rows)
     fails, caught, goods, _ = _score(rows)
     assert (fails, goods) == (67, 0)
-    assert caught >= 65
+    assert caught >= 66
 
 
 def test_the_default_judge_on_the_v5_set() -> None:
@@ -125,9 +126,11 @@ def test_the_default_judge_on_the_v5_set() -> None:
     a general question. The judges were then fixed on two kinds (a refusal naming only
     the speaker, "as an AI"; a made-up function handed to the person): 65 of 71; then on
     a third (a place in the service's product nothing named: "the settings page", "the
-    Help section"): 67 of 71. Left: a question dismissed or turned back ("a humorous
-    comment from a child"), hours said to "vary by airline" as an outsider would, and two
-    general answers in ordinary words. Margin: one row."""
+    Help section"): 67 of 71; then on a general question answered only by asking for
+    more of the story ("please provide more information about the issue you'd like to
+    raise"): 68 of 71. Left: a question dismissed ("a humorous comment from a child"),
+    hours said to "vary by airline" as an outsider would, and a general answer in ordinary
+    words ("typing them into the chat box"). Margin: one row."""
     rows = _load("realmodel-v5.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v5" for r in rows)
     orders = [r for r in rows if r["realmodel_spec"] == "orders"]
@@ -135,4 +138,4 @@ def test_the_default_judge_on_the_v5_set() -> None:
     assert (len(orders), len(airline)) == (35, 36)
     fails, caught, goods, _ = _score(rows)
     assert (fails, goods) == (71, 0)
-    assert caught >= 66
+    assert caught >= 67

@@ -42,6 +42,7 @@ from .evidence import (
     acknowledges_done,
     acknowledges_trouble,
     ask_needs,
+    asked_fields,
     asks_person,
     declined_by_rule,
     reports_missing,
@@ -252,8 +253,31 @@ def _general(seen: _Seen) -> list[Check]:
         )
         or rp.talks_past(own, seen.ev.user_text)
     )
-    checks.append(check("general_answered", not empty, "answered", "said nothing of substance"))
+    why = "said nothing of substance"
+    if not empty and _only_asks_back(seen, own):
+        empty, why = True, "asked for details a general question does not need"
+    checks.append(check("general_answered", not empty, "answered", why))
     return checks
+
+
+def _only_asks_back(seen: _Seen, own: str) -> bool:
+    """Every clause of substance asks the person for one of the tools' details or for more
+    of the story ("Please provide the email address so that I can answer the question by
+    email.", "please provide more information about the issue you'd like to raise"): a
+    general question needs neither, so nothing was answered. A clarifying question about
+    the question itself ("Which country are you in?") asks for something else, and stands.
+    """
+    parts = [
+        c
+        for c in rp.clauses(own)
+        if c.strip(" .!,?") and not rp.content_free(c) and not rp.fits_any_message(c)
+    ]
+    # "Without the password the e-mail cannot be changed here." states what is needed
+    # as the answer; only a question or a request puts the ask back to the person.
+    if not parts or not all(rp.addressed(c) and " without " not in f" {c.lower()}" for c in parts):
+        return False
+    asked = asked_fields(seen.ev, own)
+    return bool(asked) and "other" not in asked
 
 
 def _read_before_write(seen: _Seen, lookups: dict[str, list[str]] | None) -> Check | None:
