@@ -642,5 +642,7 @@ def test_the_twelfth_sample_s_breaks_in_other_words() -> None:
             ("Can you refresh it? ORD-1010 should have shipped by now.", stale),
             ("As a customer with two orders, I'd like ORD-1010 checked first.", opener),
             ("I asked the shop for the order id and this is it: ORD-1010.", asked),
+            ("Yes, if you want to go ahead with the refund, do it.", report),
+            ("I asked for the invoice you promised to send me for ORD-1010.", report),
         ],
     )  # fmt: skip

@@ -346,17 +346,31 @@ def serves_listener(text: str) -> bool:
 # Whether the listener wants the service's change made: "Can I confirm if you want to
 # refund this order in full?", "Would you like to proceed with the cancellation?". The
 # person is the one who wants it; "do you want me to send the photos?" is their offer.
-_YOUR_WISH = re.compile(
-    r"\b(?:do|if|whether|would|did) you (?:still |really )?(?:want|wish|'d like|would like)"
+# "Yes, if you want to go ahead, do it." grants a permission the agent asked for: only
+# a question, or "confirm / let me know whether you want to ...", asks the listener's wish.
+_CHANGES = (
     r" to (?:refund|cancel|change|book|rebook|modify|update|issue|process|proceed|go ahead"
     r"|continue|reschedule|exchange)\b"
+)
+_YOUR_WISH_ASKED = re.compile(
+    r"\b(?:do|would|did) you (?:still |really )?(?:want|wish|like)" + _CHANGES
+)
+_YOUR_WISH_CHECKED = re.compile(
+    r"\b(?:confirm|know|check|ask|understand)(?: with you)? (?:if|whether) you"
+    r" (?:still |really )?(?:want|wish|'d like|would like)" + _CHANGES
 )
 
 
 def asks_listeners_wish(text: str) -> bool:
     """The line asks whether the listener wants a change made to the record: the agent's
     confirmation question, sent by the person."""
-    return _YOUR_WISH.search(text[:MAX_CHARS].casefold().replace("\u2019", "'")) is not None
+    for sentence in rp.sentences(text[:MAX_CHARS]):
+        low = sentence.casefold().replace("\u2019", "'")
+        if _YOUR_WISH_CHECKED.search(low):
+            return True
+        if low.rstrip().endswith("?") and _YOUR_WISH_ASKED.search(low):
+            return True
+    return False
 
 
 # "I can help with that": the person's only as an answer to something asked of them.
@@ -911,9 +925,12 @@ def reports_asking_for_own(text: str, facts: list[Fact]) -> bool:
     """The speaker says they asked for one of their own details: asking for it is the
     agent's part. "I asked the shop for the order number" names someone else asked."""
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    # Ids only: "I asked for the reason twice" and "I asked for the email you promised"
+    # may be about the listener's reason or message.
+    handles = [f.label for f in facts if f.kind == "id"]
     for match in _I_ASKED_FOR.finditer(low):
         rest = low[match.end() : match.end() + 40]
-        if any(f.label in rest for f in facts):
+        if any(label in rest for label in handles):
             return True
     return False
 
