@@ -664,6 +664,11 @@ def test_seeded_agent_reads_a_detail_named_with_what_it_is_about() -> None:
         calls = _seeded_calls("orders", ask, [answer])
         refunds = [c for c in calls if c["tool"] == "refund_order"]
         assert refunds and refunds[0]["arguments"]["reason"] == reason, (answer, calls)
+    # Labelled inline (the seed-179 sample): "the order id: ORD-0647 and the reason: damaged".
+    calls = _seeded_calls("orders", ask, ["Sure, I have the order id: ORD-0647 and the reason: "
+                                          "damaged."])  # fmt: skip
+    refunds = [c for c in calls if c["tool"] == "refund_order"]
+    assert refunds and refunds[0]["arguments"]["reason"] == "damaged", calls
     # The name of another detail is not this one: "the order for my mum is ..." gives no id.
     calls = _seeded_calls("orders", ask, ["The reason for it is damaged and the order is new."])
     assert not [c for c in calls if c["tool"] == "refund_order"]

@@ -545,6 +545,11 @@ _NOT_A_VALUE = frozenset({"sure", "ok", "okay", "yes", "here", "thanks", "thank 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def _ends_with(said: list[str], name: list[str], lead: int = 3) -> bool:
+    """`said` is `name`, after at most `lead` words ("the", "i have the")."""
+    return bool(name) and said[-len(name) :] == name and len(said) - len(name) <= lead
+
+
 def _bare_answers(text: str, wanted: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The values a reply to "Please give me the X and Y" gives without saying "the X is":
     labelled lines ("Origin: NBO") by their label, and a bare list ("DEN, LYS,
@@ -560,7 +565,11 @@ def _bare_answers(text: str, wanted: dict[str, dict[str, Any]]) -> dict[str, Any
         piece = raw.strip(" \t.!?\"'")
         label, colon, value = piece.partition(":")
         if colon and value.strip():
-            name = next((n for n in wanted if name_words(n) == label.lower().split()), None)
+            # "Origin: NBO", and inline "I have the order id: ORD-0647 and the reason:
+            # damaged": the label's last words name the detail, a few words of lead-in
+            # before them.
+            said = label.lower().split()
+            name = next((n for n in wanted if _ends_with(said, name_words(n))), None)
             fitted = _fitted(value.strip(" \"'"), wanted[name]) if name else None
             if name and fitted is not None:
                 labelled.setdefault(name, fitted)
