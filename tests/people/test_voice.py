@@ -646,3 +646,27 @@ def test_the_twelfth_sample_s_breaks_in_other_words() -> None:
             ("I asked for the invoice you promised to send me for ORD-1010.", report),
         ],
     )  # fmt: skip
+
+
+def test_the_thirteenth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-179 sample's breaks, read blind: the listener's own
+    record handle asked for, what the listener is looking for asked as a service asks
+    it, and a sentence cut where its value should be. Their person-side neighbours pass:
+    the service's own numbers, "is this what you're looking for?", a value given."""
+    asked = _turn("Which order is it? Please give me the order id.")
+    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
+    opener = _turn(opener=True)
+    _reads_as(
+        [
+            ("Could you send me your booking reference first?", asked, "role_flip"),
+            ("Before we start, what's your account number?", opener, "role_flip"),
+            ("Tell me which order you're searching for and I'll help.", opener, "role_flip"),
+            ("My order number is", asked, "writer_text"),
+        ],
+        [
+            ("What's your phone number? I'd rather call.", report),
+            ("Is ORD-1010 what you are looking for?", asked),
+            ("My order number is ORD-1010.", asked),
+            ("What's your case number for my complaint about ORD-1010?", report),
+        ],
+    )  # fmt: skip

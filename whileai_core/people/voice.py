@@ -361,6 +361,33 @@ _YOUR_WISH_CHECKED = re.compile(
 )
 
 
+# What the listener is after, asked as a service asks it: "Can you please tell me what
+# invoice number you're looking for?". "Is ORD-1010 what you're looking for?" offers the
+# person's own: only a request to tell or say it asks.
+_WHAT_YOU_SEEK = re.compile(
+    r"\b(?:tell me|let me know|say|explain|share|specify|describe)\b[^.?!\n]{0,30}"
+    r"\b(?:what|which)\b[^.?!\n]{0,60}\byou(?:'re| are)? (?:looking|searching) for\b"
+)
+# The listener's own record handle asked for: "I need to know your order number.", "Your
+# booking reference?". A service's own handles ("your phone number", "your case number")
+# are a person's to ask for.
+_YOUR_HANDLE = re.compile(
+    r"\byour (?:order|booking|reservation|flight|purchase|account|customer|membership)"
+    r" (?:number|id|reference|ref|code)\b"
+)
+
+
+def asks_listeners_record(text: str) -> bool:
+    """The line asks what the listener is looking for, or for the listener's own record
+    handle: the agent's questions, sent by the person."""
+    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    for sentence in rp.sentences(low):
+        asking = sentence.rstrip().endswith("?") or may_ask(sentence)
+        if asking and (_WHAT_YOU_SEEK.search(sentence) or _YOUR_HANDLE.search(sentence)):
+            return True
+    return False
+
+
 def asks_listeners_wish(text: str) -> bool:
     """The line asks whether the listener wants a change made to the record: the agent's
     confirmation question, sent by the person."""
@@ -430,13 +457,21 @@ _EMPTY_LABEL = re.compile(r"^\W{0,3}[A-Za-z][\w ]{0,30}:\W{0,3}$")
 _ASK_KIND = re.compile(r"\b(?:a|my|one) (?:general|concrete|vague) (?:question|request|ask)\b")
 
 
+# "The order id is" and nothing after it: a sentence cut where its value should be.
+_EMPTY_IS = re.compile(r"^\W{0,3}(?:the|my) [a-z][a-z ]{0,30} (?:is|are)\W{0,3}$")
+
+
 def unfilled_slot(text: str) -> bool:
     """A slot of a template the writer was shown, left in place of a value: no person
-    writes "[List of items]", nor "Order id:" with nothing after it, nor calls their own
-    question "a general question"."""
+    writes "[List of items]", nor "Order id:" or "The order id is" with nothing after it,
+    nor calls their own question "a general question"."""
     head = text[:MAX_CHARS]
+    stripped = head.strip()
     return bool(
-        _SLOT.search(head) or _EMPTY_LABEL.match(head.strip()) or _ASK_KIND.search(head.lower())
+        _SLOT.search(head)
+        or _EMPTY_LABEL.match(stripped)
+        or _EMPTY_IS.match(stripped.lower())
+        or _ASK_KIND.search(head.lower())
     )
 
 
@@ -909,7 +944,10 @@ def quizzes_listener(text: str, facts: list[Fact]) -> bool:
     agent asks for it: "What is the order ID?" when the person holds the order id."""
     for sentence in rp.sentences(text[:MAX_CHARS]):
         low = sentence.casefold().replace("\u2019", "'")
-        if low.rstrip().endswith("?") and _WHAT_IS_THE.search(low) and asked_facts(sentence, facts):
+        if not (low.rstrip().endswith("?") and _WHAT_IS_THE.search(low)):
+            continue
+        # "What's your case number for ORD-1010?" names the person's id: it asks another.
+        if any(str(f.value).lower() not in low for f in asked_facts(sentence, facts)):
             return True
     return False
 
@@ -1165,7 +1203,7 @@ def turn_problem(text: str, turn: Turn) -> str | None:
         return "role_flip"
     if says_not_found(text, objects) and not _MISSING.search(turn.agent_last):
         return "role_flip"  # a search's result nobody reported to the person
-    if asks_listeners_wish(text):
+    if asks_listeners_wish(text) or asks_listeners_record(text):
         return "role_flip"
     if acts_for_listener(text) or owns_listener_staff(text, turn.agent_last):
         return "role_flip"
