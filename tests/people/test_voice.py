@@ -662,11 +662,23 @@ def test_the_thirteenth_sample_s_breaks_in_other_words() -> None:
             ("Before we start, what's your account number?", opener, "role_flip"),
             ("Tell me which order you're searching for and I'll help.", opener, "role_flip"),
             ("My order number is", asked, "writer_text"),
+            # Airline, seed 179: the listener's need for a change, the part announced, an
+            # opener that apologises to the writer.
+            ("Thanks. Do you need to update something on it, or is that all?", report,
+             "role_flip"),
+            ("I'm the first-time customer.", opener, "writer_text"),
+            ("My apologies for the misunderstanding, here is my request about ORD-1010.",
+             opener, "no_ask"),
+            ("Understood, I will do my best to answer as instructed.", report, "writer_text"),
         ],
         [
             ("What's your phone number? I'd rather call.", report),
             ("Is ORD-1010 what you are looking for?", asked),
             ("My order number is ORD-1010.", asked),
             ("What's your case number for my complaint about ORD-1010?", report),
+            ("Do you need anything else from me to change it?", report),
+            ("I'm the passenger.", report),
+            ("Sorry for the confusion earlier on the phone: where is ORD-1010?", opener),
+            ("I'll do my best to find the receipt for ORD-1010.", report),
         ],
     )  # fmt: skip

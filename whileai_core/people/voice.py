@@ -388,6 +388,14 @@ def asks_listeners_record(text: str) -> bool:
     return False
 
 
+# "Do you need to change anything or just look at it?": the service's offer, asked by
+# the person. "Do you need me to change anything?" offers the person's own edit.
+_YOUR_NEED_ANY = re.compile(
+    r"\bdo you (?:still |also )?need to (?:change|cancel|book|update|modify|refund|check"
+    r"|look at) (?:anything|something)\b"
+)
+
+
 def asks_listeners_wish(text: str) -> bool:
     """The line asks whether the listener wants a change made to the record: the agent's
     confirmation question, sent by the person."""
@@ -395,7 +403,9 @@ def asks_listeners_wish(text: str) -> bool:
         low = sentence.casefold().replace("\u2019", "'")
         if _YOUR_WISH_CHECKED.search(low):
             return True
-        if low.rstrip().endswith("?") and _YOUR_WISH_ASKED.search(low):
+        if low.rstrip().endswith("?") and (
+            _YOUR_WISH_ASKED.search(low) or _YOUR_NEED_ANY.search(low)
+        ):
             return True
     return False
 
@@ -457,6 +467,12 @@ _EMPTY_LABEL = re.compile(r"^\W{0,3}[A-Za-z][\w ]{0,30}:\W{0,3}$")
 _ASK_KIND = re.compile(r"\b(?:a|my|one) (?:general|concrete|vague) (?:question|request|ask)\b")
 
 
+# The writer announcing the part it plays: "I am the elderly woman." as the whole line.
+# "I'm the passenger." (no description) may answer "who is travelling?".
+_PLAYS_THE_PART = re.compile(
+    r"^\W{0,3}i(?:'m| am) the (?:[a-z-]{3,20} ){1,2}(?:woman|man|person|customer|user|caller"
+    r"|client|traveller|traveler|passenger|lady|gentleman)\W{0,3}$"
+)
 # "The order id is" and nothing after it: a sentence cut where its value should be.
 _EMPTY_IS = re.compile(r"^\W{0,3}(?:the|my) [a-z][a-z ]{0,30} (?:is|are)\W{0,3}$")
 
@@ -471,6 +487,7 @@ def unfilled_slot(text: str) -> bool:
         _SLOT.search(head)
         or _EMPTY_LABEL.match(stripped)
         or _EMPTY_IS.match(stripped.lower())
+        or _PLAYS_THE_PART.match(stripped.casefold().replace("\u2019", "'"))
         or _ASK_KIND.search(head.lower())
     )
 
@@ -652,10 +669,21 @@ def acts_for_listener(text: str) -> bool:
     )
 
 
+# An apology for a mix-up at the head of a first message: nothing has happened yet, so
+# it answers the writer's redraw note ("Sorry for the confusion, I'll do my best ...").
+_SORRY_FIRST = re.compile(
+    r"^\W{0,3}(?:(?:i'm |i am )?(?:so |very )?sorry|(?:my )?apologies|i apologi[sz]e) (?:for|about)"
+    r" (?:the|my|any|that) (?:confusion|misunderstanding|mistake|error|oversight|mix-up)\b"
+)
+
+
 def complies_first(text: str) -> bool:
-    """An opener that starts by complying ("Sure, I'll give you the first message"): the
-    first message of a conversation answers nothing, so an acknowledgement at its head
-    answers the writer's instruction."""
+    """An opener that starts by complying ("Sure, I'll give you the first message"), or
+    apologises for a mix-up and asks nothing: the first message of a conversation answers
+    nothing, so an acknowledgement at its head answers the writer's instruction."""
+    low = text[:MAX_CHARS].strip().casefold().replace("\u2019", "'")
+    if _SORRY_FIRST.search(low) and not may_ask(low):  # a mix-up before, then the ask
+        return True
     head = re.split(r"[.,;:!?\n]", text[:MAX_CHARS].strip(), maxsplit=1)[0]
     words = re.findall(r"[a-z']+", head.lower().replace("'", ""))
     return (
@@ -1018,8 +1046,14 @@ _PROMISES = re.compile(
 _INSTRUCTION = re.compile(
     r"^\W{0,3}(?:ask|reply|respond|say (?:that|why|what|so))\b(?!,)[^.?!]{0,40}[.!]?\s{0,3}$"
 )
-# The brief's own words for the person's business, which people do not use for theirs.
-_WRITER_WORDS = re.compile(r"\berrands?\b|\bin character\b|\bthe brief\b")
+# The brief's own words for the person's business, which people do not use for theirs,
+# and the writer promising to follow its instructions ("I'll do my best to provide the
+# information accurately").
+_WRITER_WORDS = re.compile(
+    r"\berrands?\b|\bin character\b|\bthe brief\b|\bi(?:'ll| will) do my best to (?:provide"
+    r"|give|answer|respond|follow|stay)\b[^.?!\n]{0,40}\b(?:accurate(?:ly)?|as (?:asked"
+    r"|instructed)|the instructions?)\b"
+)
 
 
 # The writer's name for the one the person is talking to, used as if about someone
