@@ -381,6 +381,8 @@ def asks_listeners_record(text: str) -> bool:
     """The line asks what the listener is looking for, or for the listener's own record
     handle: the agent's questions, sent by the person."""
     low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    if "you" not in low:  # every turn is read: most never name the listener's record
+        return False
     for sentence in rp.sentences(low):
         asking = sentence.rstrip().endswith("?") or may_ask(sentence)
         if asking and (_WHAT_YOU_SEEK.search(sentence) or _YOUR_HANDLE.search(sentence)):
@@ -399,8 +401,10 @@ _YOUR_NEED_ANY = re.compile(
 def asks_listeners_wish(text: str) -> bool:
     """The line asks whether the listener wants a change made to the record: the agent's
     confirmation question, sent by the person."""
-    for sentence in rp.sentences(text[:MAX_CHARS]):
-        low = sentence.casefold().replace("\u2019", "'")
+    whole = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    if " you " not in f" {whole} ".replace("?", " ").replace(",", " "):
+        return False
+    for low in rp.sentences(whole):
         if _YOUR_WISH_CHECKED.search(low):
             return True
         if low.rstrip().endswith("?") and (
@@ -970,6 +974,8 @@ _WHAT_IS_THE = re.compile(r"^\W{0,3}(?:so,? |and |ok,? )?what(?:'s| is| are) (?:
 def quizzes_listener(text: str, facts: list[Fact]) -> bool:
     """A question that asks the listener for one of the person's own details, as the
     agent asks for it: "What is the order ID?" when the person holds the order id."""
+    if "?" not in text[:MAX_CHARS]:
+        return False
     for sentence in rp.sentences(text[:MAX_CHARS]):
         low = sentence.casefold().replace("\u2019", "'")
         if not (low.rstrip().endswith("?") and _WHAT_IS_THE.search(low)):
