@@ -976,12 +976,18 @@ def quizzes_listener(text: str, facts: list[Fact]) -> bool:
     agent asks for it: "What is the order ID?" when the person holds the order id."""
     if "?" not in text[:MAX_CHARS]:
         return False
+    return _a_sentence_asks_own(
+        text, facts, lambda low: low.rstrip().endswith("?") and bool(_WHAT_IS_THE.search(low))
+    )
+
+
+def _a_sentence_asks_own(text: str, facts: list[Fact], asks: Callable[[str], bool]) -> bool:
+    """Some sentence that `asks` (read lower-cased) names one of the person's details
+    without its value: "What's your case number for ORD-1010?" names the id it holds, so
+    it asks for another thing."""
     for sentence in rp.sentences(text[:MAX_CHARS]):
         low = sentence.casefold().replace("\u2019", "'")
-        if not (low.rstrip().endswith("?") and _WHAT_IS_THE.search(low)):
-            continue
-        # "What's your case number for ORD-1010?" names the person's id: it asks another.
-        if any(str(f.value).lower() not in low for f in asked_facts(sentence, facts)):
+        if asks(low) and any(str(f.value).lower() not in low for f in asked_facts(sentence, facts)):
             return True
     return False
 
@@ -1024,13 +1030,7 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
         return True
     # A request in a line that gives the value elsewhere: "... on the flexible fare class.
     # please give me the fare class." asks for what the person just said is theirs.
-    for sentence in rp.sentences(text[:MAX_CHARS]):
-        part = sentence.lower()
-        if not _GIVE_ME.search(part):
-            continue
-        if any(str(f.value).lower() not in part for f in asked_facts(sentence, facts)):
-            return True
-    return False
+    return _a_sentence_asks_own(text, facts, lambda low: bool(_GIVE_ME.search(low)))
 
 
 # The speaker announcing a question instead of asking it: "I'll ask why not."
