@@ -680,5 +680,9 @@ def test_the_thirteenth_sample_s_breaks_in_other_words() -> None:
             ("I'm the passenger.", report),
             ("Sorry for the confusion earlier on the phone: where is ORD-1010?", opener),
             ("I'll do my best to find the receipt for ORD-1010.", report),
+            # The template person's conflicting stance: what was told before is a view,
+            # and the record named after the comma is another clause.
+            ("I know I told you the opposite before, and it is about the order number from "
+             "earlier today. Where is my parcel?", opener),
         ],
     )  # fmt: skip

@@ -1362,7 +1362,7 @@ def labelled_values(text: str, labels: Iterable[str]) -> list[str]:
 # the reason", "I told you my booking reference". Bounded clause, no backtracking.
 _CLAIMS_GIVEN = re.compile(
     r"\bi(?: have|'ve)?(?: already| just)? (?:gave|given|provided|sent|shared|told)"
-    r"(?: you| it to you)?(?: with)?\b([^.;!?\n]{0,80})"
+    r"(?: you| it to you)?(?: with)?\b([^.;!?,\n]{0,80})"
 )
 
 
