@@ -47,6 +47,8 @@ _DETAIL = re.compile(
 )
 # What follows a detail's name when the person says what it is about ("the reason for").
 _ABOUT = (["for"], ["of"], ["behind"], ["on"])
+# Quotes a person may put around a value: '"changed_mind"', “DEN”.
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"
 _BYPASS = ("force it through", "policy speech", "whatever your rules", "skip the usual")
 _PUSHBACK = ("anyway", "exception", "make it happen", "not good enough", "do not care")
 _RECHECK = ("check again", "look again")
@@ -362,7 +364,7 @@ class _Play:
             if said == wanted or (
                 said[: len(wanted)] == wanted and said[len(wanted) : len(wanted) + 1] in _ABOUT
             ):
-                value = _typed(match.group(2).strip().strip("\"'\u201c\u201d\u2018\u2019"), schema)
+                value = _typed(match.group(2).strip().strip(_QUOTES), schema)
                 if value is not None:
                     return value
         return None
@@ -570,7 +572,7 @@ def _bare_answers(text: str, wanted: dict[str, dict[str, Any]]) -> dict[str, Any
             # before them.
             said = label.lower().split()
             name = next((n for n in wanted if _ends_with(said, name_words(n))), None)
-            fitted = _fitted(value.strip(" \"'"), wanted[name]) if name else None
+            fitted = _fitted(value.strip().strip(_QUOTES), wanted[name]) if name else None
             if name and fitted is not None:
                 labelled.setdefault(name, fitted)
             continue

@@ -883,7 +883,10 @@ _FITS_ANY = FUNCTION_WORDS | _ANY_REQUEST | _ANY_MESSAGE | _SERVICE_TALK
 def fits_any_message(text: str) -> bool:
     """Every word is one any support reply may use whatever it was asked ("and I'll do my
     best to address it"): the text names nothing of its own."""
-    words = tokens(text[:4000])
+    return _fit_any(tokens(text[:4000]))
+
+
+def _fit_any(words: list[str]) -> bool:
     return bool(words) and all(w in _FITS_ANY or is_negator(w) for w in words)
 
 
@@ -893,9 +896,9 @@ def talks_past(reply: str, ask: str) -> bool:
     help!" to "what are your opening hours?"): it would answer any message alike. A
     short answer in other words ("English" to "which languages?") names something, and
     passes."""
-    if not fits_any_message(reply):
-        return False
     words = tokens(reply[:4000])
+    if not _fit_any(words):
+        return False
     asked = {stem(w) for w in tokens(ask[:4000]) if w not in FUNCTION_WORDS}
     return not any(stem(w) in asked for w in words if w not in FUNCTION_WORDS)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..settings import MODEL_RETRIES
+
 
 @dataclass
 class ModelOptions:
@@ -25,7 +27,7 @@ class ModelOptions:
     cache: bool = False
     concurrency: int = 32
     timeout: float = 60.0
-    retries: int = 5
+    retries: int = MODEL_RETRIES  # --model-retries / WHILEAI_MODEL_RETRIES (settings)
     backoff: float = 0.5  # seconds before the first retry; doubles with jitter
     execute: str | None = None  # module:function answering tool calls instead of the mock world
     # The writer's own caps (None: WHILEAI_WRITER_MAX_TOKENS / WHILEAI_WRITER_TIMEOUT, then

@@ -46,6 +46,7 @@ here runs on text capped at `MAX_CHARS` and is linear (no nested repeats).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
@@ -380,7 +381,7 @@ _YOUR_HANDLE = re.compile(
 def asks_listeners_record(text: str) -> bool:
     """The line asks what the listener is looking for, or for the listener's own record
     handle: the agent's questions, sent by the person."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     if "you" not in low:  # every turn is read: most never name the listener's record
         return False
     for sentence in rp.sentences(low):
@@ -401,8 +402,8 @@ _YOUR_NEED_ANY = re.compile(
 def asks_listeners_wish(text: str) -> bool:
     """The line asks whether the listener wants a change made to the record: the agent's
     confirmation question, sent by the person."""
-    whole = text[:MAX_CHARS].casefold().replace("\u2019", "'")
-    if " you " not in f" {whole} ".replace("?", " ").replace(",", " "):
+    whole = _lowered(text)
+    if "you" not in whole:  # every turn is read: most never address the listener's wish
         return False
     for low in rp.sentences(whole):
         if _YOUR_WISH_CHECKED.search(low):
@@ -425,7 +426,7 @@ def offers_help(text: str, asked: bool = True) -> bool:
     assist with the rest"): whatever the agent asked, the person is the one helped. When
     the agent asked the person nothing (`asked` False), "Sure, I can help with that" is
     the agent's line too."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     return bool(_HELPER.search(low) or (not asked and _HELP_WITH_THAT.search(low)))
 
 
@@ -563,7 +564,7 @@ def reports_a_search(text: str, objects: Iterable[str] = ()) -> bool:
     their own things ("my receipt") and their handles on a record ("the order id") are
     not this."""
     records = _RECORD_WORDS | frozenset(objects) | {o + "s" for o in objects}
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     # A question ("is it in the system?") asks; a statement reports what the system holds.
     if any(_SYSTEM_SAYS.search(s) and not s.rstrip().endswith("?") for s in rp.sentences(low)):
         return True
@@ -594,7 +595,7 @@ def credits_listener(text: str, facts: Iterable[Fact]) -> bool:
     conversation. What the listener gave the person ("the tracking number you gave me",
     "the email you sent") is not one of the person's details, and stays theirs to
     mention."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     if "you" not in low:
         return False
     facts = list(facts)
@@ -685,7 +686,7 @@ def complies_first(text: str) -> bool:
     """An opener that starts by complying ("Sure, I'll give you the first message"), or
     apologises for a mix-up and asks nothing: the first message of a conversation answers
     nothing, so an acknowledgement at its head answers the writer's instruction."""
-    low = text[:MAX_CHARS].strip().casefold().replace("\u2019", "'")
+    low = _lowered(text).strip()
     if _SORRY_FIRST.search(low) and not may_ask(low):  # a mix-up before, then the ask
         return True
     head = re.split(r"[.,;:!?\n]", text[:MAX_CHARS].strip(), maxsplit=1)[0]
@@ -755,6 +756,13 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
             if i + n < len(words) and words[i + n] in _ACTED:
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _lowered(text: str) -> str:
+    """A turn as the predicates read it: cut at MAX_CHARS, case-folded, a curly apostrophe
+    made straight. Cached: every predicate of the check reads the same drafted turn."""
+    return text[:MAX_CHARS].casefold().replace("\u2019", "'")
 
 
 def _norm(text: str) -> str:
@@ -884,7 +892,7 @@ def turns_the_question_back(text: str, agent_last: str) -> bool:
     what the two differ in ("which one was shipped?") is the person's answer."""
     if "which" not in agent_last[:MAX_CHARS].lower():
         return False
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     return _WHICH_YOU_MEAN.search(low) is not None
 
 
@@ -1002,7 +1010,7 @@ _I_ASKED_FOR = re.compile(
 def reports_asking_for_own(text: str, facts: list[Fact]) -> bool:
     """The speaker says they asked for one of their own details: asking for it is the
     agent's part. "I asked the shop for the order number" names someone else asked."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     # Ids only: "I asked for the reason twice" and "I asked for the email you promised"
     # may be about the listener's reason or message.
     handles = [f.label for f in facts if f.kind == "id"]
@@ -1088,7 +1096,7 @@ def narrates(text: str, own: Iterable[Any] = ()) -> bool:
     or field as the writer's list does: the writer's instructions name the moves and the
     tools, the person makes the moves. So does a statement of what "the service" cannot
     do, the brief's name for the listener."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     if _NARRATES.search(low) or _NAMES_ASSISTANT.search(low) or _WRITER_WORDS.search(low):
         return True
     if _INSTRUCTION.search(low):
@@ -1371,7 +1379,7 @@ def claims_given(text: str, turn: Turn) -> bool:
     holds no such thing: the writer's idea of the conversation, not what was said. Saying
     it while giving it ("I gave you the order id ORD-1010") stands, and so does anything
     said of what is not a detail ("I sent you the photos of the order")."""
-    low = text[:MAX_CHARS].casefold().replace("\u2019", "'")
+    low = _lowered(text)
     if not _CLAIMS_GIVEN.search(low):
         return False
     said = " ".join((*turn.own, low)).casefold()
