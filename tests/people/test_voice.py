@@ -41,6 +41,15 @@ OLD_NOTE = (
 )
 
 
+# Agent turns the held-out wordings answer: an ask for the id, a stale record, a report,
+# the which-question of two records with one number.
+ASKED = "Which order is it? Please give me the order id."
+STALE = "The record for ORD-1010 is marked stale, so I have not acted on it."
+REPORT = "Here is what I found for ORD-1010: status completed, amount 54.19."
+WHICH = ("I found two records under ORD-1010 (created 2025-06-03 and 2025-09-01). Which of "
+         "the two do you mean?")  # fmt: skip
+
+
 def _turn(agent_last: str = "", **kw: object) -> Turn:
     given = WriterText.of([BRIEF, _FOLLOW_RULES, OLD_NOTE, *_NOTES.values()],
                           ["ORD-1010", "ken.smith@example.com", "ORD-6651"])  # fmt: skip
@@ -273,7 +282,7 @@ def test_a_move_announced_instead_of_made_is_the_writer_s_text() -> None:
 def test_an_id_made_up_or_the_person_s_own_name_as_another_s() -> None:
     """Held-out wordings of two breaks of the third orders run: a number given as the
     order id that the person does not hold, and their own name where another's goes."""
-    asked = _turn("Which order is it? Please give me the order id.")
+    asked = _turn(ASKED)
     assert turn_problem("Sure, the order number is 55012.", asked) == "invented_fact"
     opener = _turn(opener=True)
     own_as_other = "Hello, I'm asking about the parcel sent by Ken Smith, ORD-1010."
@@ -319,7 +328,7 @@ def test_the_third_sample_s_breaks_in_other_words() -> None:
     """Held-out wordings of the breaks the 2026-12-02 afternoon sample showed (the lines
     themselves are replayed in test_realperson.py): the speaker offering help, saying what
     the service's system holds, a made-up bare number, an opener that says nothing."""
-    plain = _turn("Which order is it? Please give me the order id.")
+    plain = _turn(ASKED)
     assert turn_problem("Morning! Maybe I can help you with the shipping part.", plain) == (
         "role_flip"
     )
@@ -366,7 +375,7 @@ def test_the_fourth_sample_s_breaks_in_other_words() -> None:
         "invented_fact"
     )
     assert turn_problem("The order id is ORD-1010; I'd rather not say why.", asked) is None
-    plain = _turn("Which order is it? Please give me the order id.")
+    plain = _turn(ASKED)
     assert turn_problem("ORD-1010. That order does not exist, apparently.", plain) == ("role_flip")
     assert turn_problem("It's ORD-1010. I can't find the order number on my receipt, though.",
                         plain) is None  # fmt: skip
@@ -387,7 +396,7 @@ def test_the_fifth_sample_s_breaks_in_other_words() -> None:
     test_realperson.py): work on the record after "go ahead and", the listener told
     what they were informed of, identity checks, an offer to book, the person's own
     details asked for by a pronoun, an empty label, the writer's name for the ask."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    plain = _turn(STALE)
     opener = _turn(opener=True)
     _reads_as(
         [
@@ -417,7 +426,7 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
     test_realperson.py): the agent's refusals in contracted form, the speaker as the
     service, the writer's constraint said back, a request for a detail the line itself
     gives elsewhere, "I need to know ... to proceed"."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    plain = _turn(STALE)
     broken = (
         "Sorry, but I'm unable to help with that.",
         "As a support agent, I can only see what is in the system.",
@@ -440,7 +449,7 @@ def test_the_sixth_sample_s_breaks_in_other_words() -> None:
 def test_the_seventh_sample_s_breaks_in_other_words() -> None:
     """Held-out wordings of the breaks of the seed-97 sample (replayed in
     test_realperson.py)."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    plain = _turn(STALE)
     assert turn_problem("Fine. Thank you for your cooperation.", plain) == "role_flip"
     assert turn_problem("OK, I'll need to review the order details first.", plain) == "role_flip"
     assert turn_problem("I'll need to find my receipt first.", plain) is None
@@ -455,7 +464,7 @@ def test_the_eighth_sample_s_breaks_in_other_words() -> None:
     test_realperson.py): the service's apology and promises, the brief's plan narrated,
     the listener's staff taken as the person's own, the writer's instruction as the line,
     an opener that names nothing."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    plain = _turn(STALE)
     staff = _turn("Both records carry the same number; our support team will tell them apart.")
     _reads_as(
         [
@@ -485,7 +494,7 @@ def test_the_ninth_sample_s_breaks_in_other_words() -> None:
     """Held-out wordings of the breaks of the seed-137 sample (replayed in
     test_realperson.py): the service's sympathy, its phrase with the roles swapped, the
     agent's report (a status and an amount) said back."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    plain = _turn(STALE)
     report = _turn("Here is what I found for ORD-1010: status refunded, amount 54.10, in USD.")
     _reads_as(
         [
@@ -506,8 +515,8 @@ def test_the_tenth_sample_s_breaks_in_other_words() -> None:
     """Held-out wordings of the breaks of the seed-149 sample (replayed in
     test_realperson.py): the helper's "I can help with that" when nothing was asked of
     the person, the agent's lack said with an adjective."""
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
-    asked = _turn("Which order is it? Please give me the order id.")
+    plain = _turn(STALE)
+    asked = _turn(ASKED)
     _reads_as(
         [
             ("Of course, I will help you with this.", plain, "role_flip"),
@@ -525,8 +534,8 @@ def test_the_eleventh_sample_s_breaks_in_other_words() -> None:
     detail spoken of as the listener's to have given ("the order id you provided"), and
     an opener that only answers the writer ("I'm ready."). What the listener gave the
     person, or handed to someone else, stays the person's to mention."""
-    asked = _turn("Which order is it? Please give me the order id.")
-    plain = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
+    asked = _turn(ASKED)
+    plain = _turn(STALE)
     _reads_as(
         [
             ("OK, I will check ORD-1010 using the order number you gave.", asked, "role_flip"),
@@ -551,13 +560,12 @@ def test_the_eleventh_sample_s_other_breaks_in_other_words() -> None:
     when nobody asked, the agent's statement as the person's own, a search reported after
     another act, and the person's own details asked for while giving them. Their
     person-side neighbours pass."""
-    which = _turn("I found two records under ORD-1010 (created 2025-06-03 and 2025-09-01). "
-                  "Which of the two do you mean?")  # fmt: skip
+    which = _turn(WHICH)
     route = _turn("That is outside what I can look into here. For that question, the help "
                   "pages or the phone line are the best route.")  # fmt: skip
     missing = _turn("I could not find a record for ORD-6651. Please double-check it and write "
                     "again.")  # fmt: skip
-    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
+    report = _turn(REPORT)
     ready = _turn("Shall I go ahead and refund ORD-1010?")
     _reads_as(
         [
@@ -611,11 +619,10 @@ def test_the_twelfth_sample_s_breaks_in_other_words() -> None:
     id, the agent's "do you want to refund?" asked by the person, the speaker refreshing
     the service's record, their own e-mail as "a customer's", and the agent's ask told as
     the person's. Their person-side neighbours pass."""
-    which = _turn("I found two records under ORD-1010 (created 2025-06-03 and 2025-09-01). "
-                  "Which of the two do you mean?")  # fmt: skip
-    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
-    stale = _turn("The record for ORD-1010 is marked stale, so I have not acted on it.")
-    asked = _turn("Which order is it? Please give me the order id.")
+    which = _turn(WHICH)
+    report = _turn(REPORT)
+    stale = _turn(STALE)
+    asked = _turn(ASKED)
     opener = _turn(opener=True)
     _reads_as(
         [
@@ -653,8 +660,8 @@ def test_the_thirteenth_sample_s_breaks_in_other_words() -> None:
     record handle asked for, what the listener is looking for asked as a service asks
     it, and a sentence cut where its value should be. Their person-side neighbours pass:
     the service's own numbers, "is this what you're looking for?", a value given."""
-    asked = _turn("Which order is it? Please give me the order id.")
-    report = _turn("Here is what I found for ORD-1010: status completed, amount 54.19.")
+    asked = _turn(ASKED)
+    report = _turn(REPORT)
     opener = _turn(opener=True)
     _reads_as(
         [
