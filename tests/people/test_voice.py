@@ -298,6 +298,22 @@ def test_an_opener_that_asks_for_the_person_s_own_id_is_the_agent_s() -> None:
     assert turn_problem("Something is off with an order of mine, help?", vague) is None
 
 
+def test_a_greeting_names_a_day_without_asking_for_the_date() -> None:
+    """The template person's own opener ("Good day, and please give me the exact details,
+    ...") was redrawn: "day" read as asking for the date the person holds."""
+    situation = {**SITUATION, "tools": ["change_flight"],
+                 "entities": {"booking_ref": "WF2C4E", "date": "2025-01-28"},
+                 "targets": {"booking_ref": "WF2C4E"}}  # fmt: skip
+    turn = Turn(facts=facts_of(situation), opener=True)
+    for greeting in ("Good day, and please give me the exact details, and can you move "
+                     "booking WF2C4E? The date is 2025-01-28.",
+                     "Have a nice day, and please move booking WF2C4E to 2025-01-28."):  # fmt: skip
+        assert turn_problem(greeting, turn) is None, greeting
+    for asks in ("Good morning, please tell me the date of my flight. Booking WF2C4E.",
+                 "Please tell me which day my flight is on. Booking WF2C4E."):  # fmt: skip
+        assert turn_problem(asks, turn) == "role_flip", asks
+
+
 def test_the_brief_is_first_person_and_holds_no_other_facts() -> None:
     assert "first person" in BRIEF and "no other ids" in BRIEF
 

@@ -92,6 +92,11 @@ _SOURCE = re.compile(
     r"\b(?:from|in) (?:the|your|our|my|an?|that)\b[^,.;?!]*?"
     r"(?=\b(?:before|so|and|then|to|if)\b|[,.;?!]|$)"
 )
+# A greeting or a sign-off names a day without asking for one: "Good day, please give me
+# the exact details" does not ask for the date.
+_GREETING = re.compile(
+    r"\b(?:good|nice|great|lovely|wonderful) (?:day|morning|afternoon|evening)\b"
+)
 _TWO = re.compile(r"\bwhich (?:of the|one of the)? ?(?:two|both|records|ones|of them)\b")
 
 
@@ -261,7 +266,7 @@ def _request(
     if not (request or needs):
         return None
     # "the code from your receipt email": where a value is found is not what is asked.
-    asked_part = _SOURCE.sub(" ", low)
+    asked_part = _GREETING.sub(" ", _SOURCE.sub(" ", low))
     foreign = _named_field(asked_part, _FOREIGN_FIELDS)
     asked = _asked_facts(_words(asked_part), low, facts, question, foreign)
     return low, asked_part, question, needs, foreign, asked
