@@ -709,3 +709,28 @@ def test_the_thirteenth_sample_s_breaks_in_other_words() -> None:
              "earlier today. Where is my parcel?", opener),
         ],
     )  # fmt: skip
+
+
+def test_the_fourteenth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-187 sample's breaks, read blind: the record's state
+    withheld as the service withholds it, a request received as the service receives
+    one, and the agent's request for clarification. Their person-side neighbours pass:
+    a handle the person lacks, a request someone sent the person, a question about what
+    the service found."""
+    asked = _turn(ASKED)
+    report = _turn(REPORT)
+    opener = _turn(opener=True)
+    _reads_as(
+        [
+            ("Sorry, I can't share the order's status with you right now.", report, "role_flip"),
+            ("I have just received an enquiry about a refund.", opener, "role_flip"),
+            ("Could you clarify your question, please?", report, "role_flip"),
+        ],
+        [
+            ("I can't give you the tracking number, I never got one. It's ORD-1010.", asked),
+            ("I received a request from the courier to pick a new day. Where is ORD-1010?",
+             opener),
+            ("Can you explain the problem with ORD-1010?", report),
+            ("I got a refund request confirmation yesterday. Is ORD-1010 refunded?", opener),
+        ],
+    )  # fmt: skip

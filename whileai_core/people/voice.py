@@ -80,6 +80,11 @@ _AGENT_SIDE = tuple(
         r"|\bif you need anything else\b",
         r"\bi(?:'m| am) (?:not able|unable) to (?:provide|share|give|disclose|access) "
         r"(?:that|this|the|any|your)\b",
+        # The record's state withheld: "I cannot provide you with its status or items".
+        # "I can't give you the tracking number" is a handle the person lacks.
+        r"\bi (?:can't|cannot|can not) (?:provide|share|give|disclose|show) (?:you (?:with )?)?"
+        r"(?:its|the|this|that|any|your) (?:[a-z]{1,20}'s )?(?:status|items|record|records"
+        r"|history)\b(?! (?:number|id|reference|code)\b)",
         r"\bis there anything (?:else )?(?:i can|you would like|you'd like)\b",
         r"\bfeel free to (?:ask|reach|contact|let me know)\b",
         r"\bas an? (?:ai|assistant|language model|support agent|chatbot)\b|\blanguage model\b"
@@ -141,8 +146,17 @@ _AGENT_SIDE = tuple(
         # current stale record".
         r"\bi(?:'ve| have) (?:already )?(?:informed|notified|advised) you\b",
         # The speaker as the one questions come to: "I just received a general question".
-        r"\bi (?:just |have just )?(?:received|got|was given) (?:a|an|this|the) (?:\w{1,20} )?"
-        r"(?:question|query|inquiry|enquiry)\b(?! from)",
+        # "I've received a request to cancel an order." ("I received a request from your
+        # team", "a request form", "a refund request confirmation" are the person's.)
+        r"\bi(?:'ve| have)? (?:just |already )?(?:received|got|was given) (?:a|an|this|the) "
+        r"(?:\w{1,20} )?(?:question|query|inquiry|enquiry|request|ticket|complaint)s?"
+        r"(?=\s{0,3}(?:[.,;:!?]|$|(?:to|about|for|regarding|asking|that"
+        r"|and|but|so|which|today|earlier|here)\b))",
+        # The agent's request for clarification: "Can you please clarify the issue?". "Can
+        # you explain the problem with my order?" asks about what the service found.
+        r"\b(?:can|could|would) you (?:please )?(?:clarify|explain|describe|elaborate on"
+        r"|specify) (?:the|your) (?:issue|problem|question|concern|request|query)\b"
+        r"(?! (?:with|of|on|about|in|for|that|you)\b)",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
         r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
