@@ -40,7 +40,7 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({
         "__init__", "_lazy", "errors", "settings", "layers", "registry", "plugins", "schemas",
-        "spec", "row", "jsonl", "seeding", "aio", "procs",
+        "spec", "row", "jsonl", "seeding", "aio", "procs", "places",
     })),
     # Tokens, shingles, MinHash, coverage and prompt similarity: a leaf every stage asks.
     ("text", frozenset({"text"})),

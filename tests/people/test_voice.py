@@ -734,3 +734,46 @@ def test_the_fourteenth_sample_s_breaks_in_other_words() -> None:
             ("I got a refund request confirmation yesterday. Is ORD-1010 refunded?", opener),
         ],
     )  # fmt: skip
+
+
+def test_the_fourteenth_sample_s_airline_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-187 airline breaks: a place the brief does not hold
+    named as a route's end, or a held code given another city's name; the service's
+    answer owed; the person's own details asked for by a pronoun; a vague opener asking
+    for the person's own name. Neighbours pass: the held places by code or city, a route
+    from a person who holds none, a vague opener that lost its booking reference."""
+    trip = Turn(facts=facts_of({**SITUATION, "tools": ["search_flights"],
+                                "entities": {"origin": "DEN", "destination": "LYS",
+                                             "date": "2025-06-06"}, "targets": {}}),
+                opener=True)  # fmt: skip
+    booking = {**SITUATION, "tools": ["cancel_booking"],
+               "entities": {"booking_ref": "RPNW96", "last_name": "Haddad"},
+               "targets": {"booking_ref": "RPNW96"}}  # fmt: skip
+    held = Turn(facts=facts_of(booking), opener=True)
+    vague = Turn(facts=facts_of(booking), opener=True, ask_family="vague",
+                 targets=("RPNW96",))  # fmt: skip
+    elsewhere = _turn(opener=True)
+    _reads_as(
+        [
+            ("Hi, I'd like flights from Lisbon to Lyon on 2025-06-06.", trip, "invented_fact"),
+            ("I want to fly from Denver to Berlin on 2025-06-06, please.", trip,
+             "invented_fact"),
+            ("Can you search DEN (Dallas) to LYS for 2025-06-06?", trip, "invented_fact"),
+            ("Sorry, I'm unable to give you an update on the booking yet.", _turn(REPORT),
+             "role_flip"),
+            ("I want to cancel, but I lost the booking reference and last name. Could you "
+             "tell me what they are?", held, "role_flip"),
+            ("Hi, I need to cancel a booking, can you help me find the last name on it?",
+             vague, "role_flip"),
+        ],
+        [
+            ("Can you find flights from Denver to Lyon on 2025-06-06?", trip),
+            ("Flights from DEN to LYS on June 6th, please?", trip),
+            ("I'm flying from Denver to Lyon on 2025-06-06 to see my sister, what is there?",
+             trip),
+            ("I booked a trip from Beijing to Los Angeles. Where is my order ORD-1010?",
+             elsewhere),
+            ("Hi, I need to cancel a booking but I lost the reference, can you help me find "
+             "it?", vague),
+        ],
+    )  # fmt: skip

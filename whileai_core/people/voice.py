@@ -56,7 +56,8 @@ from typing import Any
 
 from ..errors import PersonDropped
 from ..judges import replies as rp
-from ..judges.evidence import dates, identifiers, numbers, stated_statuses
+from ..judges.evidence import CALENDAR_NAMES, dates, identifiers, numbers, stated_statuses
+from ..places import place_names
 from ..text.literals import GatedPatterns
 from ..text.similarity import WordNgramEmbedder, cosine
 from .person import Fact, Reading, asked_facts, asked_labels, may_ask, read_turn
@@ -80,6 +81,9 @@ _AGENT_SIDE = tuple(
         r"|\bif you need anything else\b",
         r"\bi(?:'m| am) (?:not able|unable) to (?:provide|share|give|disclose|access) "
         r"(?:that|this|the|any|your)\b",
+        # "I'm not able to provide a confirmation for KIX yet": the service's answer owed.
+        r"\bi(?:'m| am) (?:not able|unable) to (?:provide|give|send) (?:you (?:with )?)?"
+        r"(?:a|an) (?:confirmation|update|status update|answer|result)\b",
         # The record's state withheld: "I cannot provide you with its status or items".
         # "I can't give you the tracking number" is a handle the person lacks.
         r"\bi (?:can't|cannot|can not) (?:provide|share|give|disclose|show) (?:you (?:with )?)?"
@@ -984,6 +988,7 @@ _GIVE_ME = re.compile(
 )
 _PROVIDE_THEM = re.compile(
     r"\b(?:provide|give|send|tell|share)(?: me| us)? (?:them|it|those|these)\b(?! to you)"
+    r"|\btell me what (?:they|these|those) (?:are|were)\b"
 )
 
 
@@ -1303,8 +1308,11 @@ def turn_problem(text: str, turn: Turn) -> str | None:
     if claims_given(text, turn):
         return "writer_text"
     # Asking for the person's own details is the agent's part, in an opener too ("I need
-    # the order ID."), except where a vague opener names the record it leaves out.
-    if (not turn.opener or turn.ask_family != "vague") and asks_for_own(text, turn.facts):
+    # the order ID."), except where a vague opener names the record it leaves out; even
+    # there, their own name is never one they have to be told.
+    vague_opener = turn.opener and turn.ask_family == "vague"
+    own = [f for f in turn.facts if f.kind == "name"] if vague_opener else turn.facts
+    if own and asks_for_own(text, own):
         return "role_flip"
     if quizzes_listener(text, turn.facts) or reports_asking_for_own(text, turn.facts):
         return "role_flip"
@@ -1409,6 +1417,48 @@ def claims_given(text: str, turn: Turn) -> bool:
     return False
 
 
+# A place said as a route's end: "from Denver to Oslo", "between KIX and NBO", and a code
+# given a name, "NBO (Newark International Airport)". Case-sensitive: a place is a proper
+# name or a code. Bounded words, no backtracking.
+_PLACE = r"(?:[A-Z][a-z]{2,20}(?: [A-Z][a-z]{2,20})?|[A-Z]{3})"
+_ROUTE_PLACES = re.compile(rf"\b(?:from|to|between) ({_PLACE})(?: (?:to|and) ({_PLACE}))?(?![\w-])")
+_CODE_NAMED = re.compile(r"\b([A-Z]{3}) ?\(([A-Z][A-Za-z]{2,20})")
+
+
+def invented_places(text: str, turn: Turn) -> list[str]:
+    """Places a person who holds a route names and does not hold: "from Denver to Oslo"
+    for a trip from DEN to LYS, "NBO (Newark ...)". A held place may be called by its code
+    or its city; a place the conversation named is heard. A person who holds no place
+    is not read: where they are from is their own."""
+    held_places = [place_names(str(f.value)) for f in turn.facts]
+    if not any(held_places):
+        return []
+    head = text[:MAX_CHARS]
+    if not (_ROUTE_PLACES.search(head) or _CODE_NAMED.search(head)):
+        return []
+    held = frozenset().union(*held_places)
+    heard = turn.said
+    for line in turn.own:  # a place the person made up before is made up again
+        heard = heard.replace(line, " ")
+    heard = heard.casefold()
+    others = {w for f in turn.facts if not place_names(str(f.value)) for w in _words(str(f.value))}
+    found: list[str] = []
+    for match in _ROUTE_PLACES.finditer(head):
+        for place in filter(None, match.groups()):
+            low = place.lower()
+            first = low.split()[0]
+            if low in held or first in held or first in CALENDAR_NAMES or first in others:
+                continue
+            if re.search(rf"(?<![\w-]){re.escape(low)}(?![\w-])", heard):
+                continue
+            found.append(low)
+    for code, name in _CODE_NAMED.findall(head):
+        names = place_names(code)
+        if names and code.lower() in held and name.lower() not in names:
+            found.append(f"{code.lower()} ({name.lower()})")
+    return found
+
+
 def invented_facts(text: str, turn: Turn) -> list[str]:
     """Ids, e-mails and references in `text` that the person does not hold and that the
     conversation never named, or that garble one the person holds: their own reference
@@ -1422,8 +1472,9 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
     named |= {n for n in _LONG_NUMBER.findall(text[:MAX_CHARS]) if not _YEAR.fullmatch(n)}
     said_dates = dates(text[:MAX_CHARS])
     labelled = labelled_values(text, turn.asked_names) if turn.agent_last else []
+    places = invented_places(text, turn)
     if not named and not said_dates and not labelled:
-        return []
+        return places
     values = [str(f.value).casefold() for f in turn.facts]
     own = [v for v in values if len(v) >= 4]  # long enough to be garbled, not just short
     # What the agent said names things; what the person said before does not make a
@@ -1433,6 +1484,7 @@ def invented_facts(text: str, turn: Turn) -> list[str]:
         heard = heard.replace(line, " ")
     held = " ".join(values) + " " + heard.casefold()
     found = sorted(i for i in named if i not in held or any(v in i and v != i for v in own))
+    found += places
     # A value given for what the agent asked that nothing holds: "the passenger name is
     # John Smith" from a person whose brief has no passenger.
     if labelled:

@@ -25,6 +25,7 @@ import rstr
 from jsonschema.exceptions import UnknownType
 
 from ..errors import ConfigError
+from ..places import AIRPORTS, CITIES
 from ..schemas import validator
 from ..spec import Tool, is_key_param
 
@@ -37,8 +38,8 @@ _OPEN_REPEAT = 7
 
 _FIRST = ("alex", "sam", "maria", "li", "omar", "jo", "priya", "noah", "ana", "ken")
 _LAST = ("rivera", "chen", "okafor", "smith", "novak", "haddad", "kim", "silva")
-_CITIES = ("Lisbon", "Denver", "Osaka", "Nairobi", "Toronto", "Lyon")
-_AIRPORTS = ("LIS", "DEN", "KIX", "NBO", "YYZ", "LYS", "SFO", "AMS")
+_CITIES = CITIES
+_AIRPORTS = tuple(AIRPORTS)
 
 
 class _ShortXeger(rstr.Rstr):
