@@ -762,14 +762,14 @@ def names_self_as_other(text: str, facts: Iterable[Fact]) -> bool:
     for name in _own_names(facts):
         if name not in low:  # most lines never name the person
             continue
-        parts = name.split(" ")
+        parts = tuple(name.split(" "))
         n = len(parts)
         for i in range(len(words) - n + 1):
             if words[i : i + n] != parts:
                 continue
             # "an order from Ken Smith", "the booking made by Jo Okafor", "belonging to",
             # or as the one who acted: "if Maria Kim ordered anything", "Maria Kim's order".
-            if (i and words[i - 1] in _BEFORE_OTHER) or words[i - 2 : i] == ["belonging", "to"]:
+            if (i and words[i - 1] in _BEFORE_OTHER) or words[i - 2 : i] == ("belonging", "to"):
                 return True
             if i + n < len(words) and words[i + n] in _ACTED:
                 return True
@@ -787,8 +787,15 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9@.-]+", text[:MAX_CHARS].lower()))
 
 
-def _words(text: str) -> list[str]:
+def _tokens(text: str) -> list[str]:
     return _WORD.findall(text[:MAX_CHARS].lower())
+
+
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> tuple[str, ...]:
+    """`_tokens`, kept: the check reads the same few strings (the draft, the agent's last
+    turn, the person's lines, their facts' values) twenty times a turn."""
+    return tuple(_tokens(text))
 
 
 def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) -> bool:
@@ -806,12 +813,14 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
     return len(shown & said) >= 2
 
 
-def _values_in(text: str) -> set[Any]:
+@functools.lru_cache(maxsize=512)
+def _values_in(text: str) -> frozenset[Any]:
     """The values a record report carries, read by the judges' own readers: ids and
-    e-mails, calendar dates, amounts with a fraction; and the status it states."""
+    e-mails, calendar dates, amounts with a fraction; and the status it states. Kept: the
+    agent's last turn is read again for every draft of the person's reply."""
     amounts = {("amount", n) for n in numbers(text) if n != int(n)}
     status = {("status", said) for said in stated_statuses(text)}
-    return identifiers(text) | {("date", d) for d in dates(text)} | amounts | status
+    return frozenset(identifiers(text) | {("date", d) for d in dates(text)} | amounts | status)
 
 
 def _states_status(text: str, status: str) -> bool:
@@ -836,8 +845,9 @@ def parrots(text: str, agent_last: str) -> bool:
     return cosine(_EMBED.embed(mine), _EMBED.embed(theirs)) >= 0.8
 
 
-def _clauses(text: str) -> list[list[str]]:
-    return [_words(c) for c in re.split(r"[.;:!?,\n]+", text[:MAX_CHARS])]
+@functools.lru_cache(maxsize=512)
+def _clauses(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(_tokens(c)) for c in re.split(r"[.;:!?,\n]+", text[:MAX_CHARS]))
 
 
 def copies_a_clause(text: str, turn: Turn) -> bool:
@@ -1205,7 +1215,7 @@ class WriterText:
         for value in self.values:
             low = low.replace(value, " \x00 ")
         for clause in re.split(r"[.,;:!?()\n\x00\u2014\u2013\"{}\[\]]+|\s-\s", low):
-            words = _words(clause)
+            words = _tokens(clause)
             if len(words) >= _QUOTE_CLAUSE:
                 self.clauses.add(" ".join(words))
             for i in range(len(words) - _QUOTE_RUN + 1):
