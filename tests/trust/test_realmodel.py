@@ -1,12 +1,15 @@
 """The default judge on rows a real small model wrote as the agent, labelled by hand.
 
-Two sets, neither written by this project's agents nor tuned on wholesale:
+Six sets, none written by this project's agents nor tuned on wholesale, the first two:
 
 - `realmodel-labelled.jsonl` (v1, 60 rows, all failures a strict reviewer fails);
 - `realmodel-v2.jsonl` (easy asks, where the model had a fair chance: general questions
   and look-ups with the id given), split by a hash of the scenario id into a half the
   judges were tuned on (`tune`) and a half left unread until the judges were fixed
   (`measure`). See tests/data/README.md for how they were made and labelled.
+
+v3 to v6 are more easy asks, each labelled before any verdict was read; v6 was scored
+once and nothing was fixed on it.
 
 The figures asserted are the ones measured (docs/trust.md), with a margin of one row.
 """
@@ -138,4 +141,23 @@ def test_the_default_judge_on_the_v5_set() -> None:
     assert (len(orders), len(airline)) == (35, 36)
     fails, caught, goods, _ = _score(rows)
     assert (fails, goods) == (71, 0)
+    assert caught >= 67
+
+
+def test_the_default_judge_on_the_v6_set_read_blind() -> None:
+    """v6 (70 rows of the same model, 34 orders then 36 airline, easy asks drawn with
+    `--seed 16` and `--seed 17`, no prompt of v1-v5), every row labelled before any verdict
+    was read, all failures, and scored once, blind, with the judges of 3026bd9 (none
+    changed since): orders 33 of 34, airline 34 of 36, 67 of 70 (95.7%). Missed: a phone
+    line question turned down by topic ("unable to connect to phone lines or provide
+    assistance with phone numbers"), an invoice "retrieved" by asking for a booking
+    reference, and a terms question answered as an outsider ("the website of the
+    airline"). Nothing was fixed on them: this set stays held out. Margin: none."""
+    rows = _load("realmodel-v6.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v6" for r in rows)
+    orders = [r for r in rows if r["realmodel_spec"] == "orders"]
+    airline = [r for r in rows if r["realmodel_spec"] == "airline"]
+    assert (len(orders), len(airline)) == (34, 36)
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (70, 0)
     assert caught >= 67
