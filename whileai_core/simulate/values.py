@@ -38,8 +38,6 @@ _OPEN_REPEAT = 7
 
 _FIRST = ("alex", "sam", "maria", "li", "omar", "jo", "priya", "noah", "ana", "ken")
 _LAST = ("rivera", "chen", "okafor", "smith", "novak", "haddad", "kim", "silva")
-_CITIES = CITIES
-_AIRPORTS = tuple(AIRPORTS)
 
 
 class _ShortXeger(rstr.Rstr):
@@ -260,7 +258,7 @@ def _guesses(name: str, rng: random.Random) -> list[str]:
             return [first]
         return [f"{first} {last}"]
     if "city" in low or "origin" in low or "destination" in low or "airport" in low:
-        return [rng.choice(_CITIES), rng.choice(_AIRPORTS)]
+        return [rng.choice(CITIES), rng.choice(tuple(AIRPORTS))]
     if "reason" in low or "note" in low or "message" in low:
         return [rng.choice(("it arrived damaged", "it is the wrong size", "I no longer need it"))]
     return [rng.choice(("blue", "regular", "large", "express", "basic"))]
