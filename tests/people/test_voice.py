@@ -777,3 +777,28 @@ def test_the_fourteenth_sample_s_airline_breaks_in_other_words() -> None:
              "it?", vague),
         ],
     )  # fmt: skip
+
+
+def test_the_fifteenth_sample_s_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-193 sample's breaks, read blind: the speaker taking a
+    moment to look the record up or having to check it, the service turning the listener
+    away or offering more help, and the listener spoken of as "the customer". Neighbours
+    pass: a moment to find the person's own receipt, a check with their own bank, the
+    customer service named as the person names it."""
+    report = _turn(REPORT)
+    _reads_as(
+        [
+            ("OK. Allow me a minute to check the order status again.", report, "role_flip"),
+            ("Right, I'll have to verify the order record once more.", report, "role_flip"),
+            ("Anything? How else may I help you today?", report, "role_flip"),
+            ("Sorry, I can't help you.", report, "role_flip"),
+            ("Fine, I'll remind the client to send it.", report, "role_flip"),
+        ],
+        [
+            ("Thanks. Give me a moment to find my receipt.", report),
+            ("I'll have to check with my bank first.", report),
+            ("You can't help me? Then who can?", report),
+            ("I called the customer service line about ORD-1010 yesterday.", report),
+            ("Can you tell the customer service team to call me?", report),
+        ],
+    )  # fmt: skip

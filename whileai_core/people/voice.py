@@ -72,7 +72,8 @@ _BARE_DONE = re.compile(r"^\W*done\W*$", re.IGNORECASE)
 _AGENT_SIDE = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"\bhow (?:can|may|could|might) i (?:help|assist|be of (?:help|assistance|service))\b",
+        r"\bhow (?:else )?(?:can|may|could|might) i (?:help|assist|be of (?:help|assistance"
+        r"|service))\b",
         r"\bwhat can i (?:do|help you with)\b",
         r"\bwhat (?:do|can|would) you (?:need|want|like) (?:help|assistance|me to help) with\b",
         r"\b(?:help|assist) you (?:with|today)\b",
@@ -98,6 +99,12 @@ _AGENT_SIDE = tuple(
         r"\b(?:i'm|i am) not sure what you(?:'re| are) (?:asking|referring|looking)\b",
         r"\bi (?:can't|cannot|can not|am unable to|won't be able to) (?:help|assist)"
         r"(?: you)? (?:with (?:that|this|your)|here)\b",
+        # "Sorry, but I cannot assist you.": the service turning the listener away.
+        r"\bi (?:can't|cannot|can not|am unable to) (?:help|assist) you\s{0,3}(?:[.!]|$)",
+        # The listener spoken of as the one being served: "I will ask the customer to
+        # provide the order id." ("the customer service" is the service's own.)
+        r"\b(?:ask|tell|remind|inform|contact|notify) the (?:customer|client|caller)\b"
+        r"(?! (?:service|support|care|team|desk|line)\b)",
         r"\bi (?:don't|do not) have (?:enough |any )?(?:reliable |further |more |current "
         r"|accurate |specific |up-to-date )?(?:information|access|details|records)\b",
         r"\b(?:the|any) records? you (?:are|were|have been) referring to\b",
@@ -318,8 +325,9 @@ _THEIRS = frozenset({"the", "that", "this", "your", "those", "these", "its"})
 # Speaker + will / can't / have: the speaker commits to, reports or cannot do the work.
 _DOES_WORK = re.compile(
     r"\b(?:i(?:'ll| will| shall| am going to|'m going to| can't| cannot| can not| am unable to"
-    r"|'m unable to| am not able to|'m not able to)|let me)\s+(?:now\s+|also\s+|just\s+"
-    r"|again\s+|first\s+|go ahead and\s+|need to\s+)?([a-z]+)\b"
+    r"|'m unable to| am not able to|'m not able to)|let me|(?:give|allow) me a (?:moment"
+    r"|minute|second|sec) to)\s+(?:now\s+|also\s+|just\s+|again\s+|first\s+"
+    r"|go ahead and\s+|need to\s+|have to\s+)?([a-z]+)\b"
 )
 
 
