@@ -802,3 +802,32 @@ def test_the_fifteenth_sample_s_breaks_in_other_words() -> None:
             ("Can you tell the customer service team to call me?", report),
         ],
     )  # fmt: skip
+
+
+def test_the_fifteenth_sample_s_airline_breaks_in_other_words() -> None:
+    """Held-out wordings of the seed-193 airline breaks: the listener sent to a website
+    or another service, a detail asked for by its name "for" its own value, an opener
+    that only lists what the person has. Neighbours pass: a nudge to search again, a
+    question about the record the value names, an opener that asks."""
+    booking = {**SITUATION, "tools": ["get_booking"],
+               "entities": {"booking_ref": "P4Q4IK", "last_name": "Kim"},
+               "targets": {"booking_ref": "P4Q4IK"}}  # fmt: skip
+    opener = Turn(facts=facts_of(booking), opener=True)
+    report = _turn(REPORT)
+    _reads_as(
+        [
+            ("Hmm. Why don't you try the help page on your website instead?", report,
+             "role_flip"),
+            ("Could you get me the booking reference of P4Q4IK, please?", opener,
+             "role_flip"),
+            ("I have got a booking reference P4Q4IK and the last name Kim.", opener,
+             "bare_details"),
+        ],
+        [
+            ("Why not try looking it up once more?", report),
+            ("Could you get me the flight times for booking P4Q4IK? The last name is Kim.",
+             opener),
+            ("I have a booking reference P4Q4IK and the last name Kim. Can you cancel it?",
+             opener),
+        ],
+    )  # fmt: skip

@@ -209,7 +209,8 @@ _CLOSING = frozenset(
 # an opener once these and the values are gone is the ask.
 _LABELS = frozenset(
     {"id", "ids", "number", "no", "ref", "reference", "code", "email", "e", "mail", "name",
-     "date", "is", "my", "the", "and", "a", "an", "of", "for", "it", "hi", "hello", "here"}
+     "date", "is", "my", "the", "and", "a", "an", "of", "for", "it", "hi", "hello", "here",
+     "i", "have", "got"}
 )  # fmt: skip
 # What a line made only of acknowledgements is made of ("Sure, I understand.").
 _ACK = _CLOSING | frozenset(
@@ -569,6 +570,13 @@ _ADVISES = re.compile(
     r"(?:^|[.!?]\s+)you (?:can|could|may|might|should) (?:try|visit|contact|call|reach|use"
     r"|go|consult|refer)\b([^.!?]{0,60})"
 )
+# "Why not try checking the airline's website or contacting their customer service?":
+# the listener sent elsewhere. "Why not try searching for the flight again?" nudges the
+# service to do its own work, and is the person's.
+_WHY_NOT = re.compile(
+    r"\bwhy (?:not|don't you) (?:try|visit|contact|call|reach|use|go|consult|refer)\b"
+    r"([^.!?]{0,80})"
+)
 
 
 # The speaker saying what the service's system holds or shows ("I found that it's in the
@@ -694,10 +702,16 @@ def acts_for_listener(text: str) -> bool:
     low = text[:MAX_CHARS].casefold().replace("’", "'").strip()
     if _OFFERS_TO_ACT.search(low):
         return True
-    return any(
+    if any(
         not _SPEAKER & set(rp.tokens(m.group(1))) and not m.group(1).startswith(" again")
         for m in _ADVISES.finditer(low)
-    )
+    ):
+        return True
+    for m in _WHY_NOT.finditer(low):
+        rest = set(rp.tokens(m.group(1)))
+        if _CHANNELS & rest and not _SPEAKER & rest:
+            return True
+    return False
 
 
 # An apology for a mix-up at the head of a first message: nothing has happened yet, so
@@ -812,8 +826,10 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
     with an amount of 289.96 USD. It was created on 2025-02-17." is the agent's finding
     in the person's mouth. Picking one of two records by its date, or asking about the
     values ("is 289.96 the full amount?"), is the person's."""
-    if "?" in text or not agent_last:
+    if not agent_last:
         return False
+    if "?" in text:  # the questions ask about the values; the statements may restate them
+        text = " ".join(s for s in rp.sentences(text[:MAX_CHARS]) if not s.rstrip().endswith("?"))
     own = set().union(*(_values_in(str(f.value)) for f in facts))
     shown = _values_in(agent_last[:MAX_CHARS]) - own
     said = _values_in(text[:MAX_CHARS])
@@ -1001,7 +1017,7 @@ def repeats(text: str, own: Iterable[str], values: Iterable[Any] = ()) -> bool:
 # "could you provide my booking reference?"); not an offer ("do you need the order
 # number?"), which is the person's.
 _GIVE_ME = re.compile(
-    r"\b(?:give|send|tell|provide|share)(?: me| us|(?: me| us)? (?:my|our))\b"
+    r"\b(?:give|send|tell|provide|share|get)(?: me| us|(?: me| us)? (?:my|our))\b"
     r"|\b(?:could|can|may) i(?: please)? (?:have|get)\b"
 )
 _PROVIDE_THEM = re.compile(
@@ -1075,7 +1091,25 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
         return True
     # A request in a line that gives the value elsewhere: "... on the flexible fare class.
     # please give me the fare class." asks for what the person just said is theirs.
-    return _a_sentence_asks_own(text, facts, lambda low: bool(_GIVE_ME.search(low)))
+    if _a_sentence_asks_own(text, facts, lambda low: bool(_GIVE_ME.search(low))):
+        return True
+    # Or asks for a detail by its name "for" its own value: "can you get me the booking
+    # reference for P4Q4IK?" ("your case number for ORD-1010" names no detail of theirs).
+    return any(_GIVE_ME.search(s.lower()) and _asks_for_named(s, facts) for s in rp.sentences(low))
+
+
+def _asks_for_named(sentence: str, facts: list[Fact]) -> bool:
+    low = sentence.casefold()
+    words = set(rp.tokens(low))
+    for fact in asked_facts(sentence, facts):
+        value = str(fact.value).casefold()
+        if (
+            fact.words
+            and fact.words <= words
+            and re.search(rf"\b(?:for|of) (?:\w{{1,20}} )?{re.escape(value)}(?![\w-])", low)
+        ):
+            return True
+    return False
 
 
 # The speaker announcing a question instead of asking it: "I'll ask why not."
