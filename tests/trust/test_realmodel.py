@@ -55,6 +55,18 @@ def _score(rows: list[dict[str, Any]]) -> tuple[int, int, int, int]:
     return fails, caught, goods, false_fails
 
 
+def _caught_in(version: str, *, orders: int, airline: int) -> int:
+    """Failures the default judge catches in `realmodel-<version>.jsonl`, a set of rows
+    labelled all failures, after checking its labels' source and its size per spec."""
+    rows = _load(f"realmodel-{version}.jsonl")
+    assert all(r["label_source"] == f"hand:realmodel-{version}" for r in rows)
+    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
+    assert per_spec == [orders, airline]
+    fails, caught, goods, _ = _score(rows)
+    assert (fails, goods) == (orders + airline, 0)
+    return caught
+
+
 def test_the_default_judge_on_the_v1_set_catches_every_failure() -> None:
     """60 failures, labelled before any verdict was read: 59 caught before issue 23's second
     pass, 60 after (the one miss was a yes/no nothing covered: "true")."""
@@ -134,14 +146,7 @@ def test_the_default_judge_on_the_v5_set() -> None:
     raise"): 68 of 71. Left: a question dismissed ("a humorous comment from a child"),
     hours said to "vary by airline" as an outsider would, and a general answer in ordinary
     words ("typing them into the chat box"). Margin: one row."""
-    rows = _load("realmodel-v5.jsonl")
-    assert all(r["label_source"] == "hand:realmodel-v5" for r in rows)
-    orders = [r for r in rows if r["realmodel_spec"] == "orders"]
-    airline = [r for r in rows if r["realmodel_spec"] == "airline"]
-    assert (len(orders), len(airline)) == (35, 36)
-    fails, caught, goods, _ = _score(rows)
-    assert (fails, goods) == (71, 0)
-    assert caught >= 67
+    assert _caught_in("v5", orders=35, airline=36) >= 67
 
 
 def test_the_default_judge_on_the_v6_set_read_blind() -> None:
@@ -153,11 +158,4 @@ def test_the_default_judge_on_the_v6_set_read_blind() -> None:
     assistance with phone numbers"), an invoice "retrieved" by asking for a booking
     reference, and a terms question answered as an outsider ("the website of the
     airline"). Nothing was fixed on them: this set stays held out. Margin: none."""
-    rows = _load("realmodel-v6.jsonl")
-    assert all(r["label_source"] == "hand:realmodel-v6" for r in rows)
-    orders = [r for r in rows if r["realmodel_spec"] == "orders"]
-    airline = [r for r in rows if r["realmodel_spec"] == "airline"]
-    assert (len(orders), len(airline)) == (34, 36)
-    fails, caught, goods, _ = _score(rows)
-    assert (fails, goods) == (70, 0)
-    assert caught >= 67
+    assert _caught_in("v6", orders=34, airline=36) >= 67
