@@ -23,12 +23,16 @@ AIRPORTS: dict[str, tuple[str, ...]] = {
 CITIES = ("Lisbon", "Denver", "Osaka", "Nairobi", "Toronto", "Lyon")
 
 
+# Any name of a place (its code or a city, lower case) -> all of that place's names.
+_NAMES: dict[str, frozenset[str]] = {
+    name: frozenset((code.lower(), *names))
+    for code, names in AIRPORTS.items()
+    for name in (code.lower(), *names)
+}
+
+
 def place_names(value: str) -> frozenset[str]:
     """Every lower-case name of the place `value` (a code or a city): DEN is "den" and
     "denver"; Osaka is "osaka", "kix" and "kansai". Empty for a value that is no place
     the world knows."""
-    low = value.strip().lower()
-    for code, names in AIRPORTS.items():
-        if low == code.lower() or low in names:
-            return frozenset((code.lower(), *names))
-    return frozenset()
+    return _NAMES.get(value.strip().lower(), frozenset())

@@ -832,6 +832,12 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
         text = " ".join(s for s in rp.sentences(text[:MAX_CHARS]) if not s.rstrip().endswith("?"))
     own = set().union(*(_values_in(str(f.value)) for f in facts))
     shown = _values_in(agent_last[:MAX_CHARS]) - own
+    if len(shown) < 2:
+        return False
+    # Every value but a status holds a digit or an "@": a line with neither says back a
+    # status at most.
+    if not any(c.isdigit() or c == "@" for c in text[:MAX_CHARS]):
+        return False
     said = _values_in(text[:MAX_CHARS])
     said |= {v for v in shown if v[0] == "status" and _states_status(text[:MAX_CHARS], v[1])}
     return len(shown & said) >= 2
@@ -1095,6 +1101,8 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
         return True
     # Or asks for a detail by its name "for" its own value: "can you get me the booking
     # reference for P4Q4IK?" ("your case number for ORD-1010" names no detail of theirs).
+    if not _GIVE_ME.search(low):
+        return False
     return any(_GIVE_ME.search(s.lower()) and _asks_for_named(s, facts) for s in rp.sentences(low))
 
 
@@ -1482,11 +1490,11 @@ def invented_places(text: str, turn: Turn) -> list[str]:
     for a trip from DEN to LYS, "NBO (Newark ...)". A held place may be called by its code
     or its city; a place the conversation named is heard. A person who holds no place
     is not read: where they are from is their own."""
-    held_places = [place_names(str(f.value)) for f in turn.facts]
-    if not any(held_places):
-        return []
     head = text[:MAX_CHARS]
     if not (_ROUTE_PLACES.search(head) or _CODE_NAMED.search(head)):
+        return []
+    held_places = [place_names(str(f.value)) for f in turn.facts]
+    if not any(held_places):
         return []
     held = frozenset().union(*held_places)
     heard = turn.said
