@@ -834,10 +834,12 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
     shown = _values_in(agent_last[:MAX_CHARS]) - own
     if len(shown) < 2:
         return False
-    # Every value but a status holds a digit or an "@": a line with neither says back a
-    # status at most.
+    # Every value but a status holds a digit or an "@": a line with neither can say back
+    # only statuses.
     if not any(c.isdigit() or c == "@" for c in text[:MAX_CHARS]):
-        return False
+        shown = frozenset(v for v in shown if v[0] == "status")
+        if len(shown) < 2:
+            return False
     said = _values_in(text[:MAX_CHARS])
     said |= {v for v in shown if v[0] == "status" and _states_status(text[:MAX_CHARS], v[1])}
     return len(shown & said) >= 2
