@@ -291,3 +291,41 @@ def test_a_general_question_answered_only_by_an_ask_back_fails(prompt: str, repl
 def test_a_general_answer_with_a_question_of_its_own_stands(prompt: str, reply: str) -> None:
     fields = _judge(prompt, reply)
     assert "a general question does not need" not in (fields.get("reason") or ""), fields
+
+
+def _ask(prompt: str, reply: str) -> dict[str, Any]:
+    """A tool ask answered with no call, only a reply."""
+    row = {
+        "prompt": prompt,
+        "messages": [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": prompt},
+            {"role": "assistant", "content": reply},
+        ],
+        "steps": [],
+        "final_text": reply,
+        "ask_family": "tool",
+        "privileged": {"hidden_state": {"tool_kinds": KINDS}},
+    }
+    return judge_once(parse_judge(None), row)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # Issue 23's seventh real-model set: the details it quotes are context; the request
+        # is for the refund method (that row's good label was failed for "the name").
+        "To cancel order id ORD-1234 with the last name Smith, please tell me the colour "
+        "you want instead.",
+        "For the order number ORD-1234 and the name Smith, please send me the refund method.",
+    ],
+)
+def test_an_ask_back_that_quotes_the_given_details_asks_for_something_else(reply: str) -> None:
+    fields = _ask("Please cancel order ORD-1234. The last name is Smith.", reply)
+    assert "already given" not in (fields.get("reason") or ""), fields
+
+
+def test_an_ask_back_for_the_detail_it_quotes_is_still_one() -> None:
+    fields = _ask("Please cancel order ORD-1234.",
+                  "To cancel order ORD-1234, please provide the order id again.")  # fmt: skip
+    assert fields["reward"] == 0.0 and "already given" in fields["reason"], fields

@@ -672,6 +672,35 @@ def _asks_field(field: Field, words: set[str], others: list[Field]) -> bool:
     return bool(words & lexicon) or (field.kind in ("amount", "reason", "other") and own <= words)
 
 
+# Where a request starts: what follows is what it asks for.
+_ASKS_FOR = re.compile(
+    r"\b(?:provide|give|send|share|tell|confirm|enter|type|need|want|what(?:'s| is| are)"
+    r"|which)\b",
+    re.IGNORECASE,
+)
+
+
+def _still_asked(field: Field, clause: str, fields: list[Field]) -> bool:
+    """A field the clause names is asked for unless the clause gives its value and names
+    it only outside what it requests: "To refund booking 85ZDYU with the last name Silva,
+    please provide the refund method" asks for the method, not for the name or reference
+    it quotes; "To cancel ORD-3186, please provide the order id again" asks for the id."""
+    if field.kind == "name":
+        stated = NAMED.search(clause) is not None
+    elif field.kind == "email":
+        stated = EMAIL.search(clause) is not None
+    elif field.kind == "id":
+        stated = bool(identifiers(clause))
+    else:
+        return True
+    if not stated:
+        return True
+    starts = [m.end() for m in _ASKS_FOR.finditer(clause)]
+    if not starts:
+        return False  # it states the value and requests nothing by name
+    return _asks_field(field, set(rp.tokens(clause[starts[-1] :])), fields)
+
+
 def asked_fields(ev: Evidence, text: str) -> set[str]:
     """What the text asks the person for: the keys of the fields its asking sentences name
     (`order_id`, `last_name`), `more` for more of the story, `other` for anything else.
@@ -683,7 +712,11 @@ def asked_fields(ev: Evidence, text: str) -> set[str]:
         if not rp.addressed(clause):
             continue
         words = set(rp.tokens(clause))
-        hits = {f.key for f in fields if _asks_field(f, words, fields)}
+        hits = {
+            f.key
+            for f in fields
+            if _asks_field(f, words, fields) and _still_asked(f, clause, fields)
+        }
         if not hits and "which" in words:
             # "Which reservation is it?": naming no field, it asks which record is meant.
             hits = {f.key for f in fields if f.kind == "id"}
