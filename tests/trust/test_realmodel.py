@@ -159,3 +159,22 @@ def test_the_default_judge_on_the_v6_set_read_blind() -> None:
     reference, and a terms question answered as an outsider ("the website of the
     airline"). Nothing was fixed on them: this set stays held out. Margin: none."""
     assert _caught_in("v6", orders=34, airline=36) >= 67
+
+
+def test_the_default_judge_on_the_v7_set() -> None:
+    """v7 (57 rows of the same model, 29 orders then 28 airline, easy asks drawn with
+    `--seed 18` and `--seed 19`, no prompt of v1-v6), every row labelled before any verdict
+    was read: 56 failures and one good row (a vague ask met by asking for the booking
+    reference and last name, then for the refund method). Scored blind with the judges of
+    3026bd9: 51 of 56 failures caught (91%), and the good row failed for "asking for the
+    name already given" (it quoted the name while asking for the method). The judges were
+    then fixed on that one row (`evidence._still_asked`): 51 of 56, 0 of 1. Missed: "No,
+    we do not offer gift cards.", two questions passed over with an offer of help, an
+    office turned down "as a large language model"."""
+    rows = _load("realmodel-v7.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v7" for r in rows)
+    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
+    assert per_spec == [29, 28]
+    fails, caught, goods, false_fails = _score(rows)
+    assert (fails, goods) == (56, 1)
+    assert caught >= 50 and false_fails == 0
