@@ -21,7 +21,8 @@ SYSTEM = (
 KINDS = {"get_order": "read", "cancel_order": "write"}
 
 
-def _judge(prompt: str, reply: str) -> dict[str, Any]:
+def _judge(prompt: str, reply: str, family: str = "general") -> dict[str, Any]:
+    """The default judge on a one-turn row: an ask of `family` answered with no call."""
     row = {
         "prompt": prompt,
         "messages": [
@@ -31,7 +32,7 @@ def _judge(prompt: str, reply: str) -> dict[str, Any]:
         ],
         "steps": [],
         "final_text": reply,
-        "ask_family": "general",
+        "ask_family": family,
         "privileged": {"hidden_state": {"tool_kinds": KINDS}},
     }
     return judge_once(parse_judge(None), row)
@@ -293,23 +294,6 @@ def test_a_general_answer_with_a_question_of_its_own_stands(prompt: str, reply: 
     assert "a general question does not need" not in (fields.get("reason") or ""), fields
 
 
-def _ask(prompt: str, reply: str) -> dict[str, Any]:
-    """A tool ask answered with no call, only a reply."""
-    row = {
-        "prompt": prompt,
-        "messages": [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": prompt},
-            {"role": "assistant", "content": reply},
-        ],
-        "steps": [],
-        "final_text": reply,
-        "ask_family": "tool",
-        "privileged": {"hidden_state": {"tool_kinds": KINDS}},
-    }
-    return judge_once(parse_judge(None), row)
-
-
 @pytest.mark.parametrize(
     "reply",
     [
@@ -321,11 +305,11 @@ def _ask(prompt: str, reply: str) -> dict[str, Any]:
     ],
 )
 def test_an_ask_back_that_quotes_the_given_details_asks_for_something_else(reply: str) -> None:
-    fields = _ask("Please cancel order ORD-1234. The last name is Smith.", reply)
+    fields = _judge("Please cancel order ORD-1234. The last name is Smith.", reply, "tool")
     assert "already given" not in (fields.get("reason") or ""), fields
 
 
 def test_an_ask_back_for_the_detail_it_quotes_is_still_one() -> None:
-    fields = _ask("Please cancel order ORD-1234.",
-                  "To cancel order ORD-1234, please provide the order id again.")  # fmt: skip
+    reply = "To cancel order ORD-1234, please provide the order id again."
+    fields = _judge("Please cancel order ORD-1234.", reply, "tool")
     assert fields["reward"] == 0.0 and "already given" in fields["reason"], fields
