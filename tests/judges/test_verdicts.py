@@ -53,6 +53,9 @@ def _judge(prompt: str, reply: str, family: str = "general") -> dict[str, Any]:
         # A light verb the system prompt happens to use ("offer a return") does not cover
         # the thing asked about.
         ("Do you offer repair courses?", "No, we do not offer repair courses."),
+        # The subject typed as "u" (issue 23's seventh real-model set: "do u offer gift
+        # cards?" passed on "offer").
+        ("hey do u sell bmx frames? thx", "No, we do not sell BMX frames."),
     ],
 )
 def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
@@ -76,6 +79,7 @@ def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
         # back (it was failed as an echo before).
         ("Do you sell Campagnolo parts?", "Yes, we sell Campagnolo parts."),
         ("Do you deliver on Sundays?", "No, we do not deliver on Sundays."),
+        ("do u sell campagnolo parts?", "Yes, we sell Campagnolo parts."),
     ],
 )
 def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:

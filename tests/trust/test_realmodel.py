@@ -168,13 +168,14 @@ def test_the_default_judge_on_the_v7_set() -> None:
     reference and last name, then for the refund method). Scored blind with the judges of
     3026bd9: 51 of 56 failures caught (91%), and the good row failed for "asking for the
     name already given" (it quoted the name while asking for the method). The judges were
-    then fixed on that one row (`evidence._still_asked`): 51 of 56, 0 of 1. Missed: "No,
-    we do not offer gift cards.", two questions passed over with an offer of help, an
-    office turned down "as a large language model"."""
+    then fixed on that one row (`evidence._still_asked`): 51 of 56, 0 of 1; then on a yes
+    or no to a question typed "do u offer gift cards?" (the "u" hid the light verb):
+    52 of 56. Missed: two questions passed over with an offer of help, an office turned
+    down "as a large language model", a clear question met with "which store?"."""
     rows = _load("realmodel-v7.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v7" for r in rows)
     per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
     assert per_spec == [29, 28]
     fails, caught, goods, false_fails = _score(rows)
     assert (fails, goods) == (56, 1)
-    assert caught >= 50 and false_fails == 0
+    assert caught >= 51 and false_fails == 0

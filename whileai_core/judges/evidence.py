@@ -827,7 +827,12 @@ def polar_question(text: str) -> list[str]:
         for i, word in enumerate(words[:-1]):
             turned = i == head or (words[i + 1] in _SUBJECTS and not _WH & set(words[:i]))
             if word in _POLAR_OPENERS and turned:
-                return [w for w in words[i + 1 :] if w not in rp.FUNCTION_WORDS and w.isalpha()]
+                # "do u offer gift cards?": a subject spelt as typed is no content either.
+                return [
+                    w
+                    for w in words[i + 1 :]
+                    if w not in rp.FUNCTION_WORDS and w not in _SUBJECTS and w.isalpha()
+                ]
     return []
 
 
