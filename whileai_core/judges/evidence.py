@@ -672,12 +672,9 @@ def _asks_field(field: Field, words: set[str], others: list[Field]) -> bool:
     return bool(words & lexicon) or (field.kind in ("amount", "reason", "other") and own <= words)
 
 
-# Where a request starts: what follows is what it asks for.
-_ASKS_FOR = re.compile(
-    r"\b(?:provide|give|send|share|tell|confirm|enter|type|need|want|what(?:'s| is| are)"
-    r"|which)\b",
-    re.IGNORECASE,
-)
+# The words a request turns on (`replies.REQUEST_VERBS`, and a need or a wh-question):
+# what follows the last of them in a clause is what it asks for.
+_ASKING = rp.REQUEST_VERBS | {"need", "want", "which", "what", "what's"}
 
 
 def _still_asked(field: Field, clause: str, fields: list[Field]) -> bool:
@@ -695,10 +692,11 @@ def _still_asked(field: Field, clause: str, fields: list[Field]) -> bool:
         return True
     if not stated:
         return True
-    starts = [m.end() for m in _ASKS_FOR.finditer(clause)]
-    if not starts:
+    words = rp.tokens(clause)
+    at = max((i for i, w in enumerate(words) if w in _ASKING), default=None)
+    if at is None:
         return False  # it states the value and requests nothing by name
-    return _asks_field(field, set(rp.tokens(clause[starts[-1] :])), fields)
+    return _asks_field(field, set(words[at + 1 :]), fields)
 
 
 def asked_fields(ev: Evidence, text: str) -> set[str]:

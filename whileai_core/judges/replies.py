@@ -686,7 +686,7 @@ def stock_refusal(text: str) -> bool:
 # verbs of giving, telling and checking of general English.
 # Only verbs that are seldom nouns: "email", "list" or "note" opening a clause is as often
 # a noun ("email, name and amount came from ...") as a request.
-_REQUEST_VERBS = frozenset(
+REQUEST_VERBS = frozenset(
     {"provide", "send", "share", "give", "tell", "confirm", "specify", "supply", "enter",
      "include", "reply", "respond", "check", "double-check", "recheck", "verify", "mention",
      "describe", "clarify", "choose", "pick", "select", "indicate", "forward", "attach",
@@ -739,7 +739,7 @@ def addressed(clause: str) -> bool:
         if words[0] == "let":
             if words[1:3] in (["me", "know"], ["us", "know"]):
                 return True
-        elif words[0] in _REQUEST_VERBS:
+        elif words[0] in REQUEST_VERBS:
             return True
     return False
 

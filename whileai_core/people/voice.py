@@ -1052,12 +1052,22 @@ def quizzes_listener(text: str, facts: list[Fact]) -> bool:
 
 def _a_sentence_asks_own(text: str, facts: list[Fact], asks: Callable[[str], bool]) -> bool:
     """Some sentence that `asks` (read lower-cased) names one of the person's details
-    without its value: "What's your case number for ORD-1010?" names the id it holds, so
-    it asks for another thing."""
+    without its value, or names it "for" its own value ("can you get me the booking
+    reference for P4Q4IK?"). "What's your case number for ORD-1010?" names the id it
+    holds and no other detail of theirs, so it asks for another thing."""
     for sentence in rp.sentences(text[:MAX_CHARS]):
         low = sentence.casefold().replace("\u2019", "'")
-        if asks(low) and any(str(f.value).lower() not in low for f in asked_facts(sentence, facts)):
-            return True
+        if not asks(low):
+            continue
+        words = set(rp.tokens(low))
+        for fact in asked_facts(sentence, facts):
+            value = str(fact.value).casefold()
+            if value not in low or (
+                fact.words
+                and fact.words <= words
+                and re.search(rf"\b(?:for|of) (?:\w{{1,20}} )?{re.escape(value)}(?![\w-])", low)
+            ):
+                return True
     return False
 
 
@@ -1097,29 +1107,12 @@ def asks_for_own(text: str, facts: list[Fact]) -> bool:
     named = [f for f in facts if f.label in low and str(f.value).lower() not in low]
     if named and _PROVIDE_THEM.search(low):
         return True
-    # A request in a line that gives the value elsewhere: "... on the flexible fare class.
-    # please give me the fare class." asks for what the person just said is theirs.
-    if _a_sentence_asks_own(text, facts, lambda low: bool(_GIVE_ME.search(low))):
-        return True
-    # Or asks for a detail by its name "for" its own value: "can you get me the booking
-    # reference for P4Q4IK?" ("your case number for ORD-1010" names no detail of theirs).
-    if not _GIVE_ME.search(low):
-        return False
-    return any(_GIVE_ME.search(s.lower()) and _asks_for_named(s, facts) for s in rp.sentences(low))
-
-
-def _asks_for_named(sentence: str, facts: list[Fact]) -> bool:
-    low = sentence.casefold()
-    words = set(rp.tokens(low))
-    for fact in asked_facts(sentence, facts):
-        value = str(fact.value).casefold()
-        if (
-            fact.words
-            and fact.words <= words
-            and re.search(rf"\b(?:for|of) (?:\w{{1,20}} )?{re.escape(value)}(?![\w-])", low)
-        ):
-            return True
-    return False
+    # A request in a line that gives the value elsewhere ("... on the flexible fare class.
+    # please give me the fare class."), or names a detail "for" its own value ("can you
+    # get me the booking reference for P4Q4IK?"): it asks for what is the person's.
+    return bool(_GIVE_ME.search(low)) and _a_sentence_asks_own(
+        text, facts, lambda low: bool(_GIVE_ME.search(low))
+    )
 
 
 # The speaker announcing a question instead of asking it: "I'll ask why not."
