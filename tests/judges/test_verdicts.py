@@ -130,10 +130,14 @@ def test_names_from_the_prompt_the_person_or_the_chat_itself_pass(prompt: str, r
         "Sure, please let me know if you have any other questions. I'm here to help!",
         "I'm sorry to hear that. I understand your frustration, and we are always working "
         "to give every customer a better experience.",
+        # A greeting names nothing (issue 23's seventh real-model set: "Hello! How can I
+        # assist you today?" to a question about holidays).
+        "Hi there! What can I do for you?",
+        "Hey! Is there anything I can help you with today?",
     ],
 )
 def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
-    """Held-out wordings of two real-model replies to questions they never touched."""
+    """Held-out wordings of real-model replies to questions they never touched."""
     fields = _judge("Do you rent tandems?", reply)
     assert fields["reward"] == 0.0 and "said nothing of substance" in fields["reason"], fields
 
@@ -144,6 +148,8 @@ def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
         ("Which languages do you answer in?", "English."),
         ("Are you a bot?", "I'm an automated assistant for the bike shop."),
         ("Can I talk to you here?", "Sure, I'm here to help with your orders."),
+        ("Do you deliver on Saturdays?", "Hi! Deliveries go out on weekdays only."),
+        ("Hello, which brands do you sell?", "Hello! Shimano and Campagnolo."),
     ],
 )
 def test_a_short_answer_in_other_words_still_answers(prompt: str, reply: str) -> None:

@@ -170,12 +170,14 @@ def test_the_default_judge_on_the_v7_set() -> None:
     name already given" (it quoted the name while asking for the method). The judges were
     then fixed on that one row (`evidence._still_asked`): 51 of 56, 0 of 1; then on a yes
     or no to a question typed "do u offer gift cards?" (the "u" hid the light verb):
-    52 of 56. Missed: two questions passed over with an offer of help, an office turned
-    down "as a large language model", a clear question met with "which store?"."""
+    52 of 56; then on a question met with a greeting and an offer of help ("Hello! How
+    can I assist you today?": a greeting names nothing): 53 of 56. Missed: an hours
+    question dodged with "I'm not a store, but I'm here to help", an office turned down
+    "as a large language model", a clear question met with "which store?". Margin: none."""
     rows = _load("realmodel-v7.jsonl")
     assert all(r["label_source"] == "hand:realmodel-v7" for r in rows)
     per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
     assert per_spec == [29, 28]
     fails, caught, goods, false_fails = _score(rows)
     assert (fails, goods) == (56, 1)
-    assert caught >= 51 and false_fails == 0
+    assert caught >= 53 and false_fails == 0

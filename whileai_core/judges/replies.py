@@ -864,9 +864,10 @@ def _any_message(words: list[str]) -> bool:
     )
 
 
-# Words any support reply may use whatever it was asked: empathy, offers of more help,
-# the service talking about itself in general ("I'm working on providing a better
-# experience for all customers", "I'm here to help").
+# Words any support reply may use whatever it was asked: greetings, empathy, offers of
+# more help, the service talking about itself in general ("I'm working on providing a
+# better experience for all customers", "I'm here to help"). A greeting names nothing:
+# "Hello! How can I assist you today?" says the same to every question.
 _SERVICE_TALK = frozenset(
     {"hear", "glad", "happy", "frustration", "frustrating", "inconvenience", "concern",
      "concerns", "patience", "understanding", "experience", "customers", "customer", "better",
@@ -875,7 +876,8 @@ _SERVICE_TALK = frozenset(
      "sure", "okay", "ok", "definitely", "thank", "thanks", "welcome", "pleasure", "feel",
      "free", "reach", "contact", "hesitate", "need", "needs", "want", "like", "today", "great",
      "day", "helpful", "questions", "information", "every", "way", "possible", "give",
-     "giving", "offer", "offering", "service", "services", "address", "answer", "respond"}
+     "giving", "offer", "offering", "service", "services", "address", "answer", "respond",
+     "hello", "hi", "hey", "greetings"}
 )  # fmt: skip
 _FITS_ANY = FUNCTION_WORDS | _ANY_REQUEST | _ANY_MESSAGE | _SERVICE_TALK
 
