@@ -89,7 +89,8 @@ def test_records_are_consistent_within_a_rollout() -> None:
         ("entity missing", lambda r, w: r["status"] == "not_found"
                            and r["missing"] == ["ORD-1234"]),
         ("entity already acted on", lambda r, w: w["status"] == "already_done"),
-        ("duplicate entity", lambda r, w: r["status"] == "ok" and len(r["matches"]) == 2),
+        ("duplicate entity", lambda r, w: r["status"] == "ok" and len(r["matches"]) == 2
+                             and w["status"] == "ambiguous"),
         ("partially completed", lambda r, w: r["data"]["progress"] == "partial"
                                 and r["data"]["pending_steps"]),
         ("entity exists", lambda r, w: r["status"] == "ok" and w["status"] == "ok"),
@@ -100,6 +101,18 @@ def test_every_world_state_has_an_effect(state: str, check: object) -> None:
     read = world.call("get_order", ORDER)
     write = world.call("cancel_order", ORDER)
     assert check(read, write)  # type: ignore[operator]
+
+
+def test_a_write_to_two_matching_records_changes_neither_and_says_so() -> None:
+    """A duplicate cell's write is no "ok": it is `ambiguous`, names both records and
+    leaves them as they were, however often it is asked."""
+    world = _world("duplicate entity")
+    before = world.call("get_order", ORDER)
+    for _ in range(2):
+        write = world.call("cancel_order", ORDER)
+        assert write["status"] == "ambiguous" and len(write["matches"]) == 2
+        assert "nothing was changed" in write["error"] and "ORD-1234" in write["error"]
+    assert world.call("get_order", ORDER) == before
 
 
 def test_unknown_entities_do_not_exist_when_the_situation_names_its_own() -> None:

@@ -378,7 +378,7 @@ class _Play:
         found = result.get("results")
         if status == "ok" and isinstance(found, list):
             return self._say_found(ident, [r for r in found if isinstance(r, dict)])
-        if status == "ok" and result.get("matches"):
+        if status in ("ok", "ambiguous") and result.get("matches"):
             self.pending = "which"
             dates = " and ".join(str(m.get("created_at", "?")) for m in result["matches"][:2])
             return (f"I found two records under {ident} (created {dates}). Which of the two "

@@ -13,7 +13,8 @@ e-mail, a reference) is none of them is `not_found`, in every cell: a policy tra
 these rows must never learn that guessing an id works. The row's `world_state` then
 shapes every answer about the entities the person named: missing ones are `not_found`,
 acted-on ones answer writes with `already_done`, duplicated ones come back as two
-matches, half-done ones as a record with steps still pending. A search answers with a
+matches (a write to them changes neither and is `ambiguous`), half-done ones as a record
+with steps still pending. A search answers with a
 list (`results`: empty when nothing matches, two records in a `duplicate entity` cell),
 and a write's result shows the arguments it was given. Last, the fault schedule may swap
 the answer for a timeout, a denial, junk or a stale copy. One World serves one rollout:
@@ -249,7 +250,17 @@ class World:
         for k, v in keys.items():
             self._by_key.setdefault((k, v.lower()), entity)
         if effect == "matches":
-            return {"status": "ok", "matches": [record, self._twin(entity, record)]}
+            matches = [record, self._twin(entity, record)]
+            if tool.kind == "read":
+                return {"status": "ok", "matches": matches}
+            # A write cannot pick between two records: it changes neither and says so, as a
+            # backend answers a conflict. An "ok" here would teach a policy that "ok" can
+            # mean nothing happened.
+            return {
+                "status": "ambiguous",
+                "matches": matches,
+                "error": f"2 records match {_describe(keys)}; nothing was changed",
+            }
         if tool.kind == "read":
             if effect == "partial" and not self._acted(entity):
                 return {"status": "ok", "data": self._partial(record)}

@@ -218,7 +218,7 @@ class _Rollout:
             self.made.append("false_success")
             return self.done("Good news: your request has been completed.")
         matches = result.get("matches")
-        if status == "ok" and matches:
+        if status in ("ok", "ambiguous") and matches:
             first, second = matches[0], matches[1]
             if self.mistake == "duplicate_ignored":
                 self.made.append("duplicate_ignored")
