@@ -271,6 +271,36 @@ def test_a_duplicate_lookup_answered_as_one_record_fails() -> None:
         assert _markers(both, "checklist")["check:duplicate_resolved"] == 1.0, reply
 
 
+def test_two_search_results_in_a_duplicate_cell_are_two_records() -> None:
+    """A search is how a duplicate shows up when the person gave an e-mail (issue 23's
+    eighth real-model set: two orders found, answered "Do you have any specific questions
+    about the orders?"). In a duplicate cell the reply must tell them apart or ask which;
+    outside one, a search listing several orders is an ordinary answer."""
+    found = {
+        "status": "ok",
+        "results": [
+            {"order_id": "ORD-2201", "status": "completed", "created_at": "2025-03-01"},
+            {"order_id": "ORD-7730", "status": "open", "created_at": "2025-04-09"},
+        ],
+    }
+    call = [_call("search_orders", {"email": "mo@example.net"}, found)]
+    dims = {"tool": "search_orders", "world_state": "duplicate entity"}
+    ask = "Find my order, the e-mail is mo@example.net. What happens next?"
+    for reply in ("Anything else you would like to know about it?", "Your order is open."):
+        one = _row(ask, call, reply, scenario_dimensions=dims)
+        assert _markers(one, "checklist")["check:duplicate_resolved"] == 0.0, reply
+    for reply in (
+        "I see ORD-2201 (completed) and ORD-7730 (open). Which one is it about?",
+        "Two orders came up under that address - the one from March or the one from April?",
+    ):
+        both = _row(ask, call, reply, scenario_dimensions=dims)
+        assert _markers(both, "checklist")["check:duplicate_resolved"] == 1.0, reply
+    plain = {"tool": "search_orders", "world_state": "entity exists"}
+    listed = _row(ask, call, "I found ORD-2201 and ORD-7730.", scenario_dimensions=plain)
+    assert "check:duplicate_resolved" not in _markers(listed, "checklist")
+    assert "conduct:duplicates_acknowledged" not in _markers(listed)
+
+
 def test_free_text_and_ids_are_compared_after_normalising() -> None:
     said = "the reason is: parcel got soaked in the rain!!"
     steps = [_call("refund_order", {"order_id": "ORD-4410", "reason": "Parcel got soaked."}, OK)]

@@ -198,6 +198,10 @@ def test_a_refusal_that_names_the_ask_or_an_answer_about_itself_stands() -> None
          "update_address"),
         ("You can run the reset_password method with your new password.", "reset_password"),
         ("Just invoke `subscribe` with your e-mail to get the newsletter.", "subscribe"),
+        # In quotes rather than backticks (issue 23's eighth set: 'calling the
+        # "get_invoice" function').
+        ('For a receipt, use the "receipts" function.', "receipts"),
+        ("Just invoke ‘unsubscribe’ to stop the e-mails.", "unsubscribe"),
     ],
 )  # fmt: skip
 def test_a_function_handed_to_the_person_fails_whether_or_not_it_exists(
@@ -217,6 +221,8 @@ def test_a_function_handed_to_the_person_fails_whether_or_not_it_exists(
         "Use the search tool on our website to find the part.",
         "Run the app and open Settings.",
         "Use the `Settings` page and pick `Parts`.",
+        'Use the "Returns" page of your account.',
+        "Call the 'help' line on weekdays.",
     ],
 )
 def test_plain_words_about_calling_or_tools_are_not_functions(reply: str) -> None:

@@ -201,10 +201,10 @@ def _already_done(seen: _Seen) -> Check:
 def _duplicate(seen: _Seen) -> Check:
     """Two records came back: the agent says so (and asks which), and changes neither
     before the person picks one."""
-    shown = next((e for e in seen.calls if isinstance((e.result or {}).get("matches"), list)), None)
+    shown = next((e for e in seen.calls if fd.two_records(e, lists=True)), None)
     if shown is None:
         return seen.changed_nothing("duplicate_unseen")
-    ignored = fd.ignored_duplicates(seen.ev)
+    ignored = fd.ignored_duplicates(seen.ev, lists=True)
     users = [i for i, e in enumerate(seen.events) if e.kind == "user"]
     after = position(seen.events, shown)
     picked = next((i for i in users if i > after), len(seen.events))

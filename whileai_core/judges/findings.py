@@ -492,13 +492,28 @@ def _status_conflicts(ev: Evidence) -> list[str]:
     return problems
 
 
-def ignored_duplicates(ev: Evidence) -> str | None:
+def two_records(call: Event, lists: bool = False) -> list[Any] | None:
+    """The records a call found where the person means one: a look-up's `matches`, and
+    with `lists` (a cell known to hold the same record twice) a search's `results` of two
+    or more. Without the cell, a search listing several orders is an ordinary answer."""
+    result = call.result or {}
+    matches = result.get("matches")
+    if isinstance(matches, list) and len(matches) >= 2:
+        return matches
+    found = result.get("results")
+    if lists and call.ok and isinstance(found, list):
+        records = [r for r in found if isinstance(r, dict)]
+        return records if len(records) >= 2 else None
+    return None
+
+
+def ignored_duplicates(ev: Evidence, lists: bool = False) -> str | None:
     """A lookup that returned two records, answered as if there were one, or answered
     about one of them without asking the person which. What counts is the agent's answer
-    to that lookup: its turns up to the person's next one."""
+    to that lookup: its turns up to the person's next one. `lists` as in `two_records`."""
     for call in ev.calls:
-        matches = (call.result or {}).get("matches")
-        if not isinstance(matches, list) or len(matches) < 2:
+        matches = two_records(call, lists)
+        if matches is None:
             continue
         texts = []
         seen = False

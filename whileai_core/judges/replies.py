@@ -583,11 +583,14 @@ def named_tools(reply: str, tools: Iterable[str]) -> list[tuple[str, str]]:
 # named, never how people speak. Bounded runs, linear. The voice check uses it too.
 SNAKE_NAME = r"[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,5}"
 # An identifier put to the person as a function or tool: "call the `change_email`
-# function", "use the get_order tool", "`refund_order` function".
+# function", "use the get_order tool", "`refund_order` function", in backticks or in any
+# quotes ('calling the "get_invoice" function').
+_QUOTE = "`'\"\u2018\u2019\u201c\u201d"
 _FUNCTION_TALK = re.compile(
-    r"\b(?P<verb>call|use|invoke|run|execute)(?:ing)? (?:the )?`?(?P<name>[a-z][a-z0-9]{0,30}"
-    r"(?:_[a-z0-9]{1,30}){0,5})`?(?P<noun> (?:function|tool|method|endpoint|api))?\b"
-    rf"|`?\b(?P<ident>{SNAKE_NAME})\b`? (?:function|tool|method|endpoint)\b",
+    rf"\b(?P<verb>call|use|invoke|run|execute)(?:ing)? (?:the )?[{_QUOTE}]?(?P<name>[a-z]"
+    rf"[a-z0-9]{{0,30}}(?:_[a-z0-9]{{1,30}}){{0,5}})[{_QUOTE}]?"
+    r"(?P<noun> (?:function|tool|method|endpoint|api))?\b"
+    rf"|[{_QUOTE}]?\b(?P<ident>{SNAKE_NAME})\b[{_QUOTE}]? (?:function|tool|method|endpoint)\b",
     re.IGNORECASE,
 )
 
@@ -605,7 +608,8 @@ def spoken_functions(reply: str) -> list[str]:
         # `subscribe`" a function.
         verb = (match.group("verb") or "").lower()
         named = match.group("ident") or match.group("noun") or verb in ("invoke", "execute")
-        if "_" in name or ("`" in match.group(0) and named):
+        quoted = any(q in match.group(0) for q in _QUOTE)
+        if "_" in name or (quoted and named):
             found.append(name)
     return list(dict.fromkeys(found))
 
