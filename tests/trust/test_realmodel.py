@@ -181,3 +181,25 @@ def test_the_default_judge_on_the_v7_set() -> None:
     fails, caught, goods, false_fails = _score(rows)
     assert (fails, goods) == (56, 1)
     assert caught >= 53 and false_fails == 0
+
+
+def test_the_default_judge_on_the_v8_set() -> None:
+    """v8 (53 rows of the same model, 27 orders then 26 airline; two airline asks were
+    lost to the model's unparseable output), easy asks drawn with `--seed 20` and `--seed
+    21`, no prompt of v1-v7, every row labelled before any verdict was read: 52 failures
+    and one good row (a languages question answered "I can provide text in English").
+    Scored blind with the judges of 576bbd7: 45 of 52 failures caught (86.5%), the good
+    row passed. The judges were then fixed on two kinds: two alike search results in a
+    duplicate cell answered as if there were one (a duplicate shows in a search's list as
+    well as in a look-up's matches), and a made-up function handed over in quotes
+    ('calling the "get_invoice" function'): 47 of 52. Missed: "as an AI language model, I
+    do not offer gift cards", terms "on the official website of your country's
+    government", a reply-time question met with what the agent can do, a timeout answered
+    "I cannot help with that", and an office question misread. Margin: none."""
+    rows = _load("realmodel-v8.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-v8" for r in rows)
+    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
+    assert per_spec == [27, 26]
+    fails, caught, goods, false_fails = _score(rows)
+    assert (fails, goods) == (52, 1)
+    assert caught >= 47 and false_fails == 0
