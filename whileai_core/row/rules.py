@@ -70,24 +70,32 @@ class _Rule:
     """One field's rule: the JSON types it takes, and a deeper check for some of them.
     `plain` are the types that need nothing more, so a caller skips the call for them."""
 
-    __slots__ = ("check", "deep", "expected", "plain", "types")
+    __slots__ = ("check", "deep", "expected", "plain", "types", "wrong")
 
     def __init__(self, kinds: set[type], deep: dict[type, _Deep], expected: str) -> None:
         self.types = frozenset(kinds)
         self.deep = deep
         self.plain = frozenset(kinds - set(deep))
         self.expected = expected
+        self.wrong: _Deep = self._wrong()
         self.check: _Deep = self._checker()
 
-    def _checker(self) -> _Deep:
+    def _wrong(self) -> _Deep:
+        """The check of a value whose exact type is not one the rule names (a subclass
+        from a Python caller counts as its base)."""
         types, deep, expected = self.types, self.deep, self.expected
 
         def wrong(value: Any) -> Problem | None:
-            kind = _json_type(value)  # a subclass (from a Python caller) counts as its base
+            kind = _json_type(value)
             if kind not in types:
                 return "", f"must be {expected}, got {describe(value)}"
             nested = deep.get(kind)
             return nested(value) if nested is not None else None
+
+        return wrong
+
+    def _checker(self) -> _Deep:
+        types, deep, wrong = self.types, self.deep, self.wrong
 
         if len(set(deep.values())) == 1:  # one deeper check (a container's, a number's)
             deep_types, nested = frozenset(deep), next(iter(deep.values()))
@@ -256,13 +264,14 @@ def _values(rule: _Rule) -> _Deep:
 
 
 def _fields(rules: dict[str, _Rule], required: tuple[str, ...]) -> _Deep:
-    plain, checks = _split(rules)
+    plain, deep, wrong = _split(rules)
 
     def check(value: dict[str, Any]) -> Problem | None:
         for key, item in value.items():
             skip = plain.get(key)
-            if skip is not None and type(item) not in skip:
-                problem = checks[key](item)
+            if skip is not None and (kind := type(item)) not in skip:
+                nested = deep[key].get(kind)
+                problem = nested(item) if nested is not None else wrong[key](item)
                 if problem is not None:
                     return f".{key}{problem[0]}", problem[1]
         for key in required:
@@ -273,10 +282,19 @@ def _fields(rules: dict[str, _Rule], required: tuple[str, ...]) -> _Deep:
     return check
 
 
-def _split(rules: dict[str, _Rule]) -> tuple[dict[str, frozenset[type]], dict[str, _Deep]]:
-    """Per key, the types that need no call, and the check: two flat lookups per field
-    are the whole cost of a field with a plain value (most fields of most rows)."""
-    return {k: r.plain for k, r in rules.items()}, {k: r.check for k, r in rules.items()}
+_Split = tuple[dict[str, frozenset[type]], dict[str, dict[type, _Deep]], dict[str, _Deep]]
+
+
+def _split(rules: dict[str, _Rule]) -> _Split:
+    """Per key, the types that need no call, the deeper check of each type that has one,
+    and the check of any other value: two flat lookups per field are the whole cost of a
+    field with a plain value (most fields of most rows), and one more call that of a
+    field with a deeper check (what `_Rule.check` does, without its own call)."""
+    return (
+        {k: r.plain for k, r in rules.items()},
+        {k: r.deep for k, r in rules.items()},
+        {k: r.wrong for k, r in rules.items()},
+    )
 
 
 # Every key a row names: the typed views' fields, and the ones `from_row` reads by hand.
@@ -290,7 +308,7 @@ _ROW_ANNOTATIONS: dict[str, Any] = {
 _ROW: dict[str, _Rule] = {
     key: rule for key, ann in _ROW_ANNOTATIONS.items() if (rule := _compile(ann)) is not None
 }
-_ROW_PLAIN, _ROW_CHECKS = _split(_ROW)
+_ROW_PLAIN, _ROW_DEEP, _ROW_WRONG = _split(_ROW)
 
 
 def row_problem(row: Any) -> str | None:
@@ -298,11 +316,12 @@ def row_problem(row: Any) -> str | None:
     when it is a usable row."""
     if type(row) is not dict and not isinstance(row, dict):
         return f"not a JSON object (got {describe(row)})"
-    plain, checks = _ROW_PLAIN, _ROW_CHECKS
+    plain, deep = _ROW_PLAIN, _ROW_DEEP
     for key, value in row.items():
         skip = plain.get(key)
-        if skip is not None and type(value) not in skip:
-            problem = checks[key](value)
+        if skip is not None and (kind := type(value)) not in skip:
+            nested = deep[key].get(kind)
+            problem = nested(value) if nested is not None else _ROW_WRONG[key](value)
             if problem is not None:
                 return _say(key, problem)
     for key in _CONTENT:  # a loop, not all(genexpr): no generator made for every row read
