@@ -39,16 +39,19 @@ def turn_count(row: dict[str, Any]) -> int:
 FEATURE_NAMES = ("reply_chars", "tool_calls", "turns")
 
 
-def row_features(row: dict[str, Any]) -> tuple[float, float, float]:
+def row_features(row: dict[str, Any], reply: str | None = None) -> tuple[float, float, float]:
     """The surface features a reward should not track, in FEATURE_NAMES order.
 
     One pass over the messages (the reply is `row.reply_text`, the one final reply):
-    selection computes this for every row it reads.
+    selection computes this for every row it reads, and passes the `reply` it already
+    found, so it is not looked up again.
     """
+    if reply is None:
+        reply = reply_text(row)
     messages = row.get("messages")
     steps = row.get("steps")
     if not messages:
-        return (float(len(reply_text(row))), float(tool_call_count(row)), float(turn_count(row)))
+        return (float(len(reply)), float(tool_call_count(row)), float(turn_count(row)))
     turns = calls = 0
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "assistant":
@@ -56,7 +59,7 @@ def row_features(row: dict[str, Any]) -> tuple[float, float, float]:
             calls += len(m.get("tool_calls") or ())
     if steps:
         calls = sum(1 for s in steps if isinstance(s, dict) and s.get("tool") is not None)
-    return (float(len(reply_text(row))), float(calls), float(turns))
+    return (float(len(reply)), float(calls), float(turns))
 
 
 def survival_warnings(before: dict[str, Any], after: dict[str, Any]) -> list[str]:

@@ -89,7 +89,8 @@ class Recorder:
 
     def record(self, row: Row, span: Span = (), *, keep: bool = True) -> Record:
         reward = reward_of(row)
-        # The reply is read by the junk checks and the trajectory digest: find it once.
+        # The reply is read by the junk checks, the features and the trajectory digest:
+        # find it once.
         reply = reply_text(row)
         junk = self._junk_reason(row, reward, reply)
         carried = isinstance(row.get("calibration"), dict)
@@ -103,7 +104,7 @@ class Recorder:
             truncated=row.get("truncated") is True or row.get("finish_reason") == "length",
             kinds=self._share(fault_kinds(row)),
             policy=sys.intern(policy) if policy is not None else None,
-            features=self._share(row_features(row)),
+            features=self._share(row_features(row, reply)),
             carried=carried,
             eval_sourced=is_eval_sourced(row),
             clash=not ADDED_KEYS.isdisjoint(row) or ("calibration" in row and not carried),
