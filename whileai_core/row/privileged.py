@@ -462,6 +462,8 @@ def _compile(block: dict[str, Any], level: Level) -> _Keys:
     pairs: list[_Candidate] = []
     for name in level.fields:
         value = block.get(name)
+        if value is None:  # most blocks fill one or two fields: no walk of the others
+            continue
         hidden = name == "hidden_state"
         for member, leaf in _leaves(value):
             if isinstance(leaf, str):
