@@ -333,3 +333,22 @@ def test_a_needed_word_is_found_exactly_where_the_text_splits_it_out() -> None:
     crowded = "refunded " * 100 + "refund"
     assert privileged._says_any(crowded, frozenset({"refund"}))
     assert not privileged._says_any("refunded " * 100, frozenset({"refund"}))
+
+
+def test_a_field_left_empty_compiles_as_if_it_were_absent() -> None:
+    """`_compile` skips a field whose value is null: the keys (and every verdict) are the
+    ones the block without it gets, at every level, whatever the other fields hold."""
+    fields = {
+        "reference": "only refund after the carrier confirms the parcel was lost",
+        "hidden_state": {"account_tier": "gold", "balance": 1234.5, "prior_failure": True},
+        "rubric": "ORD-7731",
+    }
+    for strictness in Strictness:
+        for name in privileged.PRIVILEGED_FIELDS:
+            present = {k: v for k, v in fields.items() if k != name}
+            emptied = {**present, name: None}
+            assert privileged._compile(emptied, strictness.value) == privileged._compile(
+                present, strictness.value
+            ), (strictness, name)
+    row = {"privileged": {"reference": None, "rubric": "ORD-7731"}, "final_text": "ORD-7731"}
+    assert [leak.kind for leak in answer_key_leaks(row)] == ["whole"]

@@ -252,6 +252,38 @@ def test_the_rules_name_the_field_and_what_it_must_be(row: dict[str, Any], probl
     assert problem in str(info.value)
 
 
+class _List(list):  # what a Python caller may hand over: subclasses of the JSON types
+    pass
+
+
+class _Str(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ({"prompt": "x", "messages": _List([{"content": "hi"}])}, "'messages[0].role' is missing"),
+        ({"prompt": "x", "judge_status": _Str("nearly")}, "field 'judge_status' must be one of"),
+        (
+            {"prompt": "x", "messages": [{"role": "assistant", "tool_calls": _List([5])}]},
+            "field 'messages[0].tool_calls[0]' must be an object, got a number",
+        ),
+        ({"prompt": "x", "messages": [{"role": _Str("user"), "content": _List([1])}]}, None),
+        ({"prompt": "x", "scenario_id": _Str("s" * 2000)}, "at most 1,024 characters"),
+    ],
+)
+def test_a_subclass_of_a_json_type_is_held_to_its_base_types_rule(
+    row: dict[str, Any], problem: str | None
+) -> None:
+    """A value whose exact type is no JSON type's (a subclass) takes the rule's slow path,
+    at the top of the row and inside its objects, and is judged as its base type."""
+    from whileai_core.row.rules import row_problem
+
+    found = row_problem(row)
+    assert found is None if problem is None else problem in (found or ""), found
+
+
 def test_rewards_and_markers_at_the_bound_are_rows() -> None:
     validate_row({"prompt": "x", "reward": -1e9, "markers": {"m": 1e9}})
     validate_row({"prompt": "x", "reward": 0, "scenario_id": "s" * 1024})
@@ -308,3 +340,4 @@ def test_judges_markers_and_selection_read_the_same_final_reply(sdk_rows: list[d
         assert Evidence(row).reply == reply
         assert view(row).reply == reply.replace("\u2019", "'")
         assert row_features(row)[0] == len(reply)
+        assert row_features(row, reply) == row_features(row)
