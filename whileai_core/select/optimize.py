@@ -97,15 +97,21 @@ class Selection:
             if rec.clash or rec.change == "penalized":
                 yield self._row(rec, stamp, extra)
                 continue
-            key = (extra, stamp, rec.change == "overlong", rec.carried)
-            if last is None or any(a is not b for a, b in zip(key, last, strict=True)):
+            overlong = rec.change == "overlong"
+            if (
+                last is None
+                or extra is not last[0]
+                or stamp is not last[1]
+                or overlong is not last[2]
+                or rec.carried is not last[3]
+            ):
                 added = dict(extra)
-                if rec.change == "overlong":
+                if overlong:
                     added["overlong"] = True
                 if not rec.carried:
                     added["calibration"] = stamp
                 suffix = orjson.dumps(added) if added else b""
-                last = key
+                last = (extra, stamp, overlong, rec.carried)
             body = payloads.raw(rec.span)
             if not suffix:
                 yield fragment(body)
