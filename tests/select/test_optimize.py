@@ -402,3 +402,31 @@ def test_optimize_and_report_agree_on_the_minimum_k() -> None:
     assert report.pass_at_before["pass_pow_k"] is None and reported["pass_pow_k"] is None
     assert report.pass_at_before["k_note"] == reported["k_note"]
     assert "below k = 4" in reported["k_note"]
+
+
+def test_a_record_holds_each_fact_of_its_row_in_its_own_field() -> None:
+    """`Recorder.record` builds a record by position: each fact lands in its own field
+    (the four flags differ here, so two swapped ones would show)."""
+    from whileai_core.select.records import Recorder
+
+    row = {
+        "scenario_id": "sc-1",
+        "prompt": "refund ORD-1",
+        "final_text": "Refunded ORD-1.",
+        "reward": 1.0,
+        "judge_status": "ok",
+        "truncated": True,
+        "model_version": "m@2",
+        "lineage": {"source": "eval"},
+        "n0": 3,
+        "scenario_dimensions": {"tool_condition": "timeout"},
+    }
+    rec = Recorder().record(row, (0, 5, 9), keep=False)
+    assert (rec.obj, rec.span, rec.task) == (None, (0, 5, 9), "sc-1")
+    assert (rec.reward, rec.junk) == (1.0, None)
+    assert (rec.truncated, rec.carried, rec.eval_sourced, rec.clash) == (True, False, True, True)
+    assert (rec.kinds, rec.policy) == (("timeout",), "m@2")
+    assert rec.features == (15.0, 0.0, 1.0)
+    assert rec.traj != b""
+    carried = Recorder().record({**row, "calibration": {"k": 1}, "truncated": False, "n0": None})
+    assert carried.obj is not None and (carried.truncated, carried.carried) == (False, True)
