@@ -325,6 +325,11 @@ def _records(result: dict[str, Any] | None) -> list[Any]:
     return [result.get("data"), result.get("matches"), result.get("results")]
 
 
+def record_statuses(call: Event) -> set[str]:
+    """The record statuses one call's result shows, lower-cased (not its envelope's)."""
+    return {s.casefold() for s in _statuses(_records(call.result))}
+
+
 def status_words(status: str) -> list[str]:
     return rp.tokens(status.replace("_", " "))
 
@@ -505,13 +510,13 @@ class Evidence:
     @cached_property
     def statuses(self) -> set[str]:
         """Every record status any result showed, lower-cased."""
-        return {s.casefold() for c in self.calls for s in _statuses(_records(c.result))}
+        return {s for c in self.calls for s in record_statuses(c)}
 
     @cached_property
     def current_statuses(self) -> set[str]:
         """The statuses of the last result that showed any: what the record is now."""
         for call in reversed(self.calls):
-            found = {s.casefold() for s in _statuses(_records(call.result))}
+            found = record_statuses(call)
             if found:
                 return found
         return set()

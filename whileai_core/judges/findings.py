@@ -33,6 +33,7 @@ from .evidence import (
     own_side,
     phone_numbers,
     polar_question,
+    record_statuses,
     reports_missing,
     result_json,
     stated_statuses,
@@ -80,15 +81,19 @@ def false_claims(ev: Evidence) -> list[str]:
                 # "I've cancelled it" is true only if this agent's cancel landed; "it was
                 # cancelled" also when a record shows it so (a booking read back is the
                 # record that it was booked).
-                done = any(rp.tool_verb(c.tool) in fam for c in landed) or (
-                    not mine
-                    and (
-                        bool({past_tense(v) for v in fam} & shown_done)
-                        or any(c.ok and forms & set(name_words(c.tool)[1:]) for c in ev.calls)
+                tried = [c for c in ev.writes() if rp.tool_verb(c.tool) in fam]
+                done = (
+                    any(rp.tool_verb(c.tool) in fam for c in landed)
+                    or (
+                        not mine
+                        and (
+                            bool({past_tense(v) for v in fam} & shown_done)
+                            or any(c.ok and forms & set(name_words(c.tool)[1:]) for c in ev.calls)
+                        )
                     )
+                    or _read_back_done(ev, tried, fam)
                 )
                 if not done:
-                    tried = [c for c in ev.writes() if rp.tool_verb(c.tool) in fam]
                     how = (
                         f"{tried[-1].tool} came back {_outcome(tried[-1])}"
                         if tried
@@ -111,6 +116,20 @@ def false_claims(ev: Evidence) -> list[str]:
             problems.append(f"says '{claim.term}' but no call succeeded")
     problems += _effect_claims(ev)
     return problems
+
+
+def _read_back_done(ev: Evidence, tried: list[Event], fam: frozenset[str]) -> bool:
+    """The agent's own write came back unreadable or timed out, and a look-up after it
+    shows the record in the state it would make ("I've cancelled your booking" once the
+    booking reads cancelled): the world says the write took effect, so the claim holds.
+    A write the world refused or found already done never did."""
+    if not tried or any(c.status in ("already_done", "not_found", "rejected") for c in tried):
+        return False
+    last = next(i for i, c in enumerate(ev.calls) if c is tried[-1])
+    after = ev.calls[last + 1 :]
+    shown = [record_statuses(c) for c in after if c.ok and not is_write(c.tool, ev.kinds)]
+    shown = [s for s in shown if s]
+    return bool(shown) and bool(shown[-1] & {past_tense(v) for v in fam})
 
 
 def _result_strings(ev: Evidence) -> list[str]:
