@@ -293,6 +293,45 @@ def test_a_write_the_world_shows_done_afterwards_may_be_claimed() -> None:
         assert _markers(_row(CANCEL, steps, reply))["conduct:no_false_success"] == 0.0, steps
 
 
+def test_a_tool_result_written_out_as_the_reply_is_no_reply() -> None:
+    """Issue 23's real-model replies: '{"status":"timeout","error":"get_booking timed out
+    after 30s"}' and '{"status": "ok", "result": {...}}' sent to the person as the reply.
+    An object whose status is one the row's results carried and that names no record is
+    the world's envelope; the record itself, asked for as data, is an answer."""
+    order = {"order_id": "ORD-4410"}
+    timed = {"status": "timeout", "error": "get_order timed out"}
+    found = {"status": "ok", "data": {"order_id": "ORD-4410", "status": "shipped"}}
+    for steps, reply in (
+        ([_call("get_order", order, timed)], '{"status": "timeout", "detail": "try later"}'),
+        ([_call("get_order", order, found)], '{"status": "ok", "record": {"state": "shipped"}}'),
+    ):
+        markers = _markers(_row("Where is ORD-4410?", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 0.0, reply
+    steps = [_call("get_order", order, found)]
+    for reply in ('{"order_id": "ORD-4410", "status": "shipped"}', "It is shipped (status ok)."):
+        markers = _markers(_row("Send ORD-4410 as JSON.", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 1.0, reply
+
+
+def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
+    """Issue 23's real-model replies: "Thank you for your cooperation." after the refund
+    went through. A reply to calls made since the person last spoke must say what they
+    found or did; one that names a result, a fault, a tool's action or asks back stands."""
+    order = {"order_id": "ORD-4410"}
+    steps = [_call("get_order", order, OK), _call("refund_order", order, OK)]
+    for reply in ("Many thanks for bearing with me today.", "I appreciate your patience!"):
+        markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 0.0, reply
+    for reply in (
+        "Your refund is on its way.",
+        "ORD-4410 is sorted.",
+        "Cancelled, as the record shows.",
+        "Would you like anything else for that order?",
+    ):
+        markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 1.0, reply
+
+
 def test_two_search_results_in_a_duplicate_cell_are_two_records() -> None:
     """A search is how a duplicate shows up when the person gave an e-mail (issue 23's
     eighth real-model set: two orders found, answered "Do you have any specific questions

@@ -142,8 +142,10 @@ def conduct_checks(
     skipped: list[str] = []
     if not reply.strip():
         skipped.append("no final reply")
-    elif (template := scaffolding(reply)) is not None:
+    elif (template := scaffolding(reply, ev)) is not None:
         skipped.append(f"the final reply is {template}")
+    elif (silent := fd.silent_on_results(ev)) is not None:
+        skipped.append(silent)
     if any(c.result is None for c in calls):
         skipped.append("a tool call got no result")
     if row.get("truncated") is True or row.get("finish_reason") in ("length", "error"):

@@ -951,11 +951,33 @@ def asks_person(ev: Evidence, text: str) -> bool:
     return any(rp.addressed(c) for c in rp.clauses(text))
 
 
-def scaffolding(reply: str) -> str | None:
+def scaffolding(reply: str, ev: Evidence | None = None) -> str | None:
     """What a reply is when it is a chat template's scaffolding rather than an answer (a
     function-calling recipe, a JSON envelope or a lead-in to one; `models/scaffold.py`),
-    else None: a judge reads such a reply as no reply."""
-    return not_an_answer(reply)
+    or, given the row's evidence, a tool result written out as the reply; else None: a
+    judge reads such a reply as no reply."""
+    found = not_an_answer(reply)
+    if found is None and ev is not None and _echoes_an_envelope(reply, ev):
+        return "a tool result written out, not an answer"
+    return found
+
+
+def _echoes_an_envelope(reply: str, ev: Evidence) -> bool:
+    """The reply is a JSON object shaped like the world's answers rather than a record:
+    its `status` is one a result envelope of this row carried ("ok", "timeout") and it
+    names no record by a key of its own (`{"status": "ok", "result": {...}}` is an
+    envelope, `{"order_id": ..., "status": "delivered"}` the record asked for)."""
+    text = reply.strip()
+    if not text.startswith("{") or len(text) > 20_000:
+        return False
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(value, dict) or not isinstance(value.get("status"), str):
+        return False
+    envelopes = {c.status for c in ev.calls if c.status}
+    return value["status"] in envelopes and not any(is_key_param(k) for k in value)
 
 
 def said_after(ev: Evidence, event: Event, test: Any) -> bool:

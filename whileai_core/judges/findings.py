@@ -19,6 +19,7 @@ from .evidence import (
     TEXT_CAP,
     Event,
     Evidence,
+    acknowledges_trouble,
     asked_fields,
     asks_person,
     covers,
@@ -116,6 +117,39 @@ def false_claims(ev: Evidence) -> list[str]:
             problems.append(f"says '{claim.term}' but no call succeeded")
     problems += _effect_claims(ev)
     return problems
+
+
+def silent_on_results(ev: Evidence) -> str | None:
+    """The calls made since the person last spoke, answered with a reply that says
+    nothing of what came back ("Thank you for your cooperation." after the refund went
+    through): no claim, no fault, no value or status from a result, no word of the tools,
+    no question. A reply to a call has to tell the person what it found or did."""
+    last_user = max((i for i, e in enumerate(ev.events) if e.kind == "user"), default=-1)
+    calls = [e for e in ev.events[last_user + 1 :] if e.kind == "call"]
+    reply = rp.own_text(ev.reply, ev.user_turns)
+    if not calls or not reply.strip():
+        return None
+    low = reply.casefold()
+    leaves_shown = (leaf for c in calls for leaf in leaves(c.result))
+    shown = {
+        str(leaf).casefold()
+        for leaf in leaves_shown
+        if isinstance(leaf, (str, int, float)) and not isinstance(leaf, bool)
+    }
+    shown = {v for v in shown if len(v) >= 2}
+    words = set(rp.tokens(reply))
+    if (
+        any(v in low for v in shown)
+        or any(words & tool_words(c.tool) for c in calls)
+        or words & {w for s in ev.statuses for w in status_words(s)}
+        or rp.success_claims(reply, ev.write_verbs, ev.objects)
+        or rp.says_success(reply)
+        or any(acknowledges_trouble(ev, reply, c.tool, c) for c in calls)
+        or reports_missing(ev, reply)
+        or asks_person(ev, reply)
+    ):
+        return None
+    return f"said nothing of what {calls[-1].tool} returned"
 
 
 def _read_back_done(ev: Evidence, tried: list[Event], fam: frozenset[str]) -> bool:
