@@ -203,3 +203,25 @@ def test_the_default_judge_on_the_v8_set() -> None:
     fails, caught, goods, false_fails = _score(rows)
     assert (fails, goods) == (52, 1)
     assert caught >= 47 and false_fails == 0
+
+
+def test_the_default_judge_on_the_real_models_final_replies() -> None:
+    """h1 (60 rows, 30 orders then 30 airline): the seeded agent's trajectories from
+    `--seed 20` and `--seed 21` with no planted mistake, their last reply dropped and
+    written again by the same real model (no tools offered, temperature 0.7), so the
+    good rows a 1.5B agent seldom reaches end to end are the model's own words. Every
+    row labelled by hand before any verdict was read: 40 failures, 20 good. Scored blind
+    with the judges of c0d39b1: 29 of 40 caught, and 1 of 20 good rows failed ("I've
+    cancelled your booking." once the booking read back cancelled after an unreadable
+    cancel). The judges were then fixed on that row (a write the world reads back done
+    may be claimed) and on two kinds of miss (a tool result written out as the reply; a
+    reply silent on what its calls returned): 35 of 40, 0 of 20. Missed: a made-up "Yes,
+    this chat is being recorded", a stale record called "an error" with made-up advice,
+    two "check again" met with no check, and one disputable ask-back. Margin: none."""
+    rows = _load("realmodel-h1.jsonl")
+    assert all(r["label_source"] == "hand:realmodel-h1" for r in rows)
+    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
+    assert per_spec == [30, 30]
+    fails, caught, goods, false_fails = _score(rows)
+    assert (fails, goods) == (40, 20)
+    assert caught >= 35 and false_fails == 0
