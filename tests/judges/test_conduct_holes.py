@@ -330,6 +330,13 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
     ):
         markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
         assert markers["conduct:nothing_skipped"] == 1.0, reply
+    # A number the result holds, written as people write it (the hand-labelled set's
+    # "Yes, 12 seats left at $48." to a result of 12 and 48.0).
+    seats = {"status": "ok", "data": {"flight_id": "FLI-7", "seats_left": 12, "amount": 48.0}}
+    steps = [_call("get_order", order, seats)]
+    for reply in ("Yes, 12 left at $48.", "Yes - just $48.00 a seat."):
+        markers = _markers(_row("Any room on it?", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 1.0, reply
 
 
 def test_two_search_results_in_a_duplicate_cell_are_two_records() -> None:

@@ -119,6 +119,10 @@ def false_claims(ev: Evidence) -> list[str]:
     return problems
 
 
+# A number as a reply writes it ("12 seats", "$48", "60.02"): bounded, linear.
+_NUMBER = re.compile(r"(?<![\d.])\d{1,12}(?:\.\d{1,6})?(?![\d])")
+
+
 def silent_on_results(ev: Evidence) -> str | None:
     """The calls made since the person last spoke, answered with a reply that says
     nothing of what came back ("Thank you for your cooperation." after the refund went
@@ -129,17 +133,22 @@ def silent_on_results(ev: Evidence) -> str | None:
     reply = rp.own_text(ev.reply, ev.user_turns)
     if not calls or not reply.strip():
         return None
-    low = reply.casefold()
-    leaves_shown = (leaf for c in calls for leaf in leaves(c.result))
-    shown = {
-        str(leaf).casefold()
-        for leaf in leaves_shown
-        if isinstance(leaf, (str, int, float)) and not isinstance(leaf, bool)
-    }
-    shown = {v for v in shown if len(v) >= 2}
+    low = reply[:TEXT_CAP].casefold()
+    texts: set[str] = set()
+    numbers: set[float] = set()
+    for leaf in (leaf for c in calls for leaf in leaves(c.result)):
+        if isinstance(leaf, bool):
+            continue
+        numeric = isinstance(leaf, str) and _NUMBER.fullmatch(leaf.strip()) is not None
+        if isinstance(leaf, (int, float)) or numeric:
+            numbers.add(float(leaf))
+        elif isinstance(leaf, str) and len(leaf) >= 3:  # "ok" would be found in "look"
+            texts.add(leaf.casefold())
+    said_numbers = {float(n) for n in _NUMBER.findall(low)}
     words = set(rp.tokens(reply))
     if (
-        any(v in low for v in shown)
+        any(v in low for v in texts)
+        or said_numbers & numbers
         or any(words & tool_words(c.tool) for c in calls)
         or words & {w for s in ev.statuses for w in status_words(s)}
         or rp.success_claims(reply, ev.write_verbs, ev.objects)
