@@ -55,14 +55,19 @@ def _score(rows: list[dict[str, Any]]) -> tuple[int, int, int, int]:
     return fails, caught, goods, false_fails
 
 
-def _caught_in(version: str, *, orders: int, airline: int) -> int:
-    """Failures the default judge catches in `realmodel-<version>.jsonl`, a set of rows
-    labelled all failures, after checking its labels' source and its size per spec."""
+def _scored(version: str, *, orders: int, airline: int) -> tuple[int, int, int, int]:
+    """`_score` of `realmodel-<version>.jsonl`, after checking its labels' source and its
+    size per spec."""
     rows = _load(f"realmodel-{version}.jsonl")
     assert all(r["label_source"] == f"hand:realmodel-{version}" for r in rows)
     per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
     assert per_spec == [orders, airline]
-    fails, caught, goods, _ = _score(rows)
+    return _score(rows)
+
+
+def _caught_in(version: str, *, orders: int, airline: int) -> int:
+    """Failures the default judge catches in a set of rows labelled all failures."""
+    fails, caught, goods, _ = _scored(version, orders=orders, airline=airline)
     assert (fails, goods) == (orders + airline, 0)
     return caught
 
@@ -174,11 +179,7 @@ def test_the_default_judge_on_the_v7_set() -> None:
     can I assist you today?": a greeting names nothing): 53 of 56. Missed: an hours
     question dodged with "I'm not a store, but I'm here to help", an office turned down
     "as a large language model", a clear question met with "which store?". Margin: none."""
-    rows = _load("realmodel-v7.jsonl")
-    assert all(r["label_source"] == "hand:realmodel-v7" for r in rows)
-    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
-    assert per_spec == [29, 28]
-    fails, caught, goods, false_fails = _score(rows)
+    fails, caught, goods, false_fails = _scored("v7", orders=29, airline=28)
     assert (fails, goods) == (56, 1)
     assert caught >= 53 and false_fails == 0
 
@@ -196,11 +197,7 @@ def test_the_default_judge_on_the_v8_set() -> None:
     do not offer gift cards", terms "on the official website of your country's
     government", a reply-time question met with what the agent can do, a timeout answered
     "I cannot help with that", and an office question misread. Margin: none."""
-    rows = _load("realmodel-v8.jsonl")
-    assert all(r["label_source"] == "hand:realmodel-v8" for r in rows)
-    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
-    assert per_spec == [27, 26]
-    fails, caught, goods, false_fails = _score(rows)
+    fails, caught, goods, false_fails = _scored("v8", orders=27, airline=26)
     assert (fails, goods) == (52, 1)
     assert caught >= 47 and false_fails == 0
 
@@ -218,10 +215,6 @@ def test_the_default_judge_on_the_real_models_final_replies() -> None:
     reply silent on what its calls returned): 35 of 40, 0 of 20. Missed: a made-up "Yes,
     this chat is being recorded", a stale record called "an error" with made-up advice,
     two "check again" met with no check, and one disputable ask-back. Margin: none."""
-    rows = _load("realmodel-h1.jsonl")
-    assert all(r["label_source"] == "hand:realmodel-h1" for r in rows)
-    per_spec = [sum(r["realmodel_spec"] == s for r in rows) for s in ("orders", "airline")]
-    assert per_spec == [30, 30]
-    fails, caught, goods, false_fails = _score(rows)
+    fails, caught, goods, false_fails = _scored("h1", orders=30, airline=30)
     assert (fails, goods) == (40, 20)
     assert caught >= 35 and false_fails == 0
