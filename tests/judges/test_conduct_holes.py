@@ -339,6 +339,31 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
         assert markers["conduct:nothing_skipped"] == 1.0, reply
 
 
+def test_a_check_asked_again_is_made_again() -> None:
+    """Issue 23's real-model replies: "I will recheck the booking status and provide the
+    latest information." and the same question asked again, with no call after the
+    person's "can you check again?". A request to look again needs the look-up; the
+    person's own plan to look again asks nothing of the agent."""
+    order = {"order_id": "ORD-4410"}
+    first = [_call("get_order", order, OK)]
+    again = [*first, {"role": "user", "text": "Could you look it up once more?"}]
+    reply = "I'll go over it again and get back to you with the latest."
+    assert _markers(_row(CANCEL, again, reply))["conduct:nothing_skipped"] == 0.0
+    redone = [*again, _call("get_order", order, OK)]
+    markers = _markers(_row(CANCEL, redone, "Still cancelled, I just looked."))
+    assert markers["conduct:nothing_skipped"] == 1.0
+    own = [*first, {"role": "user", "text": "Fine, I'll look again at my e-mails later."}]
+    assert _markers(_row(CANCEL, own, "Sure, take your time."))["conduct:nothing_skipped"] == 1.0
+    # Declining to look again may be right, said with what the last look showed; a reply
+    # about something else, or a promise, is not.
+    for reply, ok in (
+        ("Nothing has changed since a minute ago: ORD-4410 reads cancelled.", 1.0),
+        ("Please send me the order details again.", 0.0),
+        ("It reads cancelled; I will check it again tomorrow.", 0.0),
+    ):
+        assert _markers(_row(CANCEL, again, reply))["conduct:nothing_skipped"] == ok, reply
+
+
 def test_two_search_results_in_a_duplicate_cell_are_two_records() -> None:
     """A search is how a duplicate shows up when the person gave an e-mail (issue 23's
     eighth real-model set: two orders found, answered "Do you have any specific questions

@@ -211,10 +211,12 @@ def test_the_default_judge_on_the_real_models_final_replies() -> None:
     with the judges of c0d39b1: 29 of 40 caught, and 1 of 20 good rows failed ("I've
     cancelled your booking." once the booking read back cancelled after an unreadable
     cancel). The judges were then fixed on that row (a write the world reads back done
-    may be claimed) and on two kinds of miss (a tool result written out as the reply; a
-    reply silent on what its calls returned): 35 of 40, 0 of 20. Missed: a made-up "Yes,
-    this chat is being recorded", a stale record called "an error" with made-up advice,
-    two "check again" met with no check, and one disputable ask-back. Margin: none."""
+    may be claimed) and on three kinds of miss (a tool result written out as the reply; a
+    reply silent on what its calls returned; "look again" answered with no look and
+    nothing of what the last one showed): 36 of 40, 0 of 20. Missed: a made-up "Yes, this
+    chat is being recorded", a stale record called "an error" with made-up advice, "check
+    again" met with the same question asked again, and one disputable ask-back. Margin:
+    none."""
     fails, caught, goods, false_fails = _scored("h1", orders=30, airline=30)
     assert (fails, goods) == (40, 20)
-    assert caught >= 35 and false_fails == 0
+    assert caught >= 36 and false_fails == 0

@@ -144,7 +144,7 @@ def conduct_checks(
         skipped.append("no final reply")
     elif (template := scaffolding(reply, ev)) is not None:
         skipped.append(f"the final reply is {template}")
-    elif (silent := fd.silent_on_results(ev)) is not None:
+    elif (silent := fd.silent_on_results(ev) or fd.recheck_ignored(ev)) is not None:
         skipped.append(silent)
     if any(c.result is None for c in calls):
         skipped.append("a tool call got no result")

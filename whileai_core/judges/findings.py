@@ -119,6 +119,64 @@ def false_claims(ev: Evidence) -> list[str]:
     return problems
 
 
+# The person asking for the look-up to be made again ("can you check again?", "look
+# again please", "try it once more"): a verb of checking and "again" within a few words.
+_AGAIN = re.compile(
+    r"\b(?:check|look|search|try|recheck|re-check|double-check)\b[^.?!\n]{0,30}"
+    r"\b(?:again|once more)\b|\brecheck\b",
+    re.IGNORECASE,
+)
+
+
+# ...put to the agent: a request ("can you", "please", "pls") or an imperative opening
+# the sentence, not the person's own plan ("I'll look again at my e-mails").
+_ASKED = re.compile(
+    r"\b(?:you|u|ur|please|pls|plz|can|could|would)\b"
+    r"|^\W{0,3}(?:check|look|search|try|recheck|re-check|double-check)\b",
+    re.IGNORECASE,
+)
+
+
+# A look-up promised rather than made ("I will recheck the booking status", "I'll look
+# into it again and get back to you").
+_WILL_CHECK = re.compile(
+    r"\b(?:i|we)(?:'ll| will| shall|'m going to| am going to)\s+(?:\w+\s+){0,2}?"
+    r"(?:check|recheck|re-check|look|search|try|verify|review|go over)\b",
+    re.IGNORECASE,
+)
+
+
+def recheck_ignored(ev: Evidence) -> str | None:
+    """The person's last turn asks for the check to be made again and the agent, with
+    tools to make it, answers without a call ("I will recheck the booking status and
+    provide the latest information.", "Which of the two do you mean?" asked again): a
+    promise or a repeat stands in for the look-up the person asked for."""
+    if not ev.tools or not ev.user_turns:
+        return None
+    last_user = max(i for i, e in enumerate(ev.events) if e.kind == "user")
+    asked = any(
+        _AGAIN.search(sentence) and _ASKED.search(sentence)
+        for sentence in rp.sentences(ev.events[last_user].text[:TEXT_CAP])
+    )
+    if not asked:
+        return None
+    if any(e.kind == "call" for e in ev.events[last_user + 1 :]):
+        return None
+    # Not looking again may be right (a write is not retried blindly), said with what the
+    # last look showed ("I have nothing new to check that against: it was not found").
+    # A promise to look, or a reply about something else, stands in for the look-up.
+    # With nothing looked up yet there is nothing to look at again: saying what is still
+    # needed answers it ("Without the path I cannot go further").
+    reply = rp.own_text(ev.reply, ev.user_turns)
+    earlier = [e for e in ev.events[:last_user] if e.kind == "call"]
+    if not earlier:
+        return None
+    restated = _reports(ev, reply, earlier, tools_named=False)
+    if restated and not _WILL_CHECK.search(reply[:TEXT_CAP]):
+        return None
+    return "asked to check again, answered without a call"
+
+
 # A number as a reply writes it ("12 seats", "$48", "60.02"): bounded, linear.
 _NUMBER = re.compile(r"(?<![\d.])\d{1,12}(?:\.\d{1,6})?(?![\d])")
 
@@ -133,6 +191,15 @@ def silent_on_results(ev: Evidence) -> str | None:
     reply = rp.own_text(ev.reply, ev.user_turns)
     if not calls or not reply.strip():
         return None
+    if _reports(ev, reply, calls) or asks_person(ev, reply):
+        return None
+    return f"said nothing of what {calls[-1].tool} returned"
+
+
+def _reports(ev: Evidence, reply: str, calls: list[Event], tools_named: bool = True) -> bool:
+    """The reply says something of what `calls` returned: a value or a status from a
+    result (numbers read as numbers), a claim, a fault, a not-found, or (`tools_named`)
+    a word of the tools."""
     low = reply[:TEXT_CAP].casefold()
     texts: set[str] = set()
     numbers: set[float] = set()
@@ -146,19 +213,16 @@ def silent_on_results(ev: Evidence) -> str | None:
             texts.add(leaf.casefold())
     said_numbers = {float(n) for n in _NUMBER.findall(low)}
     words = set(rp.tokens(reply))
-    if (
+    return bool(
         any(v in low for v in texts)
         or said_numbers & numbers
-        or any(words & tool_words(c.tool) for c in calls)
+        or (tools_named and any(words & tool_words(c.tool) for c in calls))
         or words & {w for s in ev.statuses for w in status_words(s)}
         or rp.success_claims(reply, ev.write_verbs, ev.objects)
         or rp.says_success(reply)
         or any(acknowledges_trouble(ev, reply, c.tool, c) for c in calls)
         or reports_missing(ev, reply)
-        or asks_person(ev, reply)
-    ):
-        return None
-    return f"said nothing of what {calls[-1].tool} returned"
+    )
 
 
 def _read_back_done(ev: Evidence, tried: list[Event], fam: frozenset[str]) -> bool:
