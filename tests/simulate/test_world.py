@@ -115,6 +115,19 @@ def test_a_write_to_two_matching_records_changes_neither_and_says_so() -> None:
     assert world.call("get_order", ORDER) == before
 
 
+def test_a_denied_write_changes_nothing_and_a_timed_out_one_may_have() -> None:
+    """A refused write never ran, so the record reads as before (issue 24: a cancel
+    answered permission_denied, then read back cancelled). A timeout may hide a write
+    that went through, as on a real backend."""
+    denied = _world(faults={"cancel_order": {"mode": "permission_denied", "rate": 1.0}})
+    before = denied.call("get_order", ORDER)["data"]["status"]
+    assert denied.call("cancel_order", ORDER)["status"] == "permission_denied"
+    assert denied.call("get_order", ORDER)["data"]["status"] == before
+    timed = _world(faults={"cancel_order": {"mode": "timeout", "rate": 1.0}})
+    assert timed.call("cancel_order", ORDER)["status"] == "timeout"
+    assert timed.call("get_order", ORDER)["data"]["status"] == "cancelled"
+
+
 def test_unknown_entities_do_not_exist_when_the_situation_names_its_own() -> None:
     assert _world().call("get_order", {"order_id": "ORD-9999"})["status"] == "not_found"
 

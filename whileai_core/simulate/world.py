@@ -17,7 +17,9 @@ matches (a write to them changes neither and is `ambiguous`), half-done ones as 
 with steps still pending. A search answers with a
 list (`results`: empty when nothing matches, two records in a `duplicate entity` cell),
 and a write's result shows the arguments it was given. Last, the fault schedule may swap
-the answer for a timeout, a denial, junk or a stale copy. One World serves one rollout:
+the answer for a timeout, a denial, junk or a stale copy (a denied write changes
+nothing; one that timed out or came back as junk may have gone through). One World
+serves one rollout:
 an order looked up twice is the same order, and an order refunded once is refunded.
 `docs/world.md` says all of this for users.
 """
@@ -174,9 +176,20 @@ class World:
             fields = sorted(problems)
             detail = "; ".join(f"{f}: {problems[f]}" for f in fields)
             return {"status": "rejected", "fields": fields, "error": detail}
+        kept = self._snapshot() if tool.kind == "write" else None
         honest = self._answer(tool, arguments)
         mode = self.schedule.draw(name, step, found=honest.get("status") == "ok")
+        if mode == "permission_denied" and kept is not None:
+            # A refused write never ran: the record reads as it did before. (A timeout or
+            # an unreadable answer may hide a write that went through, as on a real
+            # backend, so those keep its effect.)
+            self._records, self._done = kept
         return faulted_result(mode, name, honest) if mode else honest
+
+    def _snapshot(self) -> tuple[dict[str, dict[str, Any]], set[tuple[str, str]]]:
+        """The records and what was done to them, copied one level deep (a write changes a
+        record's own fields, never a nested value)."""
+        return {k: dict(v) for k, v in self._records.items()}, set(self._done)
 
     # -- arguments -------------------------------------------------------------------
 
