@@ -220,3 +220,17 @@ def test_the_default_judge_on_the_real_models_final_replies() -> None:
     fails, caught, goods, false_fails = _scored("h1", orders=30, airline=30)
     assert (fails, goods) == (40, 20)
     assert caught >= 36 and false_fails == 0
+
+
+def test_the_default_judge_on_the_real_models_final_replies_read_blind() -> None:
+    """h2 (60 rows, 30 orders then 30 airline), made as h1 was from `--seed 22` and
+    `--seed 23`, labelled by hand before any verdict was read (38 failures, 22 good) and
+    scored once, blind, with the judges of ea23a7f (every h1 fix in): 27 of 38 failures
+    caught, 0 of 22 good rows failed. Nothing was fixed on its misses, so it stays held
+    out: general questions passed over or answered with made-up facts ("I cannot speak on
+    public holidays as I do not have the authority"), a made-up status, a completed
+    cancel met with "what are you trying to do?", an unreadable search called "no
+    flights", and two results misread. Margin: none."""
+    fails, caught, goods, false_fails = _scored("h2", orders=30, airline=30)
+    assert (fails, goods) == (38, 22)
+    assert caught >= 27 and false_fails == 0
