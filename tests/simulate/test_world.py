@@ -128,6 +128,22 @@ def test_a_denied_write_changes_nothing_and_a_timed_out_one_may_have() -> None:
     assert timed.call("get_order", ORDER)["data"]["status"] == "cancelled"
 
 
+def test_a_stale_search_or_pair_is_an_old_copy_of_the_same_list() -> None:
+    """A stale fault on a search answered with one empty record ("it shows None"): an old
+    copy of a list is the same list, each record stamped and its status the first one."""
+    tools = load_spec(Path(__file__).resolve().parents[2] / "specs" / "orders").tools
+    email = {"email": "ana@example.com"}
+    world = World(tools, targets=email, known=email.values(), seed=2,
+                  faults={"search_orders": {"mode": "stale", "rate": 1.0}})  # fmt: skip
+    found = world.call("search_orders", email)
+    assert found["stale"] is True and found["as_of"] and "data" not in found
+    assert found["results"] and all(r["as_of"] == found["as_of"] for r in found["results"])
+    twice = _world("duplicate entity", faults={"get_order": {"mode": "stale", "rate": 1.0}})
+    pair = twice.call("get_order", ORDER)
+    assert pair["stale"] is True and len(pair["matches"]) == 2
+    assert all(m["order_id"] == "ORD-1234" and m["status"] == "pending" for m in pair["matches"])
+
+
 def test_unknown_entities_do_not_exist_when_the_situation_names_its_own() -> None:
     assert _world().call("get_order", {"order_id": "ORD-9999"})["status"] == "not_found"
 

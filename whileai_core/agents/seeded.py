@@ -376,6 +376,10 @@ class _Play:
         data = result.get("data") if isinstance(result.get("data"), dict) else {}
         assert isinstance(data, dict)
         found = result.get("results")
+        listed = found if isinstance(found, list) else result.get("matches")
+        if status == "ok" and result.get("stale") and isinstance(listed, list):
+            return self._say_stale_list(ident, [r for r in listed if isinstance(r, dict)],
+                                        str(result.get("as_of")))  # fmt: skip
         if status == "ok" and isinstance(found, list):
             return self._say_found(ident, [r for r in found if isinstance(r, dict)])
         if status in ("ok", "ambiguous") and result.get("matches"):
@@ -420,6 +424,22 @@ class _Play:
         return (
             f"The system refused the request for {ident}: {result.get('error', 'no reason given')}."
         )
+
+    def _say_stale_list(self, ident: str, found: list[dict[str, Any]], as_of: str) -> str:
+        """What an old copy of a list found, said as old: nothing, one record, or two to
+        choose from (asked which, as for a fresh pair)."""
+        if not found:
+            return (f"I found nothing under {ident}, but the search came back stale (as of "
+                    f"{as_of}), so that may be out of date.")  # fmt: skip
+        if len(found) > 1:
+            self.pending = "which"
+            dates = " and ".join(str(m.get("created_at", "?")) for m in found[:2])
+            return (f"I found two records under {ident} (created {dates}), but the copy is "
+                    f"stale (as of {as_of}) and may be out of date. Which of the two do you "
+                    "mean?")  # fmt: skip
+        return (f"The record for {ident} is marked stale (as of {as_of}); it shows "
+                f"{found[0].get('status')}, but that may be out of date, so I have not acted "
+                "on it.")  # fmt: skip
 
     def _say_found(self, ident: str, found: list[dict[str, Any]]) -> str:
         """What a search found: nothing, one record (all it shows), or two to choose from."""

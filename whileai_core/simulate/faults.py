@@ -67,8 +67,24 @@ def faulted_result(mode: str, tool: str, honest: dict[str, Any]) -> dict[str, An
     if mode == "malformed":
         junk = str(honest)[:40].replace("'", "").replace("{", "<").replace(":", "=")
         return {"status": "malformed", "raw": f"<<ERR#0x1f {junk}"}
-    data = dict(honest.get("data") or {})
+    # A search's list (or a look-up's two matches) comes back as an old copy of the same
+    # list, not as one empty record: the agent still sees what was found, marked stale.
+    for listed in ("results", "matches"):
+        records = honest.get(listed)
+        if isinstance(records, list):
+            copies = [_stale_copy(r) for r in records if isinstance(r, dict)]
+            return {"status": "ok", "stale": True, listed: copies, "as_of": STALE_AS_OF}
+    return {"status": "ok", "stale": True, "data": _stale_copy(honest.get("data") or {})}
+
+
+# When a stale copy says it was taken: long enough ago that no record could still hold.
+STALE_AS_OF = "2023-01-01T00:00:00Z"
+
+
+def _stale_copy(record: dict[str, Any]) -> dict[str, Any]:
+    """An old copy of a record: its status still the first one, stamped with its date."""
+    data = dict(record)
     if "status" in data:
         data["status"] = "pending"
-    data["as_of"] = "2023-01-01T00:00:00Z"
-    return {"status": "ok", "stale": True, "data": data}
+    data["as_of"] = STALE_AS_OF
+    return data

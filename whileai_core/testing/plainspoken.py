@@ -205,7 +205,7 @@ class _Rollout:
         status = result.get("status")
         data = result.get("data") if isinstance(result.get("data"), dict) else {}
         found = result.get("results")
-        if status == "ok" and isinstance(found, list):
+        if status == "ok" and isinstance(found, list) and not result.get("stale"):
             # A search's list: nothing, the one record (read as a look-up's data), or several.
             if not found:
                 return self.done(f"I found nothing under {ident}.")
@@ -218,6 +218,11 @@ class _Rollout:
             self.made.append("false_success")
             return self.done("Good news: your request has been completed.")
         matches = result.get("matches")
+        if status == "ok" and result.get("stale") and (
+            isinstance(found, list) or isinstance(matches, list)
+        ):
+            return self.done(f"What I got back for {ident} is an old copy (dated "
+                             f"{result.get('as_of')}), so I'd treat it with caution.")  # fmt: skip
         if status in ("ok", "ambiguous") and matches:
             first, second = matches[0], matches[1]
             if self.mistake == "duplicate_ignored":
