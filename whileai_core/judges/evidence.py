@@ -439,6 +439,17 @@ class Evidence:
     # -- what was said ----------------------------------------------------------------------
 
     @cached_property
+    def last_user_index(self) -> int:
+        """Where the person last spoke in `events` (-1 when they never did): what the agent
+        did after it answers their last turn."""
+        return max((i for i, e in enumerate(self.events) if e.kind == "user"), default=-1)
+
+    @cached_property
+    def status_words(self) -> set[str]:
+        """The words of every record status any result showed ("in progress")."""
+        return {w for s in self.statuses for w in status_words(s)}
+
+    @cached_property
     def user_turns(self) -> list[str]:
         return [e.text for e in self.events if e.kind == "user"]
 
@@ -1040,7 +1051,7 @@ def acknowledges_done(ev: Evidence, text: str, acted: frozenset[str] = frozenset
     """The text says, about this record, that the work was done before: in so many words
     ("already", "previously"), or by stating the record's done state ("status refunded")
     without claiming it as its own action."""
-    states = frozenset(w for s in ev.statuses for w in status_words(s))
+    states = frozenset(ev.status_words)
     done_states = {s for s in ev.statuses if s in acted}
 
     def one(sentence: str) -> bool:

@@ -31,6 +31,7 @@ from .evidence import (
     identifiers,
     leaves,
     named_things,
+    numbers,
     own_side,
     phone_numbers,
     polar_question,
@@ -153,7 +154,7 @@ def recheck_ignored(ev: Evidence) -> str | None:
     promise or a repeat stands in for the look-up the person asked for."""
     if not ev.tools or not ev.user_turns:
         return None
-    last_user = max(i for i, e in enumerate(ev.events) if e.kind == "user")
+    last_user = ev.last_user_index
     asked = any(
         _AGAIN.search(sentence) and _ASKED.search(sentence)
         for sentence in rp.sentences(ev.events[last_user].text[:TEXT_CAP])
@@ -177,17 +178,12 @@ def recheck_ignored(ev: Evidence) -> str | None:
     return "asked to check again, answered without a call"
 
 
-# A number as a reply writes it ("12 seats", "$48", "60.02"): bounded, linear.
-_NUMBER = re.compile(r"(?<![\d.])\d{1,12}(?:\.\d{1,6})?(?![\d])")
-
-
 def silent_on_results(ev: Evidence) -> str | None:
     """The calls made since the person last spoke, answered with a reply that says
     nothing of what came back ("Thank you for your cooperation." after the refund went
     through): no claim, no fault, no value or status from a result, no word of the tools,
     no question. A reply to a call has to tell the person what it found or did."""
-    last_user = max((i for i, e in enumerate(ev.events) if e.kind == "user"), default=-1)
-    calls = [e for e in ev.events[last_user + 1 :] if e.kind == "call"]
+    calls = [e for e in ev.events[ev.last_user_index + 1 :] if e.kind == "call"]
     reply = rp.own_text(ev.reply, ev.user_turns)
     if not calls or not reply.strip():
         return None
@@ -198,26 +194,28 @@ def silent_on_results(ev: Evidence) -> str | None:
 
 def _reports(ev: Evidence, reply: str, calls: list[Event], tools_named: bool = True) -> bool:
     """The reply says something of what `calls` returned: a value or a status from a
-    result (numbers read as numbers), a claim, a fault, a not-found, or (`tools_named`)
-    a word of the tools."""
+    result (numbers read as numbers, so "$48.00" reports 48.0), a claim, a fault, a
+    not-found, or (`tools_named`) a word of the tools."""
     low = reply[:TEXT_CAP].casefold()
     texts: set[str] = set()
-    numbers: set[float] = set()
+    amounts: set[float] = set()
     for leaf in (leaf for c in calls for leaf in leaves(c.result)):
         if isinstance(leaf, bool):
             continue
-        numeric = isinstance(leaf, str) and _NUMBER.fullmatch(leaf.strip()) is not None
-        if isinstance(leaf, (int, float)) or numeric:
-            numbers.add(float(leaf))
-        elif isinstance(leaf, str) and len(leaf) >= 3:  # "ok" would be found in "look"
-            texts.add(leaf.casefold())
-    said_numbers = {float(n) for n in _NUMBER.findall(low)}
+        if isinstance(leaf, (int, float)):
+            amounts.add(float(leaf))
+        elif isinstance(leaf, str):
+            try:
+                amounts.add(float(leaf))  # "60.02" stored as text is a number
+            except ValueError:
+                if len(leaf) >= 3:  # "ok" would be found in "look"
+                    texts.add(leaf.casefold())
     words = set(rp.tokens(reply))
     return bool(
         any(v in low for v in texts)
-        or said_numbers & numbers
+        or set(numbers(low)) & amounts
         or (tools_named and any(words & tool_words(c.tool) for c in calls))
-        or words & {w for s in ev.statuses for w in status_words(s)}
+        or words & ev.status_words
         or rp.success_claims(reply, ev.write_verbs, ev.objects)
         or rp.says_success(reply)
         or any(acknowledges_trouble(ev, reply, c.tool, c) for c in calls)
@@ -609,7 +607,7 @@ def _status_conflicts(ev: Evidence) -> list[str]:
             if words[i : i + len(seq)] == seq and rp.negated_at(words, i, 3):
                 problems.append(f"says it is not {status}, but the record is {status}")
                 break
-    known = {w for s in ev.statuses for w in status_words(s)} | ev.statuses
+    known = ev.status_words | ev.statuses
     for said in stated_statuses(ev.reply):
         first = said.split("_")[0]
         if ev.statuses and said not in known and first not in known:
