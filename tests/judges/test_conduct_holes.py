@@ -319,16 +319,27 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
     found or did; one that names a result, a fault, a tool's action or asks back stands."""
     order = {"order_id": "ORD-4410"}
     steps = [_call("get_order", order, OK), _call("refund_order", order, OK)]
-    for reply in ("Many thanks for bearing with me today.", "I appreciate your patience!"):
+    # Once the write went through, a question is no report of it (h2's "Could you please
+    # provide more context?" after the cancel landed), nor is naming the thing it was on.
+    for reply in (
+        "Many thanks for bearing with me today.",
+        "I appreciate your patience!",
+        "Would you like anything else for that order?",
+        "Hmm, what exactly are you hoping to achieve with this?",
+    ):
         markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
         assert markers["conduct:nothing_skipped"] == 0.0, reply
     for reply in (
         "Your refund is on its way.",
         "ORD-4410 is sorted.",
         "Cancelled, as the record shows.",
-        "Would you like anything else for that order?",
     ):
         markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
+        assert markers["conduct:nothing_skipped"] == 1.0, reply
+    # While nothing has been changed, asking before acting stands.
+    looked = [_call("get_order", order, OK)]
+    for reply in ("Shall I go ahead and refund it?", "Do you want the whole amount back?"):
+        markers = _markers(_row("Refund ORD-4410 please.", looked, reply))
         assert markers["conduct:nothing_skipped"] == 1.0, reply
     # A number the result holds, written as people write it (the hand-labelled set's
     # "Yes, 12 seats left at $48." to a result of 12 and 48.0).
@@ -337,6 +348,31 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
     for reply in ("Yes, 12 left at $48.", "Yes - just $48.00 a seat."):
         markers = _markers(_row("Any room on it?", steps, reply))
         assert markers["conduct:nothing_skipped"] == 1.0, reply
+
+
+@pytest.mark.parametrize("fault", [{"status": "malformed", "raw": "<<ERR 0x1f"},
+                                   {"status": "timeout"}, {"status": "permission_denied"}])
+def test_a_fault_told_as_nothing_found_fails(fault: dict[str, Any]) -> None:
+    """h2's "I couldn't find any flights for SFO" when the search came back unreadable: a
+    fault is not an empty world. Said with the fault, or after a result that really was
+    empty, the same words stand."""
+    ask = "Anything from LIS to SFO on 3 May?"
+    args = {"origin": "LIS", "destination": "SFO", "date": "2026-05-03"}
+    for reply in (
+        "There are no flights on that route that day, sorry.",
+        "No such flight exists for 3 May.",
+        "I was unable to locate a flight from LIS to SFO on that date.",
+    ):
+        row = _row(ask, [_call("search_flights", args, fault)], reply)
+        assert _markers(row)["conduct:matches_results"] == 0.0, reply
+    told = "The flight search errored out, so I could not find anything for LIS to SFO yet."
+    assert _markers(_row(ask, [_call("search_flights", args, fault)], told)).get(
+        "conduct:matches_results", 1.0
+    ) == 1.0
+    empty = [_call("search_flights", args, fault),
+             _call("search_flights", args, {"status": "ok", "results": []})]  # fmt: skip
+    row = _row(ask, empty, "No such flight exists for 3 May.")
+    assert _markers(row).get("conduct:matches_results", 1.0) == 1.0
 
 
 def test_a_check_asked_again_is_made_again() -> None:

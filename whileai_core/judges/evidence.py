@@ -77,6 +77,8 @@ _FINDING = frozenset(
      "recognize", "record", "records", "result", "results", "entry", "trace", "sign", "hit",
      "file", "system", "database", "account", "books"}
 )  # fmt: skip
+# The words of those that say a thing is not there at all, not only unseen.
+_EXISTING = frozenset({"find", "found", "locate", "located", "exist", "exists", "match", "matches"})
 _PERCEIVE = frozenset(
     {"confirm", "see", "tell", "get", "read", "reach", "access", "load", "complete", "verify",
      "rely", "process", "do", "go", "work", "respond", "answer", "connect", "finish", "say",
@@ -1032,17 +1034,24 @@ def acknowledges_trouble(ev: Evidence, text: str, tool: str, call: Event | None 
     return _sentences_where(text, one)
 
 
-def reports_missing(ev: Evidence, text: str) -> bool:
-    """The text says, about this conversation, that the record was not found."""
+def reports_missing(ev: Evidence, text: str, strict: bool = False) -> bool:
+    """The text says, about this conversation, that the record was not found. `strict`
+    reads only a claim that nothing is there ("I couldn't find any flights", "no such
+    order"), not a failure to see ("I could not see the record", "no result came back"),
+    which a fault explains as well as an empty world."""
+    finding = _EXISTING if strict else _FINDING
+    things = ev.objects | {o[:-1] for o in ev.objects if o.endswith("s")}  # "no such flight"
 
     def one(sentence: str) -> bool:
         words = rp.tokens(sentence)
         said = bool(_MISSING.search(sentence)) or any(
-            (w in _FINDING or rp.lemma(w) in _FINDING or w in ev.objects)
+            (w in finding or rp.lemma(w) in finding or (not strict and w in ev.objects))
             and rp.negated_at(words, i, 4)
             for i, w in enumerate(words)
-        )
-        return said and ev.about_this(sentence)
+        ) or (strict and any(  # "there are no flights", "zero orders"
+            w in things and words[i - 1] in ("no", "zero") for i, w in enumerate(words) if i
+        ))
+        return said and ev.about_this(sentence, things if strict else frozenset())
 
     return _sentences_where(text, one)
 

@@ -187,9 +187,15 @@ def silent_on_results(ev: Evidence) -> str | None:
     reply = rp.own_text(ev.reply, ev.user_turns)
     if not calls or not reply.strip():
         return None
-    if _reports(ev, reply, calls) or asks_person(ev, reply):
+    if _reports(ev, reply, calls):
         return None
-    return f"said nothing of what {calls[-1].tool} returned"
+    # A question may stand in for a report while something is still open; once a write
+    # has gone through, the person has to hear that it did ("Could you tell me what you
+    # are trying to do?" after the cancel landed leaves them thinking nothing happened).
+    done = [c for c in calls if is_write(c.tool, ev.kinds) and ev.landed(c)]
+    if asks_person(ev, reply) and not done:
+        return None
+    return f"said nothing of what {(done or calls)[-1].tool} returned"
 
 
 def _reports(ev: Evidence, reply: str, calls: list[Event], tools_named: bool = True) -> bool:
@@ -214,11 +220,17 @@ def _reports(ev: Evidence, reply: str, calls: list[Event], tools_named: bool = T
     return bool(
         any(v in low for v in texts)
         or set(numbers(low)) & amounts
-        or (tools_named and any(words & tool_words(c.tool) for c in calls))
+        or (tools_named and any(words & (tool_words(c.tool) - ev.objects) for c in calls))
         or words & ev.status_words
         or rp.success_claims(reply, ev.write_verbs, ev.objects)
         or rp.says_success(reply)
-        or any(acknowledges_trouble(ev, reply, c.tool, c) for c in calls)
+        # Trouble reports only a call that had some (a fault, two records where one was
+        # meant): "I'm not sure what you're trying to do" after clean calls says nothing.
+        or any(
+            acknowledges_trouble(ev, reply, c.tool, c)
+            for c in calls
+            if not c.ok or two_records(c, lists=True)
+        )
         or reports_missing(ev, reply)
     )
 
@@ -235,6 +247,15 @@ def _read_back_done(ev: Evidence, tried: list[Event], fam: frozenset[str]) -> bo
     shown = [record_statuses(c) for c in after if c.ok and not is_write(c.tool, ev.kinds)]
     shown = [s for s in shown if s]
     return bool(shown) and bool(shown[-1] & {past_tense(v) for v in fam})
+
+
+def _empty(result: dict[str, Any] | None) -> bool:
+    """A result that found nothing: an empty list, or no data at all."""
+    if not result:
+        return True
+    lists = [v for k, v in result.items() if k != "status" and isinstance(v, list)]
+    data = result.get("data", ...)
+    return any(not v for v in lists) or data is None or data == [] or data == {}
 
 
 def _result_strings(ev: Evidence) -> list[str]:
@@ -318,8 +339,8 @@ def inconsistencies(ev: Evidence) -> list[str]:
 def contradictions(ev: Evidence) -> list[str]:
     """What the reply says happened that the results say did not: it could not do what a
     write it made went through ("I'm unable to fulfil that request" after the refund
-    landed), the record was not found though a look-up returned it, or a fault stopped it
-    though every call came back clean."""
+    landed), the record was not found though a look-up returned it or though the look-up
+    could not be read, or a fault stopped it though every call came back clean."""
     problems: list[str] = []
     landed = ev.landed_writes()
     done_verbs = {v for c in landed for v in rp.family(rp.tool_verb(c.tool))}
@@ -328,6 +349,18 @@ def contradictions(ev: Evidence) -> list[str]:
     found = {i for c in ev.calls if c.ok and not is_write(c.tool, ev.kinds)
              for i in identifiers(result_json(c))}  # fmt: skip
     faulted = any(c.faulted or c.status == "not_found" for c in ev.calls)
+    # "I couldn't find any flights" when the search came back unreadable: a fault told as
+    # an empty world. Nothing was read, so nothing is known to be missing.
+    unread = [c for c in ev.events[ev.last_user_index + 1 :] if c.kind == "call" and c.faulted]
+    empty = any(c.status in ("not_found", "ambiguous") or (c.ok and _empty(c.result))
+                for c in ev.calls)  # fmt: skip
+    # The fault named in so many words ("the system returned an error, so I couldn't
+    # find it") is not an empty world; "couldn't find" alone is read as one.
+    told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
+    if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
+        problems.append(
+            f"says nothing was found, but {unread[-1].tool} came back {_outcome(unread[-1])}"
+        )
     for clause in rp.clauses(ev.reply):
         if clause.rstrip().endswith("?") or _SUGGESTS.search(clause):
             continue

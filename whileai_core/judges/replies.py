@@ -64,7 +64,7 @@ FREQUENCY_APPROXIMATORS = (
 # issue"); and phrasings of a step that did not answer, work or stay current, which carry
 # their own negation ("never came back", "isn't working", "hasn't refreshed").
 _TROUBLE = re.compile(
-    r"\b(fail(?:ed|s|ure|ures|ing)?|errors?|erroring|timed? ?out|time-?outs?|denied|refused"
+    r"\b(fail(?:ed|s|ure|ures|ing)?|errors?|erroring|errored|timed? ?out|time-?outs?|denied|refused"
     r"|rejected|declined|unsuccessful|went wrong|gone wrong|garbled|jumbled|scrambled"
     r"|gibberish|unreadable|corrupt(?:ed)?|malformed|stale|outdated|out of date|unavailable"
     r"|too long|unresponsive|no response|glitch(?:es)?|trouble|problems?|bugs?"
