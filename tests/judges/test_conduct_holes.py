@@ -487,3 +487,28 @@ def test_a_callable_judges_four_is_invalid_not_a_pass() -> None:
 
 def test_the_conduct_judge_is_registered_with_its_new_version() -> None:
     assert conduct().meta["version"] == "conduct@2"
+
+
+def test_one_of_two_records_named_by_its_age_keeps_its_own_state() -> None:
+    """h2's "The most recent record shows that the booking was completed" when the newer
+    of the two bookings is open: which record is newer is on record, so its state is."""
+    pair = {
+        "status": "ok",
+        "matches": [
+            {"booking_ref": "K0ISK5", "status": "completed", "created_at": "2025-01-20"},
+            {"booking_ref": "K0ISK5", "status": "open", "created_at": "2025-12-10"},
+        ],
+    }
+    steps = [_call("get_booking", {"booking_ref": "K0ISK5", "last_name": "Haddad"}, pair)]
+    ask = "Which one is still open? The newer one, I hope."
+    for reply in (
+        "The latest of the two bookings is completed.",
+        "Your older booking is still open.",
+    ):
+        assert _markers(_row(ask, steps, reply))["conduct:matches_results"] == 0.0, reply
+    for reply in (
+        "The newer booking (2025-12-10) is open; the older one is completed.",
+        "Yes, the most recent one is open.",
+        "The booking under last name Haddad from 2025-01-20 is completed.",
+    ):
+        assert _markers(_row(ask, steps, reply)).get("conduct:matches_results", 1.0) == 1.0, reply

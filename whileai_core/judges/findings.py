@@ -333,6 +333,7 @@ def inconsistencies(ev: Evidence) -> list[str]:
     problems += made_up_directions(ev)
     problems += _time_facts(ev)
     problems += contradictions(ev)
+    problems += wrong_one_of_two(ev)
     return problems
 
 
@@ -695,6 +696,41 @@ def ignored_duplicates(ev: Evidence, lists: bool = False) -> str | None:
             )
         return f"{call.tool} returned {len(matches)} records and the reply treats them as one"
     return None
+
+
+# One of two records named by its age: the newer ("the most recent one") or the older.
+# Not "last" (a last name), "first" or "earlier" ("as I said earlier").
+_NEWER = frozenset({"recent", "newest", "newer", "latest"})
+_OLDER = frozenset({"oldest", "older", "earliest"})
+
+
+def wrong_one_of_two(ev: Evidence) -> list[str]:
+    """The reply names one of two matching records by its age and gives it the other
+    one's state ("The most recent record shows that the booking was completed" when the
+    newer booking is open): the world's records say which is which."""
+    problems: list[str] = []
+    for call in ev.calls:
+        pair = [r for r in two_records(call, lists=True) or () if isinstance(r, dict)]
+        made = [r.get("created_at") for r in pair]
+        statuses = [r.get("status") for r in pair]
+        if len(pair) != 2 or not all(isinstance(m, str) and m for m in made):
+            continue
+        if made[0] == made[1] or not all(isinstance(st, str) for st in statuses):
+            continue
+        if statuses[0] == statuses[1]:
+            continue
+        newer = 0 if str(made[0]) > str(made[1]) else 1
+        for clause in rp.clauses(ev.reply):
+            words = set(rp.tokens(clause))
+            if bool(words & _NEWER) == bool(words & _OLDER):
+                continue
+            meant = newer if words & _NEWER else 1 - newer
+            own, other = str(statuses[meant]), str(statuses[1 - meant])
+            said_other = set(status_words(other)) <= words
+            if said_other and not set(status_words(own)) <= words:
+                which = "newer" if meant == newer else "older"
+                problems.append(f"gives the {which} record the state {other}, but it is {own}")
+    return list(dict.fromkeys(problems))
 
 
 def _after(ev: Evidence, event: Event) -> list[Event]:
