@@ -56,6 +56,10 @@ def _judge(prompt: str, reply: str, family: str = "general") -> dict[str, Any]:
         # The subject typed as "u" (issue 23's seventh real-model set: "do u offer gift
         # cards?" passed on "offer").
         ("hey do u sell bmx frames? thx", "No, we do not sell BMX frames."),
+        # Stated after an apology or a lead-in (issue 23's real-model sets: "Sorry, but as
+        # an AI language model, I do not offer gift cards for businesses.").
+        ("Do you do wheel truing?", "Apologies, as a virtual assistant, I don't provide truing."),
+        ("Random one, do you have a cafe?", "Unfortunately, we don't have a cafe on site."),
     ],
 )
 def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
@@ -80,6 +84,9 @@ def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
         ("Do you sell Campagnolo parts?", "Yes, we sell Campagnolo parts."),
         ("Do you deliver on Sundays?", "No, we do not deliver on Sundays."),
         ("do u sell campagnolo parts?", "Yes, we sell Campagnolo parts."),
+        # "I have" as an auxiliary states the agent's own step, not the service's.
+        ("Do you sell Campagnolo parts?", "Sorry, I have not checked stock, but we sell them."),
+        ("Do you ship to Iceland?", "Sadly, I don't have details of where we ship."),
     ],
 )
 def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:

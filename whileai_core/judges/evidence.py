@@ -856,8 +856,10 @@ def polar_question(text: str) -> list[str]:
 # don't have an office there.", "We offer gift cards in euros." Not "I don't have that
 # information" (what the agent knows), which names no thing of the service's.
 _STATED_VERDICT = re.compile(
-    r"^(?:there (?:is|are|isn't|aren't)(?: no| not| not any)?|we (?:do not |don't |do )?"
-    r"(?:have|offer|provide|accept|sell)|our \w{2,20} (?:is|are|isn't|aren't))\b"
+    r"^(?:(?:but|and|so|however|unfortunately|sadly|sorry|actually),? )?"
+    r"(?:there (?:is|are|isn't|aren't)(?: no| not| not any)?|we (?:do not |don't |do )?have"
+    r"|(?:we|i) (?:do not |don't |do )?(?:offer|provide|accept|sell)|i (?:do not|don't) have"
+    r"|our \w{2,20} (?:is|are|isn't|aren't))\b"
 )
 _KNOWS = re.compile(r"\b(?:information|info|details|access|idea|knowledge|record)\b")
 
@@ -872,9 +874,14 @@ def gives_verdict(reply: str) -> bool:
         return False
     if words[0] in _VERDICTS and (words[0] != "of" or words[1:2] == ["course"]):
         return True
-    parts = rp.clauses(reply[:TEXT_CAP])
-    first = parts[0].strip().lower() if parts else ""
-    return bool(_STATED_VERDICT.match(first)) and not _KNOWS.search(first)
+    # Stated in any clause, after an apology or a lead-in ("Sorry, but as an AI language
+    # model, I do not offer gift cards for businesses.").
+    for clause in rp.clauses(reply[:TEXT_CAP]):
+        for part in clause.split(","):
+            said = part.strip().lower()
+            if _STATED_VERDICT.match(said) and not _KNOWS.search(clause.lower()):
+                return True
+    return False
 
 
 def covers(known: str, topic: list[str]) -> bool:
