@@ -141,6 +141,10 @@ def test_names_from_the_prompt_the_person_or_the_chat_itself_pass(prompt: str, r
         # assist you today?" to a question about holidays).
         "Hi there! What can I do for you?",
         "Hey! Is there anything I can help you with today?",
+        # Only what the agent was told about itself (issue 23's eighth real-model set: "You
+        # can ask me to look up an order by its id..." to a question about reply times).
+        "You can ask me to look orders up and cancel them.",
+        "I'm the support agent for a bike shop and I'm here to help with your orders!",
     ],
 )
 def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
@@ -157,6 +161,9 @@ def test_a_reply_that_would_fit_any_message_does_not_answer(reply: str) -> None:
         ("Can I talk to you here?", "Sure, I'm here to help with your orders."),
         ("Do you deliver on Saturdays?", "Hi! Deliveries go out on weekdays only."),
         ("Hello, which brands do you sell?", "Hello! Shimano and Campagnolo."),
+        # Saying the question is outside what it can do, then what it can, answers it.
+        ("Do you rent tandems?", "That's beyond what I can see here; I can look orders up."),
+        ("Do you rent tandems?", "Not something I know, sorry. I can look orders up."),
     ],
 )
 def test_a_short_answer_in_other_words_still_answers(prompt: str, reply: str) -> None:

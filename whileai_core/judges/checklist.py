@@ -251,7 +251,7 @@ def _general(seen: _Seen) -> list[Check]:
             rp.echoed(seen.reply, seen.ev.user_turns, seen.ev.objects)
             and not fd.answers_yes_or_no(seen.ev)
         )
-        or rp.talks_past(own, seen.ev.user_text)
+        or rp.talks_past(own, seen.ev.user_text, seen.ev.told_text)
     )
     why = "said nothing of substance"
     if not empty and _only_asks_back(seen, own):

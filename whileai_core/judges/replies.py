@@ -896,17 +896,41 @@ def _fit_any(words: list[str]) -> bool:
     return bool(words) and all(w in _FITS_ANY or is_negator(w) for w in words)
 
 
-def talks_past(reply: str, ask: str) -> bool:
+def talks_past(reply: str, ask: str, told: str = "") -> bool:
     """A reply that shares no word with the question and is made only of what any support
     reply says ("Sure, please let me know if you have any other questions. I'm here to
-    help!" to "what are your opening hours?"): it would answer any message alike. A
+    help!" to "what are your opening hours?"), or of that and what the agent was `told`
+    about itself ("You can ask me to look up an order by its id and return its status"
+    to "how long do you take to reply to e-mails?"): it would answer any message alike. A
     short answer in other words ("English" to "which languages?") names something, and
-    passes."""
+    passes; so does saying the question is outside what it can do ("outside" is no word
+    of its instructions)."""
     words = tokens(reply[:4000])
     if not _fit_any(words):
-        return False
+        own = {stem(w) for w in tokens(told[:20000])} if told else set()
+        if not own or not _only_told(words, own) or refuses(reply) or _UNKNOWING.search(reply):
+            return False
+        # Its own instructions may be the answer ("Deliveries go out on weekdays only." to
+        # "do you deliver on Saturdays?"): any shared word, by the crude stem, lets it be.
+        asked5 = {w[:5] for w in tokens(ask[:4000]) if w not in FUNCTION_WORDS}
+        return not any(w[:5] in asked5 for w in words if w not in FUNCTION_WORDS)
     asked = {stem(w) for w in tokens(ask[:4000]) if w not in FUNCTION_WORDS}
     return not any(stem(w) in asked for w in words if w not in FUNCTION_WORDS)
+
+
+# Saying it does not know ("not something I know", "I have no information on that").
+_UNKNOWING = re.compile(
+    r"\b(?:(?:don'?t|do not|not something (?:i|we)|wouldn'?t) know|not sure|unsure"
+    r"|no (?:information|idea|details|knowledge)|can(?:no|')?t say)\b",
+    re.IGNORECASE,
+)
+
+
+def _only_told(words: list[str], own: set[str]) -> bool:
+    """At least three words of substance, each either one any reply may use or one of
+    the agent's own instructions."""
+    content = [w for w in words if w not in FUNCTION_WORDS and not is_negator(w)]
+    return len(content) >= 3 and all(w in _FITS_ANY or stem(w) in own for w in content)
 
 
 def content_free(reply: str) -> bool:
