@@ -168,6 +168,19 @@ _AGENT_SIDE = tuple(
         r"\b(?:can|could|would) you (?:please )?(?:clarify|explain|describe|elaborate on"
         r"|specify) (?:the|your) (?:issue|problem|question|concern|request|query)\b"
         r"(?! (?:with|of|on|about|in|for|that|you)\b)",
+        # The service's sign-off with no "you" in it: "If there are any other issues or
+        # concerns, please don't hesitate to reach out" ("... to reach out to me" would
+        # be the person's).
+        r"\b(?:don't|do not) hesitate to (?:reach out|ask|contact|get in touch)\b"
+        r"(?![^.?!]{0,20}\b(?:me|my)\b)",
+        # The service asking which record: "Please specify the record in question."
+        r"\bplease (?:specify|identify|indicate) (?:the|which) (?:\w{1,20} )?(?:record|order"
+        r"|booking|reservation|flight|account)s?\b(?! (?:number|id|reference|ref|status|for)\b)",
+        # A choice offered to the listener: "Would you like the second one?". The person
+        # offers only their own ("Would you like my reference again?").
+        r"\bwould you like (?:the|a|an|this|that|one|to (?:choose|pick|select|go with))\b"
+        r"(?![^.?!]{0,40}\b(?:my|me|mine|number|id|reference|ref|code|e-?mail|name)\b)"
+        r"[^.?!]{0,60}\?",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
         r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
@@ -503,7 +516,7 @@ _ASK_KIND = re.compile(r"\b(?:a|my|one) (?:general|concrete|vague) (?:question|r
 # "I'm the passenger." (no description) may answer "who is travelling?".
 _PLAYS_THE_PART = re.compile(
     r"^\W{0,3}i(?:'m| am) the (?:[a-z-]{3,20} ){1,2}(?:woman|man|person|customer|user|caller"
-    r"|client|traveller|traveler|passenger|lady|gentleman)\W{0,3}$"
+    r"|client|traveller|traveler|passenger|lady|gentleman)(?: here| in this \w+| today)?\W{0,3}$"
 )
 # "The order id is" and nothing after it: a sentence cut where its value should be.
 _EMPTY_IS = re.compile(r"^\W{0,3}(?:the|my) [a-z][a-z ]{0,30} (?:is|are)\W{0,3}$")
@@ -519,7 +532,11 @@ def unfilled_slot(text: str) -> bool:
         _SLOT.search(head)
         or _EMPTY_LABEL.match(stripped)
         or _EMPTY_IS.match(stripped.lower())
-        or _PLAYS_THE_PART.match(stripped.casefold().replace("\u2019", "'"))
+        # As a sentence of its own too: "Hey there! I'm the elderly customer here."
+        or any(
+            _PLAYS_THE_PART.match(sentence.strip().casefold().replace("\u2019", "'"))
+            for sentence in rp.sentences(stripped)
+        )
         or _ASK_KIND.search(head.lower())
     )
 
@@ -709,9 +726,17 @@ def acts_for_listener(text: str) -> bool:
         return True
     for m in _WHY_NOT.finditer(low):
         rest = set(rp.tokens(m.group(1)))
-        if _CHANNELS & rest and not _SPEAKER & rest:
+        if (_CHANNELS | _ELSEWHERE) & rest and not _SPEAKER & rest:
             return True
     return False
+
+
+# Who else a listener may be sent to: "Why not try contacting the airline for further
+# assistance?" sends the service to the service.
+_ELSEWHERE = frozenset(
+    {"contacting", "calling", "emailing", "airline", "company", "store", "shop", "support",
+     "department", "representative", "assistance"}
+)  # fmt: skip
 
 
 # An apology for a mix-up at the head of a first message: nothing has happened yet, so
@@ -988,16 +1013,21 @@ def restates_the_agent(text: str, agent_last: str) -> bool:
     if not agent_last:
         return False
     theirs = [set(rp.tokens(s)) for s in rp.sentences(agent_last[:MAX_CHARS])]
-    for sentence in rp.sentences(text[:MAX_CHARS]):
-        if sentence.rstrip().endswith("?"):
+    # A whole sentence of three words or more, or a clause of four ("The record is marked
+    # stale and shows pending, but I haven't acted on it yet." after the agent's report:
+    # the person's "I" comes in a clause of its own).
+    pieces = [(s, 3) for s in rp.sentences(text[:MAX_CHARS])]
+    pieces += [(c, 4) for c in rp.clauses(text[:MAX_CHARS])]
+    for piece, least in pieces:
+        if piece.rstrip().endswith("?"):
             continue
-        said = rp.tokens(sentence)
+        said = rp.tokens(piece)
         if _SPEAKER & set(said) or {"you", "your", "yours"} & set(said):
             continue
         if any(rp.is_negator(w) for w in said):
             continue
         content = {w for w in said if w not in rp.FUNCTION_WORDS}
-        if len(content) >= 3 and any(content <= other for other in theirs):
+        if len(content) >= least and any(content <= other for other in theirs):
             return True
     return False
 
