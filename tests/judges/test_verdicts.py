@@ -60,6 +60,11 @@ def _judge(prompt: str, reply: str, family: str = "general") -> dict[str, Any]:
         # an AI language model, I do not offer gift cards for businesses.").
         ("Do you do wheel truing?", "Apologies, as a virtual assistant, I don't provide truing."),
         ("Random one, do you have a cafe?", "Unfortunately, we don't have a cafe on site."),
+        # The question turned into a statement (issue 23's h2 set: "I cannot speak on
+        # public holidays as I do not have the authority" to "can i talk to you on public
+        # holidays?").
+        ("Can I reach you on bank holidays?", "Sorry, I'm not reachable on bank holidays."),
+        ("Is the workshop open at night?", "The workshop is closed at night, I'm afraid."),
     ],
 )
 def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
@@ -87,6 +92,7 @@ def test_a_yes_or_no_nothing_covers_fails(prompt: str, reply: str) -> None:
         # "I have" as an auxiliary states the agent's own step, not the service's.
         ("Do you sell Campagnolo parts?", "Sorry, I have not checked stock, but we sell them."),
         ("Do you ship to Iceland?", "Sadly, I don't have details of where we ship."),
+        ("Can I reach you on bank holidays?", "I'm not sure about bank holidays, sorry."),
     ],
 )
 def test_a_covered_answer_or_an_honest_one_passes(prompt: str, reply: str) -> None:

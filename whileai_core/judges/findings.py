@@ -423,11 +423,21 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     phone number is. What the system prompt, the tools or their results cover ("Can you
     cancel it?" when a tool cancels) may be answered yes or no."""
     asks = ev.user_turns
-    if not asks or not gives_verdict(ev.reply):
+    if not asks:
         return []
     topic = polar_question(asks[-1]) or polar_question(asks[0])
     # "Can I talk to you?" is answered by the conversation itself; "... at night?" is not.
     topic = [w for w in topic if w not in _CONVERSING]
+    # Said as a statement, a yes or a no needs a question about the service of two words
+    # or more, not a request ("can you check again?" is answered by doing it).
+    asked = asks[-1] if polar_question(asks[-1]) else asks[0]
+    stated = (
+        len(topic) >= 2
+        and not _ASKS_AN_ACT.search(asked[:TEXT_CAP].lower())
+        and _states_the_question(ev.reply, topic)
+    )
+    if not gives_verdict(ev.reply) and not stated:
+        return []
     # "Do you offer gift cards in other currencies?": the question is about gift cards and
     # currencies; a light verb after a pronoun ("offer", "provide", "accept") says little,
     # and a system prompt that "offers a return" does not speak of gift cards. A verb
@@ -453,6 +463,38 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
     if covers(told, topic) and all(covers(told, [n]) for n in names):
         return []
     return [f"answers {' '.join(topic[:4])!r} yes or no, which nothing it was told covers"]
+
+
+# A statement's polarity: the auxiliary a yes or a no to a yes/no question is said with.
+_POLAR = frozenset(
+    {"can", "cannot", "can't", "do", "don't", "does", "doesn't", "will", "won't", "is", "isn't",
+     "are", "aren't", "have", "haven't", "has", "hasn't", "not", "never", "always"}
+)  # fmt: skip
+# Saying what it knows rather than what is so: "I don't have information on holidays".
+_KNOWING = frozenset({"information", "info", "details", "idea", "sure", "know", "knowledge"})
+
+
+def _states_the_question(reply: str, topic: list[str]) -> bool:
+    """The question turned into a statement: "I cannot speak on public holidays" to "can I
+    talk to you on public holidays?". A clause that is no question, holds the words of
+    the topic (by the crude five-letter stem; one may be missing from three) and an
+    auxiliary settles it as a yes or a no; one that says what the speaker knows does
+    not."""
+    if not topic:
+        return False
+    wanted = {w[:5] for w in topic}
+    for clause in rp.clauses(reply[:TEXT_CAP]):
+        if clause.rstrip().endswith("?"):
+            continue
+        words = rp.tokens(clause)
+        # One word may be said in other words when three or more were asked: "closed at
+        # night" to "open at night?".
+        missing = len(wanted - {w[:5] for w in words})
+        if missing > (1 if len(wanted) >= 3 else 0):
+            continue
+        if set(words) & _POLAR and not set(words) & _KNOWING:
+            return True
+    return False
 
 
 def unfounded_names(ev: Evidence) -> list[str]:
