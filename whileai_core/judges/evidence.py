@@ -744,34 +744,73 @@ def asked_fields(ev: Evidence, text: str) -> set[str]:
 
 def given_fields(ev: Evidence) -> dict[str, bool]:
     """For every field, whether the person's turns already hold a value for it."""
-    text = ev.user_text
-    words = set(rp.tokens(text))
-    ids = identifiers(text)
-    values = set(_VALUE.findall(text))
-    given: dict[str, bool] = {"more": bool(ids), "other": False}
+    held = _Held(ev.user_text)
+    given: dict[str, bool] = {"more": bool(held.ids), "other": False}
     for f in fields_of(ev):
+        given[f.key] = held.holds(f)
+    return given
+
+
+class _Held:
+    """The values a text holds, read once, asked field by field."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words = set(rp.tokens(text))
+        self.ids = identifiers(text)
+        self.values = set(_VALUE.findall(text))
+
+    def holds(self, f: Field) -> bool:
+        text = self.text
         if f.kind == "id":
             shape = _shape(f.pattern) if f.pattern else None
             if shape is None:
-                given[f.key] = bool(ids)
-            else:
-                given[f.key] = any(_fits(shape, v) for v in values if len(v) <= 40)
-        elif f.kind == "email":
-            given[f.key] = bool(EMAIL.search(text))
-        elif f.kind == "name":
-            given[f.key] = bool(NAMED.search(text))
-        elif f.kind == "date":
-            given[f.key] = bool(dates(text)) or bool(words & _RELATIVE_DAYS)
-        elif f.kind == "place":
+                return bool(self.ids)
+            return any(_fits(shape, v) for v in self.values if len(v) <= 40)
+        if f.kind == "email":
+            return bool(EMAIL.search(text))
+        if f.kind == "name":
+            return bool(NAMED.search(text))
+        if f.kind == "date":
+            return bool(dates(text)) or bool(self.words & _RELATIVE_DAYS)
+        if f.kind == "place":
             found = _GIVEN_FROM if f.role == "from" else _GIVEN_TO
-            given[f.key] = bool(found.search(text))
-        elif f.kind == "amount":
-            given[f.key] = bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
-        elif f.kind == "choice":
-            given[f.key] = any(set(name_words(v)) <= words for v in f.values if name_words(v))
-        else:
-            given[f.key] = False
-    return given
+            return bool(found.search(text))
+        if f.kind == "amount":
+            return bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
+        if f.kind == "choice":
+            return any(set(name_words(v)) <= self.words for v in f.values if name_words(v))
+        return False
+
+
+# The person thanked for details, or said to have given them: "Thank you for confirming
+# the booking reference and last name", "you've provided your e-mail".
+_CREDITED = re.compile(
+    r"\b(?:thanks?(?: you)?(?: so much| very much)? for (?:confirming|providing|giving"
+    r"|sharing|sending|verifying|supplying)|you(?:'ve| have) (?:confirmed|provided|given"
+    r"|shared|sent|verified|supplied))\b([^.!?\n]{0,80})",
+    re.IGNORECASE,
+)
+
+
+def credited_not_given(ev: Evidence) -> list[str]:
+    """The kinds of detail the reply thanks the person for, or says they gave, when no
+    turn of theirs holds one ("Thank you for confirming the booking reference and last
+    name" to a person who gave a route and a date): a claim about the conversation the
+    conversation refutes. Named by the tools' parameters or, failing those, by the
+    generic ones; a kind counts as given when any of its fields is held."""
+    found = _CREDITED.findall(ev.reply[:TEXT_CAP])
+    if not found:
+        return []
+    fields = fields_of(ev) + _generic_fields(ev.objects)
+    held = _Held(ev.user_text)
+    kinds: dict[str, bool] = {}
+    for said in found:
+        words = set(rp.tokens(said))
+        for f in fields:
+            if f.kind in ("id", "email", "name") and _asks_field(f, words, fields):
+                kinds[f.kind] = kinds.get(f.kind, False) or held.holds(f)
+    return sorted(k for k, given in kinds.items() if not given)
 
 
 @functools.lru_cache(maxsize=256)
@@ -1051,13 +1090,20 @@ def reports_missing(ev: Evidence, text: str, strict: bool = False) -> bool:
 
     def one(sentence: str) -> bool:
         words = rp.tokens(sentence)
-        said = bool(_MISSING.search(sentence)) or any(
-            (w in finding or rp.lemma(w) in finding or (not strict and w in ev.objects))
-            and rp.negated_at(words, i, 4)
-            for i, w in enumerate(words)
-        ) or (strict and any(  # "there are no flights", "zero orders"
-            w in things and words[i - 1] in ("no", "zero") for i, w in enumerate(words) if i
-        ))
+        said = (
+            bool(_MISSING.search(sentence))
+            or any(
+                (w in finding or rp.lemma(w) in finding or (not strict and w in ev.objects))
+                and rp.negated_at(words, i, 4)
+                for i, w in enumerate(words)
+            )
+            or (
+                strict
+                and any(  # "there are no flights", "zero orders"
+                    w in things and words[i - 1] in ("no", "zero") for i, w in enumerate(words) if i
+                )
+            )
+        )
         return said and ev.about_this(sentence, things if strict else frozenset())
 
     return _sentences_where(text, one)

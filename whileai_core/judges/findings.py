@@ -23,6 +23,7 @@ from .evidence import (
     asked_fields,
     asks_person,
     covers,
+    credited_not_given,
     dates,
     deadlines,
     directions,
@@ -334,6 +335,9 @@ def inconsistencies(ev: Evidence) -> list[str]:
     problems += _time_facts(ev)
     problems += contradictions(ev)
     problems += wrong_one_of_two(ev)
+    problems += [
+        f"thanks the person for the {kind} they never gave" for kind in credited_not_given(ev)
+    ]
     return problems
 
 
