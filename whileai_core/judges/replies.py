@@ -86,7 +86,8 @@ _STALLED = re.compile(
     r"|(?:may|might|could) (?:be|no longer be) (?:out of date|old|wrong|inaccurate|behind)"
     r"|no longer (?:accurate|current|valid|reliable)|(?:is|are|looks?|seems?|was|be|might be"
     r"|may be) (?:very |quite |rather |a bit |a little )?(?:old|dated)|from a while (?:ago|back)"
-    r"|has(?:n'?t| not) (?:been )?(?:refreshed|updated)|(?:can(?:no|')?t|couldn'?t|could not"
+    r"|ha(?:s|ve)(?:n'?t| not) (?:yet )?(?:been )?(?:refreshed|updated)"
+    r"|(?:can(?:no|')?t|couldn'?t|could not"
     r"|unable to) (?:interpret|parse|read|understand|make sense|reach|connect|load|open"
     r"|retrieve|access|fetch|pull|get through)|(?:beyond|outside) (?:what|the scope|my)"
     r"|not (?:something|a thing) (?:i|we)(?:'m| am| are|'re)? (?:able|allowed|permitted))\b",
