@@ -7,6 +7,7 @@ the results back it and fails where they do not.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -558,3 +559,37 @@ def test_results_called_out_of_date_when_they_came_back_clean_is_a_made_up_fault
     reply = "The flight search has not been refreshed, so this list may be old: FLI-77."
     row = _row("Check LIS to SFO again?", [_call("search_flights", args, stale)], reply)
     assert _markers(row).get("conduct:matches_results", 1.0) == 1.0
+
+
+def test_which_of_two_asked_again_after_the_person_said_which_fails() -> None:
+    """h1's "Which of the two do you mean?" asked again after "The newer one.": the
+    answer it asked for is on record."""
+    pair = {
+        "status": "ok",
+        "matches": [
+            {"order_id": "ORD-1489", "status": "completed", "created_at": "2025-08-09"},
+            {"order_id": "ORD-1489", "status": "open", "created_at": "2025-09-05"},
+        ],
+    }
+    asked = "Two orders carry ORD-1489 (2025-08-09 and 2025-09-05). Which one is yours?"
+    again = "There are two ORD-1489 records. Which one do you mean?"
+
+    def row(answer: str, reply: str) -> dict[str, Any]:
+        messages = [
+            {"role": "user", "content": "Details of ORD-1489 please."},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "get_order", "arguments": '{"order_id": "ORD-1489"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(pair)},
+            {"role": "assistant", "content": asked},
+            {"role": "user", "content": answer},
+            {"role": "assistant", "content": reply},
+        ]  # fmt: skip
+        base = _row("Details of ORD-1489 please.", [], reply)
+        return {**base, "messages": messages, "steps": []}
+
+    for answer in ("The most recent one.", "the one from 2025-09-05", "The older, I think."):
+        markers = _markers(row(answer, again))
+        assert markers["conduct:duplicates_acknowledged"] == 0.0, answer
+    # Not answered yet ("no idea"), asking again stands.
+    assert _markers(row("No idea, sorry.", again))["conduct:duplicates_acknowledged"] == 1.0

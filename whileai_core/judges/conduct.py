@@ -169,7 +169,7 @@ def conduct_checks(
         wrong = fd.inconsistencies(ev)
         good = "states only what the results carry"
         checks.append(check("matches_results", not wrong, good, _first(wrong) if wrong else ""))
-    dup = fd.ignored_duplicates(ev)
+    dup = fd.ignored_duplicates(ev) or fd.which_asked_again(ev)
     if any(isinstance((c.result or {}).get("matches"), list) for c in calls):
         checks.append(
             check("duplicates_acknowledged", dup is None, "said there are two", dup or "")

@@ -779,6 +779,47 @@ def wrong_one_of_two(ev: Evidence) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+_WHICH = re.compile(r"\bwhich\b[^.?!]{0,200}\?", re.IGNORECASE)
+
+
+def which_asked_again(ev: Evidence) -> str | None:
+    """The reply asks which of two records is meant when the person has already said
+    ("The newer one." -> "Which of the two do you mean?" again): the answer it asked for
+    is on record, by the records' age or by a value only one of them holds."""
+    reply = rp.own_text(ev.reply, ev.user_turns)
+    if not _WHICH.search(reply[:TEXT_CAP]):
+        return None
+    last_user = ev.last_user_index
+    asked_at = None
+    pair: list[Any] = []
+    for i, e in enumerate(ev.events[:last_user]):
+        if e.kind == "call" and (found := two_records(e, lists=True)):
+            pair = [r for r in found if isinstance(r, dict)]
+        elif e.kind == "assistant" and pair and _WHICH.search(e.text[:TEXT_CAP]):
+            asked_at = i
+    if asked_at is None:
+        return None
+    for e in ev.events[asked_at + 1 : last_user + 1]:
+        if e.kind != "user":
+            continue
+        words = set(rp.tokens(e.text[:TEXT_CAP]))
+        if words & (_NEWER | _OLDER) or _names_one(e.text, pair):
+            return "asked again which record is meant, though the person already said which"
+    return None
+
+
+def _names_one(text: str, records: list[Any]) -> bool:
+    """The text names a value only one of the records holds (its creation date)."""
+    low = text[:TEXT_CAP].casefold()
+    for i, record in enumerate(records):
+        others = [r for j, r in enumerate(records) if j != i]
+        for k, v in record.items():
+            value = str(v).casefold()
+            if len(value) >= 4 and all(o.get(k) != v for o in others) and value in low:
+                return True
+    return False
+
+
 def _after(ev: Evidence, event: Event) -> list[Event]:
     index = next(i for i, e in enumerate(ev.events) if e is event)
     return ev.events[index + 1 :]
