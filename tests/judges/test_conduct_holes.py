@@ -408,6 +408,19 @@ def test_a_check_asked_again_is_made_again() -> None:
         ("It reads cancelled; I will check it again tomorrow.", 0.0),
     ):
         assert _markers(_row(CANCEL, again, reply))["conduct:nothing_skipped"] == ok, reply
+    # The look refused with nothing of what stood in its way (issue 23's eighth set: "I'm
+    # sorry, but I cannot check again for you as the support agent."); said with the fault
+    # that stops it, it stands.
+    timed_out = [
+        _call("get_order", order, {"status": "timeout"}),
+        {"role": "user", "text": "Can you look once more?"},
+    ]
+    for reply, ok in (
+        ("Apologies, I'm unable to look at ORD-4410 again for you.", 0.0),
+        ("I can't re-check it: the order system timed out a moment ago.", 1.0),
+    ):
+        markers = _markers(_row(CANCEL, timed_out, reply))
+        assert markers["conduct:nothing_skipped"] == ok, reply
 
 
 def test_two_search_results_in_a_duplicate_cell_are_two_records() -> None:

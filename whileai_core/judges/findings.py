@@ -148,6 +148,14 @@ _WILL_CHECK = re.compile(
 )
 
 
+# The look refused: "I cannot check again", "I'm unable to look it up once more".
+_WONT_CHECK = re.compile(
+    r"\b(?:cannot|can't|can not|unable to|not able to|won't)\s+(?:\w+\s+){0,2}?"
+    r"(?:check|recheck|re-check|look|search|verify|try)\b",
+    re.IGNORECASE,
+)
+
+
 def recheck_ignored(ev: Evidence) -> str | None:
     """The person's last turn asks for the check to be made again and the agent, with
     tools to make it, answers without a call ("I will recheck the booking status and
@@ -173,8 +181,13 @@ def recheck_ignored(ev: Evidence) -> str | None:
     earlier = [e for e in ev.events[:last_user] if e.kind == "call"]
     if not earlier:
         return None
+    # Refusing the look itself with no word of what stood in the way ("I'm sorry, but I
+    # cannot check again for you as the support agent.") restates nothing.
+    refused = _WONT_CHECK.search(reply[:TEXT_CAP]) is not None and not any(
+        rp.troubled(sentence) for sentence in rp.sentences(reply)
+    )
     restated = _reports(ev, reply, earlier, tools_named=False)
-    if restated and not _WILL_CHECK.search(reply[:TEXT_CAP]):
+    if restated and not refused and not _WILL_CHECK.search(reply[:TEXT_CAP]):
         return None
     return "asked to check again, answered without a call"
 
