@@ -1120,7 +1120,7 @@ def acknowledges_done(ev: Evidence, text: str, acted: frozenset[str] = frozenset
         if _DONE_WORDS.search(sentence) and ev.about_this(sentence, states):
             return True
         words = rp.tokens(sentence)
-        return not rp.first_person(sentence) and any(
+        return not rp.own_act(sentence) and any(
             w in done_states and not rp.negated_at(words, i, 4) for i, w in enumerate(words)
         )
 

@@ -77,7 +77,7 @@ def false_claims(ev: Evidence) -> list[str]:
         if any(len(v) <= len(said) and claim.term in v and v in said for v in quoted):
             continue  # reading a record out ("note: closing as resolved") claims nothing
         if claim.verbs:
-            mine = rp.first_person(claim.text)
+            mine = rp.own_act(claim.text)
             for verb in claim.verbs:
                 fam = rp.family(verb)
                 forms = frozenset().union(*(rp.verb_forms(v) for v in fam))
@@ -107,7 +107,7 @@ def false_claims(ev: Evidence) -> list[str]:
             continue  # "it's confirmed" reads a record's status, it claims no action
         elif landed:
             continue
-        elif not rp.first_person(claim.text) and any(c.status == "already_done" for c in ev.calls):
+        elif not rp.own_act(claim.text) and any(c.status == "already_done" for c in ev.calls):
             continue  # "that was already done": the world says the work stands, by whomever
         elif ev.writes():
             last = ev.writes()[-1]

@@ -636,6 +636,22 @@ def first_person(clause: str) -> bool:
                                          "we've", "let's", "let"})  # fmt: skip
 
 
+# A record as the subject of a passive: "the order was refunded", "your booking has been
+# changed". Whoever did it, the sentence states the record's state.
+_RECORD_PASSIVE = re.compile(
+    r"\b(?:the|your|this|that|its|it)\b(?:\s+[\w-]{1,30}){0,3}?\s+(?:was|were|has been"
+    r"|have been|had been|is|are)\s+(?:already\s+|now\s+|successfully\s+)?[a-z]{3,20}(?:ed|en)\b",
+    re.IGNORECASE,
+)
+
+
+def own_act(clause: str) -> bool:
+    """The clause claims an act as the speaker's ("I've refunded it", "we cancelled your
+    order"), not a state of the record said beside a first person ("I'm glad the order
+    was refunded", "I can see your booking has been changed")."""
+    return first_person(clause) and not _RECORD_PASSIVE.search(clause[:2000])
+
+
 _REFUSAL = re.compile(
     r"\b(?:can(?:no|')?t|cannot|couldn'?t|could not|unable to|not able to|won't be able to"
     r"|am not able|'m not able|(?:was|were)(?:n'?t| not) able to"
