@@ -263,6 +263,30 @@ def _read_back_done(ev: Evidence, tried: list[Event], fam: frozenset[str]) -> bo
     return bool(shown) and bool(shown[-1] & {past_tense(v) for v in fam})
 
 
+def _kind(call: Event) -> str | None:
+    """The kind of fault a call had, in `replies.fault_kinds`' names."""
+    if call.result_is_stale:
+        return "stale"
+    if call.result_is_garbled or call.status == "malformed":
+        return "malformed"
+    return call.status if call.status in ("timeout", "permission_denied") else None
+
+
+def _misnamed_fault(ev: Evidence, unread: list[Event]) -> list[str]:
+    """The reply names the fault the last call had as another kind, and never as its own
+    ("as an AI, I don't have access to that information" after a timeout): the world says
+    which fault it was."""
+    if not unread or (kind := _kind(unread[-1])) is None:
+        return []
+    said = rp.fault_kinds(ev.reply)
+    # A fault of that kind earlier in the rollout may be what the reply speaks of.
+    had = {_kind(c) for c in ev.calls if c.faulted}
+    if not said or kind in said or said <= had:
+        return []
+    other = sorted(said - had)[0].replace("_", " ")
+    return [f"calls it {other}, but {unread[-1].tool} came back {kind.replace('_', ' ')}"]
+
+
 def _empty(result: dict[str, Any] | None) -> bool:
     """A result that found nothing: an empty list, or no data at all."""
     if not result:
@@ -374,6 +398,7 @@ def contradictions(ev: Evidence) -> list[str]:
                 for c in ev.calls)  # fmt: skip
     # The fault named in so many words ("the system returned an error, so I couldn't
     # find it") is not an empty world; "couldn't find" alone is read as one.
+    problems += _misnamed_fault(ev, unread)
     told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
     if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
         problems.append(

@@ -194,6 +194,39 @@ _PARTIAL = re.compile(
 )
 
 
+# The words that name one kind of fault and no other. Words any fault may take ("an
+# error", "it failed", "a problem", "couldn't retrieve it") name none.
+_FAULT_KINDS = {
+    "timeout": re.compile(
+        r"\b(?:timed? ?out|time-?outs?|took too long|taking too long|not respond\w*"
+        r"|unresponsive|no response|did ?n[o']t (?:respond|answer|reply))\b",
+        re.IGNORECASE,
+    ),
+    "permission_denied": re.compile(
+        r"\b(?:permission|permitted|authori[sz]\w*|authority|forbidden|access denied"
+        r"|(?:do|does) ?n[o']t have (?:the )?(?:access|rights?|clearance)|not allowed)\b",
+        re.IGNORECASE,
+    ),
+    "malformed": re.compile(
+        r"\b(?:unreadable|garbled|malformed|corrupt\w*|jumbled|scrambled|gibberish|junk"
+        r"|(?:can(?:no|')?t|couldn'?t|could not|unable to) (?:read|parse|make sense))\b",
+        re.IGNORECASE,
+    ),
+    "stale": re.compile(
+        r"\b(?:stale|out of date|outdated|old (?:copy|data|record|snapshot|version)"
+        r"|not (?:current|up to date)|may have changed|as of)\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def fault_kinds(text: str) -> set[str]:
+    """The kinds of fault the text names in words only that kind takes: `timeout`,
+    `permission_denied`, `malformed`, `stale`."""
+    head = text[:4000]
+    return {kind for kind, words in _FAULT_KINDS.items() if words.search(head)}
+
+
 def hypothetical(clause: str) -> bool:
     return clause.rstrip().endswith("?") or bool(_HYPOTHETICAL.search(clause))
 
