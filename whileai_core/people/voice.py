@@ -867,7 +867,19 @@ def restates_the_record(text: str, agent_last: str, facts: Iterable[Fact] = ()) 
             return False
     said = _values_in(text[:MAX_CHARS])
     said |= {v for v in shown if v[0] == "status" and _states_status(text[:MAX_CHARS], v[1])}
-    return len(shown & said) >= 2
+    # The report's own field names, said with one of its values: "The order was created on
+    # December 7, 2025, and the most recent update was ..." after "created_at 2025-12-07,
+    # updated_at ...".
+    words = set(rp.tokens(text[:MAX_CHARS]))
+    fields = {f for f, key in _REPORT_FIELDS.items() if key in agent_last and words & f}
+    return len(shown & said) + (len(fields) if shown & said else 0) >= 2
+
+
+# A record report's date fields, and the words a line says them with.
+_REPORT_FIELDS = {
+    frozenset({"created"}): "created_at",
+    frozenset({"updated", "update"}): "updated_at",
+}
 
 
 @functools.lru_cache(maxsize=512)
@@ -883,8 +895,8 @@ def _values_in(text: str) -> frozenset[Any]:
 def _states_status(text: str, status: str) -> bool:
     """The line says the record is in `status` ("the order is completed", "its status is
     already refunded")."""
-    return re.search(rf"\b(?:is|was|are|status) (?:already |still |now )?{re.escape(status)}\b",
-                     text.lower()) is not None  # fmt: skip
+    return re.search(rf"\b(?:is|was|are|status|has been|have been) (?:already |still |now )?"
+                     rf"{re.escape(status)}\b", text.lower()) is not None  # fmt: skip
 
 
 def parrots(text: str, agent_last: str) -> bool:
@@ -1192,6 +1204,13 @@ _SERVICE_CANNOT = re.compile(
 )
 
 
+# The listener, spoken to, spoken of by the brief's name: "I will let the service know
+# the change in my mind". ("the customer service" may be another desk.)
+_TELLS_THE_SERVICE = re.compile(
+    r"\b(?:let|tell|inform|notify|ask|contact|remind|update) the service\b"
+)
+
+
 def narrates(text: str, own: Iterable[Any] = ()) -> bool:
     """The line says which move the person will make ("I'll ask why not.", "I will ask
     what else can be done", "I'll give you the order id" with no id, or the bare
@@ -1205,8 +1224,9 @@ def narrates(text: str, own: Iterable[Any] = ()) -> bool:
         return True
     if _INSTRUCTION.search(low):
         return True
-    if "the service" in low and any(
-        _SERVICE_CANNOT.search(s) and not s.rstrip().endswith("?") for s in rp.sentences(low)
+    if "the service" in low and (
+        any(_SERVICE_CANNOT.search(s) and not s.rstrip().endswith("?") for s in rp.sentences(low))
+        or _TELLS_THE_SERVICE.search(low)
     ):
         return True
     held = {str(v).casefold() for v in own}
