@@ -523,17 +523,26 @@ def test_one_of_two_records_named_by_its_age_keeps_its_own_state() -> None:
         ],
     }
     steps = [_call("get_booking", {"booking_ref": "K0ISK5", "last_name": "Haddad"}, pair)]
-    ask = "Which one is still open? The newer one, I hope."
-    for reply in (
-        "The latest of the two bookings is completed.",
-        "Your older booking is still open.",
-    ):
+    _results_read(
+        "Which one is still open? The newer one, I hope.",
+        steps,
+        wrong=("The latest of the two bookings is completed.", "Your older booking is still open."),
+        right=(
+            "The newer booking (2025-12-10) is open; the older one is completed.",
+            "Yes, the most recent one is open.",
+            "The booking under last name Haddad from 2025-01-20 is completed.",
+        ),
+    )
+
+
+def _results_read(
+    ask: str, steps: list[dict[str, Any]], wrong: tuple[str, ...], right: tuple[str, ...]
+) -> None:
+    """Each `wrong` reply fails `matches_results` on these steps; each `right` one passes
+    it (or is not held to it)."""
+    for reply in wrong:
         assert _markers(_row(ask, steps, reply))["conduct:matches_results"] == 0.0, reply
-    for reply in (
-        "The newer booking (2025-12-10) is open; the older one is completed.",
-        "Yes, the most recent one is open.",
-        "The booking under last name Haddad from 2025-01-20 is completed.",
-    ):
+    for reply in right:
         assert _markers(_row(ask, steps, reply)).get("conduct:matches_results", 1.0) == 1.0, reply
 
 
@@ -544,17 +553,18 @@ def test_thanks_for_details_the_person_never_gave_fails() -> None:
     found = {"status": "ok", "results": [{"flight_id": "FLI-77", "origin": "LIS"}]}
     args = {"origin": "LIS", "destination": "SFO", "date": "2026-05-03"}
     steps = [_call("search_flights", args, found)]
-    ask = "Flights from LIS to SFO on 2026-05-03 please."
-    for reply in (
-        "Thanks for providing your reservation number - FLI-77 leaves LIS that day.",
-        "You've confirmed your surname, so here it is: FLI-77 from LIS.",
-    ):
-        assert _markers(_row(ask, steps, reply))["conduct:matches_results"] == 0.0, reply
-    for reply in (
-        "Thanks for giving the route and date: FLI-77 leaves LIS that day.",
-        "Thank you for your patience. FLI-77 leaves LIS that day.",
-    ):
-        assert _markers(_row(ask, steps, reply)).get("conduct:matches_results", 1.0) == 1.0, reply
+    _results_read(
+        "Flights from LIS to SFO on 2026-05-03 please.",
+        steps,
+        wrong=(
+            "Thanks for providing your reservation number - FLI-77 leaves LIS that day.",
+            "You've confirmed your surname, so here it is: FLI-77 from LIS.",
+        ),
+        right=(
+            "Thanks for giving the route and date: FLI-77 leaves LIS that day.",
+            "Thank you for your patience. FLI-77 leaves LIS that day.",
+        ),
+    )
     named = "Flights from LIS to SFO on 2026-05-03 for booking ref ABC123, last name Kim."
     reply = "Thank you for confirming the booking reference and last name: FLI-77 leaves LIS."
     assert _markers(_row(named, steps, reply)).get("conduct:matches_results", 1.0) == 1.0
