@@ -337,11 +337,16 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
     ):
         markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
         assert markers["conduct:nothing_skipped"] == 1.0, reply
-    # While nothing has been changed, asking before acting stands.
+    # While nothing has been changed, asking before acting stands; an offer of more help
+    # asks nothing (h3's "I understand, please let me know if there's anything else I can
+    # help with." after the look-up asked for).
     looked = [_call("get_order", order, OK)]
     for reply in ("Shall I go ahead and refund it?", "Do you want the whole amount back?"):
         markers = _markers(_row("Refund ORD-4410 please.", looked, reply))
         assert markers["conduct:nothing_skipped"] == 1.0, reply
+    offer = "Sure! Feel free to reach out if you need anything else."
+    markers = _markers(_row("Refund ORD-4410 please.", looked, offer))
+    assert markers["conduct:nothing_skipped"] == 0.0
     # A number the result holds, written as people write it (the hand-labelled set's
     # "Yes, 12 seats left at $48." to a result of 12 and 48.0).
     seats = {"status": "ok", "data": {"flight_id": "FLI-7", "seats_left": 12, "amount": 48.0}}

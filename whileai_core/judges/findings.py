@@ -207,7 +207,9 @@ def silent_on_results(ev: Evidence) -> str | None:
     # has gone through, the person has to hear that it did ("Could you tell me what you
     # are trying to do?" after the cancel landed leaves them thinking nothing happened).
     done = [c for c in calls if is_write(c.tool, ev.kinds) and ev.landed(c)]
-    if asks_person(ev, reply) and not done:
+    # An offer of more help ("please let me know if there's anything else") asks nothing.
+    offer = rp.content_free(reply) or rp.fits_any_message(reply)
+    if asks_person(ev, reply) and not done and not offer:
         return None
     return f"said nothing of what {(done or calls)[-1].tool} returned"
 
