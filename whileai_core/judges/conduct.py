@@ -78,6 +78,15 @@ def _fault_check(ev: Evidence) -> Check | None:
         acknowledged = said_after(
             ev, first, lambda t: acknowledges_trouble(ev, t, first.tool, first)
         )
+        # A fault met again after the person's last turn is answered in the reply that
+        # follows it: the first one told earlier does not tell this one ("ORD-2746 is
+        # currently still pending" from a second stale read).
+        recent = [c for c in ev.events[ev.last_user_index + 1 :] if c in unrecovered]
+        if recent and recent[-1] is not first:
+            last = recent[-1]
+            acknowledged = acknowledged and said_after(
+                ev, last, lambda t: acknowledges_trouble(ev, t, last.tool, last)
+            )
     else:
         acknowledged = acknowledges_trouble(ev, ev.reply, "")
     ok = acknowledged or not unrecovered
