@@ -30,7 +30,7 @@ from ..row import reply_text
 from ..spec import Spec, guess_kind, is_key_param, name_words, past_tense
 from . import replies as rp
 from .contract import check_deadline
-from .trajectory import Event, events_of, is_write, tool_kinds
+from .trajectory import Event, events_of, is_write, position, tool_kinds
 
 _ID = re.compile(
     r"(?<![\w@.-])(?=[A-Za-z0-9-]*[A-Za-z])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+"
@@ -1042,7 +1042,7 @@ def _echoes_an_envelope(reply: str, ev: Evidence) -> bool:
 def said_after(ev: Evidence, event: Event, test: Any) -> bool:
     """Whether agent text after `event` (a later turn or the final reply) passes `test`: a
     fault may be reported in the turn that met it, not only at the end."""
-    idx = next(i for i, e in enumerate(ev.events) if e is event)
+    idx = position(ev.events, event)
     return any(e.kind == "assistant" and test(e.text) for e in ev.events[idx + 1 :])
 
 

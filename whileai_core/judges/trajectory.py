@@ -173,13 +173,6 @@ def position(events: list[Event], event: Event) -> int:
     return next(i for i, e in enumerate(events) if e is event)
 
 
-def said_after(events: list[Event], event: Event, pattern: re.Pattern[str]) -> bool:
-    """Whether any agent text after `event` matches: a fault or a missing record may be
-    reported in the turn that met it, not only in the final reply."""
-    idx = position(events, event)
-    return any(e.kind == "assistant" and pattern.search(e.text) for e in events[idx + 1 :])
-
-
 def _hidden(row: dict[str, Any] | None, key: str) -> Any:
     block = row.get("privileged") if row is not None else None
     hidden = block.get("hidden_state") if isinstance(block, dict) else None
