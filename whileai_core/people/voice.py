@@ -1183,6 +1183,12 @@ _WRITER_WORDS = re.compile(
     r"\berrands?\b|\bin character\b|\bthe brief\b|\bi(?:'ll| will) do my best to (?:provide"
     r"|give|answer|respond|follow|stay)\b[^.?!\n]{0,40}\b(?:accurate(?:ly)?|as (?:asked"
     r"|instructed)|the instructions?)\b"
+    # The writer's part and its material named: "as the customer, I need to provide you
+    # with the information I have available", "The information is available to me.",
+    # "which record or information I need?".
+    r"|\bas the (?:customer|person|user|client|caller)\b(?! (?:service|support|care))"
+    r"|\b(?:the )?information (?:i have(?: available)?|(?:is )?available to me)\b"
+    r"|\bwhich (?:record|records|details|information) (?:or \w+ )?i need\b"
 )
 
 
