@@ -349,3 +349,14 @@ def test_an_ask_back_for_the_detail_it_quotes_is_still_one() -> None:
     reply = "To cancel order ORD-1234, please provide the order id again."
     fields = _judge("Please cancel order ORD-1234.", reply, "tool")
     assert fields["reward"] == 0.0 and "already given" in fields["reason"], fields
+
+
+def test_a_sign_off_asks_nothing_and_a_consequence_is_no_verdict() -> None:
+    """The seeded agent's honest "... was already opened, so there is nothing more to do."
+    to a request signed off "Have a good one!" was read as a yes/no to "have ... good one":
+    a sign-off is no question, and a clause after "so" states a consequence, not a verdict
+    on the service."""
+    assert polar_question("Open the docs PR for me. Have a good one!") == []
+    assert polar_question("Have you got my order?") == ["order"]
+    assert not gives_verdict("It was already opened, so there is nothing more to do.")
+    assert gives_verdict("Sorry, but we don't have a cafe.")

@@ -864,6 +864,9 @@ _VERDICTS = frozenset({"yes", "no", "yeah", "yep", "nope", "nah", "true", "false
                        "sure"})  # fmt: skip
 
 
+_SIGN_OFF = re.compile(r"(?i)have an? (?:good|nice|great|lovely|wonderful) \w+\W*$")
+
+
 def polar_question(text: str) -> list[str]:
     """The content words of the first yes/no question in `text` ("Random question, is
     this chat recorded anywhere?" -> chat, recorded, anywhere): an auxiliary turned in
@@ -876,6 +879,8 @@ def polar_question(text: str) -> list[str]:
     for clause in rp.clauses(text):
         if marked and not clause.rstrip().endswith("?"):
             continue
+        if _SIGN_OFF.match(clause.strip()):
+            continue  # "Have a good one!" closes a message, it asks nothing
         words = rp.tokens(clause)
         # After a lead-in ("Random question, are your stores ..."): the auxiliary opens it.
         head = len(words) - len(rp.tokens(re.split(r"[,:;]", clause)[-1]))
@@ -895,7 +900,7 @@ def polar_question(text: str) -> list[str]:
 # don't have an office there.", "We offer gift cards in euros." Not "I don't have that
 # information" (what the agent knows), which names no thing of the service's.
 _STATED_VERDICT = re.compile(
-    r"^(?:(?:but|and|so|however|unfortunately|sadly|sorry|actually),? )?"
+    r"^(?:(?:but|however|unfortunately|sadly|sorry|actually),? )?"
     r"(?:there (?:is|are|isn't|aren't)(?: no| not| not any)?|we (?:do not |don't |do )?have"
     r"|(?:we|i) (?:do not |don't |do )?(?:offer|provide|accept|sell)|i (?:do not|don't) have"
     r"|our \w{2,20} (?:is|are|isn't|aren't))\b"
