@@ -103,7 +103,7 @@ _AGENT_SIDE = tuple(
         r"\bi (?:can't|cannot|can not|am unable to) (?:help|assist) you\s{0,3}(?:[.!]|$)",
         # The listener spoken of as the one being served: "I will ask the customer to
         # provide the order id." ("the customer service" is the service's own.)
-        r"\b(?:ask|tell|remind|inform|contact|notify) the (?:customer|client|caller)\b"
+        r"\b(?:ask|tell|remind|inform|contact|notify) the (?:customer|client|caller|person|user)\b"
         r"(?! (?:service|support|care|team|desk|line)\b)",
         r"\bi (?:don't|do not) have (?:enough |any )?(?:reliable |further |more |current "
         r"|accurate |specific |up-to-date )?(?:information|access|details|records)\b",
@@ -112,8 +112,17 @@ _AGENT_SIDE = tuple(
         r"issued|reviewed|escalated)\b[^.?!]{0,80}\byour\b",
         r"\byour (?:order|booking|request|refund|account|ticket|reservation|issue|case)\b"
         r"[^.?!]{0,40}\b(?:has been|have been|is now|was successfully)\b",
-        r"\bthank you for (?:contacting|reaching out|your patience|choosing|your order"
+        r"\bthanks? (?:you )?for (?:contacting|reaching out|your patience|choosing|your order"
         r"|your understanding|your cooperation)\b",
+        # The service's voice: "as a service, I am bound by laws", "does not exist in our
+        # records", the person's own details ruled invalid.
+        r"\bas a (?:service|company|business|support (?:agent|team))\b"
+        r"|\b(?:in|on|from) our (?:records|system|database)\b"
+        r"|\bthe (?:order|booking|flight) (?:id|number|reference|ref)(?: and (?:the )?\w+)?"
+        r" (?:is|are) (?:not valid|invalid)\b",
+        # The person asking the listener which record is their own: "Please let me know
+        # which order it is."
+        r"\blet me know which (?:order|booking|record|flight|reservation) (?:it is|is mine)\b",
         r"\b(?:could|can|would) you (?:please )?(?:provide|share|confirm|give) (?:me )?"
         r"(?:with )?(?:your|the|some|a bit of|more|additional|a|an|any)\b",
         r"\bwhat (?:else )?can i (?:do|help you with)\b|\bcan i do for you\b",
