@@ -1516,6 +1516,9 @@ _CLAIMS_GIVEN = re.compile(
 )
 
 
+_ALL_DETAILS = frozenset({"details", "information", "info", "everything"})
+
+
 def claims_given(text: str, turn: Turn) -> bool:
     """The line says the person already gave one of their details, and the conversation
     holds no such thing: the writer's idea of the conversation, not what was said. Saying
@@ -1527,6 +1530,10 @@ def claims_given(text: str, turn: Turn) -> bool:
     said = " ".join((*turn.own, low)).casefold()
     for match in _CLAIMS_GIVEN.finditer(low):
         named = set(_words(match.group(1)))
+        # "I've provided you with the details of my flight." with none of them said yet:
+        # the details as a whole, claimed given.
+        if named & _ALL_DETAILS and not any(str(f.value).casefold() in said for f in turn.facts):
+            return bool(turn.facts)
         for fact in turn.facts:
             if not fact.words or not fact.words <= named:
                 continue
