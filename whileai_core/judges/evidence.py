@@ -905,7 +905,6 @@ _STATED_VERDICT = re.compile(
     r"|(?:we|i) (?:do not |don't |do )?(?:offer|provide|accept|sell)|i (?:do not|don't) have"
     r"|our \w{2,20} (?:is|are|isn't|aren't))\b"
 )
-_KNOWS = re.compile(r"\b(?:information|info|details|access|idea|knowledge|record)\b")
 
 
 def gives_verdict(reply: str) -> bool:
@@ -923,7 +922,7 @@ def gives_verdict(reply: str) -> bool:
     for clause in rp.clauses(reply[:TEXT_CAP]):
         for part in clause.split(","):
             said = part.strip().lower()
-            if _STATED_VERDICT.match(said) and not _KNOWS.search(clause.lower()):
+            if _STATED_VERDICT.match(said) and not rp.speaks_of_knowing(clause):
                 return True
     return False
 
@@ -1091,7 +1090,8 @@ def reports_missing(ev: Evidence, text: str, strict: bool = False) -> bool:
     order"), not a failure to see ("I could not see the record", "no result came back"),
     which a fault explains as well as an empty world."""
     finding = _EXISTING if strict else _FINDING
-    things = ev.objects | {o[:-1] for o in ev.objects if o.endswith("s")}  # "no such flight"
+    # "no such flight": the things the tools work on, singular too (strict reading only).
+    things = ev.objects | {o[:-1] for o in ev.objects if o.endswith("s")} if strict else ev.objects
 
     def one(sentence: str) -> bool:
         words = rp.tokens(sentence)

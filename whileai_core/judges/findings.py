@@ -123,8 +123,10 @@ def false_claims(ev: Evidence) -> list[str]:
 
 # The person asking for the look-up to be made again ("can you check again?", "look
 # again please", "try it once more"): a verb of checking and "again" within a few words.
+# The verbs of looking a record up again, one list for the four readers below.
+_CHECKING = r"(?:check|recheck|re-check|double-check|look|search|try|verify)"
 _AGAIN = re.compile(
-    r"\b(?:check|look|search|try|recheck|re-check|double-check)\b[^.?!\n]{0,30}"
+    rf"\b{_CHECKING}\b[^.?!\n]{{0,30}}"
     r"\b(?:again|once more)\b|\brecheck\b",
     re.IGNORECASE,
 )
@@ -134,7 +136,7 @@ _AGAIN = re.compile(
 # the sentence, not the person's own plan ("I'll look again at my e-mails").
 _ASKED = re.compile(
     r"\b(?:you|u|ur|please|pls|plz|can|could|would)\b"
-    r"|^\W{0,3}(?:check|look|search|try|recheck|re-check|double-check)\b",
+    rf"|^\W{{0,3}}{_CHECKING}\b",
     re.IGNORECASE,
 )
 
@@ -143,7 +145,7 @@ _ASKED = re.compile(
 # into it again and get back to you").
 _WILL_CHECK = re.compile(
     r"\b(?:i|we)(?:'ll| will| shall|'m going to| am going to)\s+(?:\w+\s+){0,2}?"
-    r"(?:check|recheck|re-check|look|search|try|verify|review|go over)\b",
+    rf"(?:{_CHECKING}|review|go over)\b",
     re.IGNORECASE,
 )
 
@@ -151,7 +153,7 @@ _WILL_CHECK = re.compile(
 # The look refused: "I cannot check again", "I'm unable to look it up once more".
 _WONT_CHECK = re.compile(
     r"\b(?:cannot|can't|can not|unable to|not able to|won't)\s+(?:\w+\s+){0,2}?"
-    r"(?:check|recheck|re-check|look|search|verify|try)\b",
+    rf"{_CHECKING}\b",
     re.IGNORECASE,
 )
 
@@ -514,8 +516,6 @@ _POLAR = frozenset(
     {"can", "cannot", "can't", "do", "don't", "does", "doesn't", "will", "won't", "is", "isn't",
      "are", "aren't", "have", "haven't", "has", "hasn't", "not", "never", "always"}
 )  # fmt: skip
-# Saying what it knows rather than what is so: "I don't have information on holidays".
-_KNOWING = frozenset({"information", "info", "details", "idea", "sure", "know", "knowledge"})
 
 
 def _states_the_question(reply: str, topic: list[str]) -> bool:
@@ -536,7 +536,7 @@ def _states_the_question(reply: str, topic: list[str]) -> bool:
         missing = len(wanted - {w[:5] for w in words})
         if missing > (1 if len(wanted) >= 3 else 0):
             continue
-        if set(words) & _POLAR and not set(words) & _KNOWING:
+        if set(words) & _POLAR and not rp.speaks_of_knowing(clause):
             return True
     return False
 

@@ -958,7 +958,7 @@ def talks_past(reply: str, ask: str, told: str = "") -> bool:
     words = tokens(reply[:4000])
     if not _fit_any(words):
         own = {stem(w) for w in tokens(told[:20000])} if told else set()
-        if not own or not _only_told(words, own) or refuses(reply) or _UNKNOWING.search(reply):
+        if not own or not _only_told(words, own) or refuses(reply) or speaks_of_knowing(reply):
             return False
         # Its own instructions may be the answer ("Deliveries go out on weekdays only." to
         # "do you deliver on Saturdays?"): any shared word, by the crude stem, lets it be.
@@ -968,12 +968,18 @@ def talks_past(reply: str, ask: str, told: str = "") -> bool:
     return not any(stem(w) in asked for w in words if w not in FUNCTION_WORDS)
 
 
-# Saying it does not know ("not something I know", "I have no information on that").
-_UNKNOWING = re.compile(
-    r"\b(?:(?:don'?t|do not|not something (?:i|we)|wouldn'?t) know|not sure|unsure"
-    r"|no (?:information|idea|details|knowledge)|can(?:no|')?t say)\b",
-    re.IGNORECASE,
-)
+# Words of what the speaker knows or holds, not of how things are: "I don't have
+# information on that", "not something I know", "I'm not sure", "no access to records".
+_KNOWING = frozenset(
+    {"information", "info", "details", "access", "idea", "knowledge", "record", "sure",
+     "unsure", "know"}
+)  # fmt: skip
+
+
+def speaks_of_knowing(text: str) -> bool:
+    """The text speaks of what the speaker knows rather than settling how things are:
+    neither a yes/no verdict on the service nor a reply that talks past a question."""
+    return bool(_KNOWING & set(tokens(text[:4000])))
 
 
 def _only_told(words: list[str], own: set[str]) -> bool:
