@@ -322,31 +322,33 @@ def test_a_reply_that_says_nothing_of_what_its_calls_returned_fails() -> None:
     steps = [_call("get_order", order, OK), _call("refund_order", order, OK)]
     # Once the write went through, a question is no report of it (h2's "Could you please
     # provide more context?" after the cancel landed), nor is naming the thing it was on.
-    for reply in (
-        "Many thanks for bearing with me today.",
-        "I appreciate your patience!",
-        "Would you like anything else for that order?",
-        "Hmm, what exactly are you hoping to achieve with this?",
-    ):
-        markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
-        assert markers["conduct:nothing_skipped"] == 0.0, reply
-    for reply in (
-        "Your refund is on its way.",
-        "ORD-4410 is sorted.",
-        "Cancelled, as the record shows.",
-    ):
-        markers = _markers(_row("Refund ORD-4410 please.", steps, reply))
-        assert markers["conduct:nothing_skipped"] == 1.0, reply
+    refund = "Refund ORD-4410 please."
+    _marker_reads(
+        "conduct:nothing_skipped",
+        refund,
+        steps,
+        wrong=(
+            "Many thanks for bearing with me today.",
+            "I appreciate your patience!",
+            "Would you like anything else for that order?",
+            "Hmm, what exactly are you hoping to achieve with this?",
+        ),
+        right=(
+            "Your refund is on its way.",
+            "ORD-4410 is sorted.",
+            "Cancelled, as the record shows.",
+        ),
+    )
     # While nothing has been changed, asking before acting stands; an offer of more help
     # asks nothing (h3's "I understand, please let me know if there's anything else I can
     # help with." after the look-up asked for).
-    looked = [_call("get_order", order, OK)]
-    for reply in ("Shall I go ahead and refund it?", "Do you want the whole amount back?"):
-        markers = _markers(_row("Refund ORD-4410 please.", looked, reply))
-        assert markers["conduct:nothing_skipped"] == 1.0, reply
-    offer = "Sure! Feel free to reach out if you need anything else."
-    markers = _markers(_row("Refund ORD-4410 please.", looked, offer))
-    assert markers["conduct:nothing_skipped"] == 0.0
+    _marker_reads(
+        "conduct:nothing_skipped",
+        refund,
+        [_call("get_order", order, OK)],
+        wrong=("Sure! Feel free to reach out if you need anything else.",),
+        right=("Shall I go ahead and refund it?", "Do you want the whole amount back?"),
+    )
     # A number the result holds, written as people write it (the hand-labelled set's
     # "Yes, 12 seats left at $48." to a result of 12 and 48.0).
     seats = {"status": "ok", "data": {"flight_id": "FLI-7", "seats_left": 12, "amount": 48.0}}
@@ -565,10 +567,22 @@ def _results_read(
 ) -> None:
     """Each `wrong` reply fails `matches_results` on these steps; each `right` one passes
     it (or is not held to it)."""
+    _marker_reads("conduct:matches_results", ask, steps, wrong, right)
+
+
+def _marker_reads(
+    marker: str,
+    ask: str,
+    steps: list[dict[str, Any]],
+    wrong: tuple[str, ...] = (),
+    right: tuple[str, ...] = (),
+) -> None:
+    """Each `wrong` reply fails `marker` on these steps; each `right` one passes it (or is
+    not held to it)."""
     for reply in wrong:
-        assert _markers(_row(ask, steps, reply))["conduct:matches_results"] == 0.0, reply
+        assert _markers(_row(ask, steps, reply))[marker] == 0.0, reply
     for reply in right:
-        assert _markers(_row(ask, steps, reply)).get("conduct:matches_results", 1.0) == 1.0, reply
+        assert _markers(_row(ask, steps, reply)).get(marker, 1.0) == 1.0, reply
 
 
 def test_thanks_for_details_the_person_never_gave_fails() -> None:
