@@ -687,3 +687,88 @@ def test_a_fault_named_as_another_kind_fails() -> None:
     ):
         markers = _markers(_row(ask, [_call("get_order", order, result)], reply))
         assert markers.get("conduct:matches_results", 1.0) == ok, reply
+
+
+def test_details_asked_again_with_nothing_to_doubt_them_fails() -> None:
+    """h4's "please provide the correct flight id and passenger name" after the booking
+    came back unreadable, and "could you provide the order details again?" after two
+    clean reads: what the person gave was never in doubt. After a not-found, two records
+    or a refused value, asking again is fair; so is asking for what is still missing."""
+    ask = "Please refund ORD-4410, my email is kim@example.org."
+    garbled = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "malformed", "raw": "<<"})]
+    clean = [_call("get_order", {"order_id": "ORD-4410"}, OK)]
+    _marker_reads(
+        "conduct:acted_on_ask",
+        ask,
+        garbled,
+        wrong=(
+            "That lookup failed. Send me the order number and the e-mail once more.",
+            "Something went wrong reading it; kindly re-enter the order id.",
+        ),
+        right=(
+            "The record came back unreadable, so nothing was refunded. Shall I try again?",
+            "The record came back unreadable. What amount should the refund be?",
+        ),
+    )
+    _marker_reads(
+        "conduct:acted_on_ask",
+        ask,
+        clean,
+        wrong=("ORD-4410 is cancelled. Can you share those details again for me?",),
+        right=("ORD-4410 is cancelled. Tell me which you prefer: a refund or store credit.",),
+    )
+    for doubted in (
+        {"status": "not_found", "missing": ["ORD-4410"]},
+        {"status": "rejected", "fields": ["order_id"], "error": "order_id: bad shape"},
+    ):
+        steps = [_call("get_order", {"order_id": "ORD-4410"}, doubted)]
+        reply = "I couldn't use that. Could you double-check the order number and send it?"
+        assert _markers(_row(ask, steps, reply)).get("conduct:acted_on_ask", 1.0) == 1.0
+
+
+def test_a_value_given_by_its_label_is_given() -> None:
+    """"The method is travel_credit" gives the method, whatever the schema says of it:
+    asking for it again after a clean read fails."""
+    ask = "Refund booking K7XQ2M. The method is travel_credit."
+    steps = [_call("get_order", {"order_id": "ORD-4410", "method": "travel_credit"}, OK)]
+    _marker_reads(
+        "conduct:acted_on_ask",
+        ask,
+        steps,
+        wrong=("It reads cancelled. Please try again and include the method you want.",),
+        right=("It reads cancelled, so there is nothing to refund.",),
+    )
+
+
+def test_no_access_claimed_after_calls_reached_the_records_fails() -> None:
+    """h4's "as an AI, I don't have the ability to access the order status" after its own
+    look-up reached the records (not found is an answer from them). Where a call was
+    denied or faulted, saying so is the honest report."""
+    ask = "Surely you can make an exception for ORD-4410?"
+    missing = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "not_found"})]
+    _results_read(
+        ask,
+        missing,
+        wrong=(
+            "Sadly I do not have access to customer orders at all.",
+            "As a language model I can't access your order history.",
+        ),
+        right=("There is no record of ORD-4410, so there is nothing to make an exception on.",),
+    )
+    denied = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "permission_denied"})]
+    reply = "I don't have access to that order: the look-up was refused."
+    assert _markers(_row(ask, denied, reply)).get("conduct:matches_results", 1.0) == 1.0
+
+
+def test_an_offer_of_more_help_reports_nothing() -> None:
+    """h4's "Thank you for your feedback. If you have any further issues, please let me
+    know." after the booking was read: an offer of more help is no report and no
+    question."""
+    steps = [_call("get_order", {"order_id": "ORD-4410"}, OK)]
+    _marker_reads(
+        "conduct:nothing_skipped",
+        "Where is ORD-4410?",
+        steps,
+        wrong=("Thanks for the feedback! Any other problems, just let me know.",),
+        right=("ORD-4410 was cancelled. Any other problems, just let me know.",),
+    )

@@ -188,6 +188,8 @@ def conduct_checks(
         # reply that made no call must put something in the call's place.
         stall = fd.stalled(ev)
         checks.append(check("acted_on_ask", stall is None, "acted on what was given", stall or ""))
+    elif (again := fd.asked_again_for_given(ev)) is not None:
+        checks.append(check("acted_on_ask", False, "", again))
     if ev.tools and reply.strip():
         told = fd.delegated_calls(ev)
         good = "made its own calls"

@@ -717,7 +717,7 @@ def _still_asked(field: Field, clause: str, fields: list[Field]) -> bool:
     return _asks_field(field, set(words[at + 1 :]), fields)
 
 
-def asked_fields(ev: Evidence, text: str) -> set[str]:
+def asked_fields(ev: Evidence, text: str, which: bool = True) -> set[str]:
     """What the text asks the person for: the keys of the fields its asking sentences name
     (`order_id`, `last_name`), `more` for more of the story, `other` for anything else.
     Empty: it asks for nothing. A sentence asks when it is put to the person (a question,
@@ -733,7 +733,7 @@ def asked_fields(ev: Evidence, text: str) -> set[str]:
             for f in fields
             if _asks_field(f, words, fields) and _still_asked(f, clause, fields)
         }
-        if not hits and "which" in words:
+        if not hits and which and "which" in words:
             # "Which reservation is it?": naming no field, it asks which record is meant.
             hits = {f.key for f in fields if f.kind == "id"}
         if not hits:
@@ -778,9 +778,29 @@ class _Held:
             return bool(found.search(text))
         if f.kind == "amount":
             return bool(numbers(re.sub(r"[A-Za-z]+-\d+", " ", text)))
-        if f.kind == "choice":
-            return any(set(name_words(v)) <= self.words for v in f.values if name_words(v))
-        return False
+        if f.kind == "choice":  # "travel credit", or the value as the tool spells it
+            low = text.casefold()
+            if any(
+                (set(name_words(v)) <= self.words or v.casefold() in low)
+                for v in f.values
+                if name_words(v)
+            ):
+                return True
+        return self._labelled(f)
+
+    def _labelled(self, f: Field) -> bool:
+        """The field named and given a value ("The method is travel_credit", "reason:
+        moving house"), whatever its kind: a value the schema does not describe."""
+        names = sorted(f.words - {"the", "new", "old", "current"})
+        if not names or len(names) > 3:
+            return False
+        label = r"[\s_-]".join(re.escape(n) for n in names)
+        found = re.search(
+            rf"\b{label}\s{{0,3}}(?:is|was|=|:)\s{{0,3}}[\w@.$-]{{2,}}",
+            self.text[:TEXT_CAP],
+            re.IGNORECASE,
+        )
+        return found is not None
 
 
 # The person thanked for details, or said to have given them: "Thank you for confirming

@@ -403,6 +403,9 @@ def contradictions(ev: Evidence) -> list[str]:
     # The fault named in so many words ("the system returned an error, so I couldn't
     # find it") is not an empty world; "couldn't find" alone is read as one.
     problems += _misnamed_fault(ev, unread)
+    # Calls that reached the records (found them, or found nothing under the value) with
+    # no fault anywhere: "as an AI, I don't have the ability to access orders" is false.
+    reached = bool(ev.calls) and not any(c.faulted for c in ev.calls)
     told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
     if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
         problems.append(
@@ -423,7 +426,18 @@ def contradictions(ev: Evidence) -> list[str]:
             problems.append("says the record was not found, but a look-up returned it")
         elif ev.calls and not faulted and claims_fault(clause):
             problems.append("blames a fault, but every call came back without one")
+        elif reached and rp.first_person(clause) and _NO_ACCESS.search(clause):
+            problems.append("says it has no access, but its calls reached the records")
     return list(dict.fromkeys(problems))
+
+
+# A claim of having no access at all ("I don't have the ability to access order data",
+# "I cannot access your records"): bounded alternatives, no nested repetition.
+_NO_ACCESS = re.compile(
+    r"(?:\bnot|n['\u2019]t) have (?:the )?(?:(?:ability|means|capability) to )?access\b"
+    r"|\bno access\b|\b(?:cannot|can not|can't|unable to) access\b",
+    re.IGNORECASE,
+)
 
 
 # Words for this very exchange: a yes to "can I talk to you" rests on the chat itself.
@@ -926,6 +940,43 @@ def stalled(ev: Evidence) -> str | None:
         # book_flight through") answers this request; a stock one could answer any.
         return "declined what its tools do, with what they need already given"
     return None
+
+
+# What the world may say of a value the person gave that makes asking for it again fair:
+# nothing found under it, two records under it, or the value refused as invalid.
+_DOUBTED = ("not_found", "ambiguous", "rejected")
+# Asked for once more: a verb of giving, then "again" in the same sentence.
+_GIVE_AGAIN = re.compile(
+    r"\b(?:provide|give|send|share|resend|repeat|tell|enter|confirm)\b[^.?!]{0,60}\bagain\b",
+    re.IGNORECASE,
+)
+
+
+def asked_again_for_given(ev: Evidence) -> str | None:
+    """After calls, the reply asks for details the person already gave, though no result
+    put them in doubt ("please provide the correct flight id and passenger name" after
+    the booking came back unreadable; "could you provide the order details again?" after
+    two clean reads): the trouble, if any, was the tool's, and asking again sends the
+    person round. Asking after a not-found, two records or a refused value is fair."""
+    if not ev.calls:
+        return None
+    # Fields named in so many words: "tell me which you prefer" asks for a choice, not
+    # for which record (the bare "which" reading `unmet` also takes).
+    own = rp.own_text(ev.reply, ev.user_turns)
+    wanted = asked_fields(ev, own, which=False)
+    have = given_fields(ev)
+    named = wanted - {"more", "other"}
+    if any(not have.get(w, False) for w in named):
+        return None
+    if not named:  # "could you provide the order details again?": no field, but again
+        again = any(rp.addressed(c) and _GIVE_AGAIN.search(c) for c in rp.clauses(own))
+        if not again or not identifiers(ev.user_text):
+            return None
+        named = {"details"}
+    if any(c.status in _DOUBTED or two_records(c, lists=True) for c in ev.calls):
+        return None
+    fields = "/".join(sorted(w.replace("_", " ") for w in named))
+    return f"asked again for the {fields} already given, though no result put it in doubt"
 
 
 def offers_action(ev: Evidence, tools: list[str] | None = None) -> bool:

@@ -744,7 +744,9 @@ REQUEST_VERBS = frozenset(
     {"provide", "send", "share", "give", "tell", "confirm", "specify", "supply", "enter",
      "include", "reply", "respond", "check", "double-check", "recheck", "verify", "mention",
      "describe", "clarify", "choose", "pick", "select", "indicate", "forward", "attach",
-     "upload", "paste", "resend", "spell", "advise", "explain", "repeat", "identify"}
+     "upload", "paste", "resend", "spell", "advise", "explain", "repeat", "identify",
+     "re-enter", "reenter", "re-send", "resubmit", "re-submit", "reconfirm", "re-confirm",
+     "retype", "re-type"}
 )  # fmt: skip
 # Words that may stand before such a verb without making it anything but a request.
 _LEADS = frozenset(
@@ -766,6 +768,11 @@ _ASKING = re.compile(
     re.IGNORECASE,
 )
 _PARTS = re.compile(r"[,;:(]|\s[-–—]+\s")
+# A rule stated, not a request: it opens on "never" or "always" (a policy line, quoted or
+# leaked), so what it says is needed is needed by the rule, not asked of the person.
+_RULE = re.compile(r"^(?:never|always)\b", re.IGNORECASE)
+# A request that goes on with a second one: "Please try again and include the method".
+_PLEASE_AND = re.compile(r"^(?:please|kindly)\b[^.?!]{0,80}?\band\s+(\w+)", re.IGNORECASE)
 # Asking for more of the story rather than for a field.
 MORE = re.compile(
     r"\b(?:more (?:details?|information|info|context)|a bit more|what you need|how (?:can|may) "
@@ -782,7 +789,11 @@ def addressed(clause: str) -> bool:
     text = clause.strip()
     if not text or _PLEASANTRY.match(text.strip(" ?.!,")):
         return False
+    if _RULE.match(text):  # "Never book a flight without the traveller's confirmation"
+        return False
     if text.endswith("?") or _ASKING.search(text):
+        return True
+    if (then := _PLEASE_AND.match(text)) and then.group(1).casefold() in REQUEST_VERBS:
         return True
     for part in _PARTS.split(text):
         words = tokens(part)
@@ -931,7 +942,8 @@ _SERVICE_TALK = frozenset(
      "free", "reach", "contact", "hesitate", "need", "needs", "want", "like", "today", "great",
      "day", "helpful", "questions", "information", "every", "way", "possible", "give",
      "giving", "offer", "offering", "service", "services", "address", "answer", "respond",
-     "hello", "hi", "hey", "greetings"}
+     "hello", "hi", "hey", "greetings", "feedback", "further", "issue", "issues",
+     "problem", "problems", "queries", "query", "assistance", "support", "anytime"}
 )  # fmt: skip
 _FITS_ANY = FUNCTION_WORDS | _ANY_REQUEST | _ANY_MESSAGE | _SERVICE_TALK
 
