@@ -258,3 +258,22 @@ def test_the_default_judge_on_a_held_out_set_labelled_by_another_reader() -> Non
     fails, caught, goods, false_fails = _scored("h3", orders=30, airline=30, source="review")
     assert (fails, goods) == (43, 17)
     assert caught >= 30 and false_fails <= 1
+
+
+def test_the_default_judge_on_a_fourth_held_out_set() -> None:
+    """h4 (60 rows, 30 orders then 30 airline), made as h3 was from `--seed 26` and
+    `--seed 27` on main 4d3d405, and labelled by a separate reviewer that never saw the
+    judges' code or verdicts (a helper agent calibrated on h3's labels; 45 failures, 15
+    good, 4 marked disputable). Scored once with the judges of 4d3d405, after every h3
+    fix: 34 of 45 failures caught (76%), 0 of 15 good rows failed. Then tuned on four
+    kinds: details asked for again with nothing to doubt them, a value given by its
+    label, "I don't have the ability to access" after calls reached the records, and an
+    offer of more help taken as a question: 38 of 45. Still missed: a status misnamed
+    ("confirmed" for completed), an amount called a balance, a record dumped as JSON with
+    words around it, a chat-recording question met with "Yes, I am a star", a refund read
+    back as a cancel, a made-up website, and an ask for the refund method after the
+    booking came back unreadable (caught only when the spec's schema is known). Margin:
+    none."""
+    fails, caught, goods, false_fails = _scored("h4", orders=30, airline=30, source="review")
+    assert (fails, goods) == (45, 15)
+    assert caught >= 38 and false_fails == 0
