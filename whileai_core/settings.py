@@ -93,6 +93,24 @@ def writer_timeout(flag: float | None = None) -> float:
     return _timeout(flag, "WRITER_TIMEOUT", "writer")
 
 
+# How a model writer voices the person: `plan` (the template decides what the person says,
+# the model words it, and a rewording that strays is drawn again or the plan's own line is
+# kept) or `free` (the model writes each turn from the person's brief; a turn that fails the
+# voice check is redrawn, then the rollout dropped). A 1.5B model writing freely broke role
+# in about a fifth of conversations; worded from a plan it keeps the role the plan holds.
+PERSON_MODES = ("plan", "free")
+
+
+def person_mode(flag: str | None = None) -> str:
+    """How a model writer voices the person: the flag, WHILEAI_PERSON_MODE, `plan`."""
+    env = read("WHILEAI_PERSON_MODE")  # a new option: no legacy ZEROPROOF_ name
+    value = (flag or env or "plan").strip().lower()
+    if value not in PERSON_MODES:
+        where = "--person-mode" if flag else "WHILEAI_PERSON_MODE"
+        raise ConfigError(f"{where}={value!r}: expected one of {', '.join(PERSON_MODES)}")
+    return value
+
+
 def agent_timeout(flag: float | None = None) -> float:
     """Seconds a model agent's call waits for its reply: the flag, WHILEAI_AGENT_TIMEOUT,
     60. A small model on a CPU server can take minutes per reply; a fleet answers in one."""
@@ -222,6 +240,9 @@ VARIABLES: tuple[Variable, ...] = (
              "Seconds a model agent's call waits for its reply (--agent-timeout wins)."),
     Variable("WHILEAI_WRITER_TIMEOUT", "60",
              "Seconds a model writer's call waits for its reply (--writer-timeout wins)."),
+    Variable("WHILEAI_PERSON_MODE", "plan",
+             "How a model writer voices the person: plan (the model words a planned "
+             "line) or free (the model writes each turn); --person-mode wins."),
     Variable("WHILEAI_MODEL_RETRIES", "5",
              "Retries of a failed agent or writer call, with backoff (--model-retries wins)."),
     Variable("WHILEAI_ENV_ROWS", "unset",

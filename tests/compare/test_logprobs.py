@@ -64,7 +64,8 @@ def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with OpenAIStub(default=_agent) as stub:
         proc = run_cli(
             "simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "policy-m",
-            "--writer", stub.base_url, "--budget", "4", "--logprobs", "-o", str(out),
+            "--writer", stub.base_url, "--person-mode", "free", "--budget", "4", "--logprobs",
+            "-o", str(out),
         )  # fmt: skip
     assert proc.returncode == 0, proc.stderr.decode()
     return out

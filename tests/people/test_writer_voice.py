@@ -99,13 +99,21 @@ def _chatty(request: Request) -> Reply:
 
 
 def _run(
-    tmp_path: Path, chooser: Any, name: str, *, survives: bool = True, budget: int = 24
+    tmp_path: Path,
+    chooser: Any,
+    name: str,
+    *,
+    survives: bool = True,
+    budget: int = 24,
+    person: str = "free",
 ) -> tuple[list[dict], dict, list[Any]]:
-    """The run's rows, its report and every chat body the stub received."""
+    """The run's rows, its report and every chat body the stub received. `person` is the
+    writer's --person-mode: these tests test the free writer's checks unless told."""
     out, report = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.report.json"
     with OpenAIStub(default=chooser) as stub:
         proc = run_cli(
             "simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--writer", stub.base_url,
+            "--person-mode", person,
             "--model", "m", "--budget", str(budget), "--concurrency", "4", "-o", str(out),
             "--report", str(report),
         )  # fmt: skip
@@ -237,3 +245,54 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     from whileai_core.simulate.config import person_lines
 
     return person_lines(report["person"], report["person_dropped"])
+
+
+@pytest.mark.parametrize("mode", ADVERSARIAL_MODES)
+def test_a_planned_person_keeps_its_plan_when_the_model_misbehaves(
+    tmp_path: Path, mode: str
+) -> None:
+    """--person-mode plan: the model only words the template person's lines. When every
+    wording parrots its input, answers as the assistant or stops at once, no such wording
+    reaches a row: each turn is drawn again with the failure named, then the plan's own
+    line is kept and counted. The parrot sends back the line it was given, which is the
+    plan (its "Customer's message:" label cut). The rollouts survive, in role, and
+    nothing is dropped."""
+    rows, report, bodies = _run(
+        tmp_path, adversarial_person(mode), f"plan-{mode}", budget=8, person="plan"
+    )
+    assert len(rows) == 8
+    _assert_in_role(rows, bodies)
+    person = report["person"]
+    assert report["person_dropped"] == 0, person
+    if mode == "parrot":
+        assert person["turns_worded"] > 0 and "kept_the_plan" not in person, person
+        for row in rows:
+            assert not any("message:" in m["content"].lower() for m in row["messages"])
+    else:
+        assert person["kept_the_plan"] >= 8, person
+        redrawn = sum(v for k, v in person.items() if k.startswith("redrawn_"))
+        assert redrawn >= 2 * person["kept_the_plan"], person
+    worded = [b for b in bodies if not b.get("tools")]
+    assert worded and all(b["messages"][0]["role"] == "system" for b in worded)
+    for body in worded:  # the writer never sees the agent's turns, only the line to word
+        said = "\n".join(str(m["content"]) for m in body["messages"])
+        assert AGENT_DONE not in said and "Write the first message now." not in said
+
+
+def test_a_planned_person_s_good_wording_is_kept(tmp_path: Path) -> None:
+    """A model that words each line well (here: the plan with a greeting's lead word
+    swapped) is the person's voice in the row; the plan is kept only when it strays."""
+
+    def wording(request: Request) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        messages = body.get("messages") or [{}]
+        if body.get("tools"):
+            return answer(AGENT_DONE)
+        line = re.sub(r'^Customer\'s message: "|"$', "", str(messages[-1]["content"]))
+        return answer(f"Okay so, {line[:1].lower()}{line[1:]}")
+
+    rows, report, _bodies = _run(tmp_path, wording, "plan-good", budget=8, person="plan")
+    assert len(rows) == 8 and report["person_dropped"] == 0
+    openers = [next(m["content"] for m in r["messages"] if m["role"] == "user") for r in rows]
+    assert sum(o.lower().startswith("okay so") for o in openers) >= 6, openers
+    assert report["person"].get("kept_the_plan", 0) <= 2, report["person"]

@@ -46,8 +46,8 @@ def _chooser(request: Request) -> Reply:
 def _simulate(stub: OpenAIStub, out: Path, *extra: str) -> Any:
     return run_cli(
         "simulate", str(ORDERS_SPEC), "--agent", stub.base_url, "--model", "m",
-        "--writer", stub.base_url, "--budget", "4", "--concurrency", "4",
-        "-o", str(out), "--report", str(out) + ".report.json", *extra,
+        "--writer", stub.base_url, "--person-mode", "free", "--budget", "4",
+        "--concurrency", "4", "-o", str(out), "--report", str(out) + ".report.json", *extra,
     )  # fmt: skip
 
 
@@ -139,6 +139,31 @@ def test_the_writer_has_its_own_token_cap_and_read_timeout(
     monkeypatch.setenv("WHILEAI_WRITER_TIMEOUT", "soon")
     with pytest.raises(ConfigError, match="WHILEAI_WRITER_TIMEOUT='soon' is not a float"):
         make_writer("http://127.0.0.1:9/v1", spec, ModelOptions(model="m"))
+
+
+def test_the_person_mode_is_a_flag_and_a_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model writer words a planned person unless --person-mode or WHILEAI_PERSON_MODE
+    says free; a mode that is neither is one line naming where it came from, and exit 2,
+    before any model is called."""
+    spec = load_spec(ORDERS_SPEC)
+    monkeypatch.delenv("WHILEAI_PERSON_MODE", raising=False)
+    assert make_writer("http://127.0.0.1:9/v1", spec, ModelOptions(model="m")).plan
+    monkeypatch.setenv("WHILEAI_PERSON_MODE", "free")
+    assert not make_writer("http://127.0.0.1:9/v1", spec, ModelOptions(model="m")).plan
+    flagged = ModelOptions(model="m", person_mode="plan")
+    assert make_writer("http://127.0.0.1:9/v1", spec, flagged).plan
+    monkeypatch.setenv("WHILEAI_PERSON_MODE", "chatty")
+    with pytest.raises(ConfigError, match="WHILEAI_PERSON_MODE='chatty'"):
+        make_writer("http://127.0.0.1:9/v1", spec, ModelOptions(model="m"))
+    out = tmp_path / "rows.jsonl"
+    with OpenAIStub(default=_chooser) as stub:
+        proc = _simulate(stub, out, "--person-mode", "loose")
+        called = stub.bodies
+    err = proc.stderr.decode().strip()
+    assert proc.returncode == 2 and not called and not out.exists(), err
+    assert err.count("\n") == 0 and "'loose' is not one of plan, free" in err
 
 
 def test_execute_answers_tool_calls_and_no_faults_are_scheduled(tmp_path: Path) -> None:

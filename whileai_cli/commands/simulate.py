@@ -288,6 +288,18 @@ def simulate(
             show_default=False,
         ),
     ] = None,
+    person_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--person-mode",
+            rich_help_panel=_MODEL,
+            metavar="plan|free",
+            help="How a model writer voices the person: plan (the template decides what "
+            "the person says and the model words it) or free (the model writes each turn; "
+            "a small model breaks role more often). Default: WHILEAI_PERSON_MODE, else plan.",
+            show_default=False,
+        ),
+    ] = None,
     logprobs: Annotated[
         bool, typer.Option("--logprobs", rich_help_panel=_MODEL, help="Record summed logprobs.")
     ] = False,
@@ -406,6 +418,7 @@ def simulate(
     from whileai_core.scale.executor import make_executor
     from whileai_core.settings import agent_timeout as agent_timeout_of
     from whileai_core.settings import model_retries as model_retries_of
+    from whileai_core.settings import person_mode as person_mode_of
     from whileai_core.simulate.run import run_simulation
     from whileai_core.simulate.scheduler import SimulateConfig
 
@@ -451,6 +464,7 @@ def simulate(
         retries=model_retries_of(model_retries),
         writer_max_tokens=writer_max_tokens,
         writer_timeout=writer_timeout,
+        person_mode=person_mode_of(_person_mode_flag(person_mode)),
     )
     judge = None
     if grader:  # the judges load only for a run that grades as it goes
@@ -569,3 +583,14 @@ def recommend(
         markup=False,
     )
     console.print("whileai simulate SPEC " + " ".join(rec["simulate_args"]), markup=False)
+
+
+def _person_mode_flag(value: str | None) -> str | None:
+    """--person-mode as given; one that is neither mode is a usage error, exit 2."""
+    from whileai_core.settings import PERSON_MODES
+
+    from ..options import bad_flag
+
+    if value is not None and value.strip().lower() not in PERSON_MODES:
+        bad_flag("--person-mode", f"{value!r} is not one of {', '.join(PERSON_MODES)}")
+    return value

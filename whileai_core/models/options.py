@@ -34,5 +34,7 @@ class ModelOptions:
     # settings' defaults): a person's turn is short, and a stuck writer is not an agent.
     writer_max_tokens: int | None = None
     writer_timeout: float | None = None
+    # How a model writer voices the person (None: WHILEAI_PERSON_MODE, then `plan`).
+    person_mode: str | None = None
     # The run's model clients by role and endpoint, filled by whileai_core.models.factory.
     clients: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

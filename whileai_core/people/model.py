@@ -28,6 +28,7 @@ one, each drop and each ending is counted by reason (`person_stats`, the run rep
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections import Counter
 from typing import Any
@@ -37,10 +38,11 @@ from ..errors import PersonDropped, WriterError
 from ..models.client import ModelCallError, ModelClient
 from ..models.factory import client_for, sampling_from
 from ..models.options import ModelOptions
-from ..settings import writer_max_tokens, writer_timeout
+from ..seeding import seed_int
+from ..settings import person_mode, writer_max_tokens, writer_timeout
 from ..spec import Spec
 from .person import facts_of, has_errand
-from .template import general_topic
+from .template import TemplateUser, compose_opener, general_topic, typed_as
 from .voice import (
     REDRAWS,
     STOP,
@@ -50,6 +52,7 @@ from .voice import (
     only_closing,
     split_stop,
     stop_problem,
+    strays_from_plan,
     turn_problem,
     unresolved,
 )
@@ -83,6 +86,8 @@ _NOTES = {
     "as the person would (ask why, ask it to check again, or ask what else can be done) "
     "instead of ending the conversation.",
     "empty": "Your draft was empty. Write the person's message.",
+    "off_plan": "Your draft changed what the message says. Keep its meaning, its yes or "
+    "no, and every id, number and e-mail exactly as written; add nothing.",
 }
 
 _STANCE = {
@@ -202,6 +207,102 @@ def _clean(text: str) -> str:
     return text
 
 
+def reword_prompt(situation: dict[str, Any]) -> str:
+    """What the writer is told in `--person-mode plan`: reword one line the person's plan
+    holds, in their tone and persona. It sees the line and how the person talks, never the
+    agent's turn (nothing to parrot or to answer in its place) and never the policy; the
+    person's texture is typed onto its words after (`template.typed_as`)."""
+    human = situation.get("human") or {}
+    lines = [
+        "You reword one message that a customer wrote to a support assistant, so that it "
+        "reads the way this customer would write it. You do not answer the message: you "
+        "write the customer's own message again, in other words."
+    ]
+    for axis in ("tone", "persona"):
+        if human.get(axis):
+            lines.append(f"The customer's {axis}: {str(human[axis]).replace('_', ' ')}.")
+    lines.append(
+        "Keep what the message says and asks: the same meaning, the same yes or no, a "
+        "question stays a question, and every id, number, date, name and e-mail stays "
+        "exactly as written. Add no detail, question or request of your own and leave "
+        "nothing out. Write as the customer, in the first person, about as long as the "
+        "message. Reply with the reworded message only."
+    )
+    return "\n".join(lines)
+
+
+# Worked examples the writer sees before its line: a small model given only the rule tends
+# to answer a request ("Sure, I'll check again") instead of rewording it. No value here is
+# one a person holds (an example's id that comes back is an invented fact, redrawn).
+_EXAMPLES = (
+    ("Could you check again, please?", "Can you take another look for me?"),
+    ("Yes, please go ahead.", "Yes, go ahead with it."),
+    ("Why can't you do it? I really need this sorted.", "Why not? I really need this done."),
+    ("The name is Sam Lee. I want to change it.", "It's under Sam Lee, and I'd like to change it."),
+)
+
+
+def reword_messages(prompt: str, plan: str, note: str = "") -> list[dict[str, Any]]:
+    """The chat sent for one wording: the rule, the worked examples, the line, any note."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}]
+    for line, worded in _EXAMPLES:
+        messages.append({"role": "user", "content": f'Customer\'s message: "{line}"'})
+        messages.append({"role": "assistant", "content": worded})
+    messages.append({"role": "user", "content": f'Customer\'s message: "{plan}"'})
+    if note:
+        messages.append({"role": "system", "content": note})
+    return messages
+
+
+# A lead-in a chat model puts before the line it was asked for ("Sure! Here's the
+# reworded message:", the example's own "Customer's message:"): cut, so the line is read
+# as the person's words. It names the rewording, so "Here is my order id: …" stays.
+_LEAD_IN = re.compile(
+    r"^[^\n:]{0,80}\b(?:reworded|rewritten|rephrased|revised|version|customer'?s message)"
+    r"\b[^\n:]{0,40}:\s*",
+    re.IGNORECASE,
+)
+
+
+class PlannedUser(TemplateUser):
+    """`--person-mode plan`: the template person decides every turn (what to answer, when
+    to push back, when to stop) and the writer's model words it. A wording that fails the
+    voice check or strays from the plan (`voice.strays_from_plan`) is drawn again with
+    the failure named; after `REDRAWS` draws the plan's own line is kept (counted as
+    `kept_the_plan`), so a model that cannot stay in role costs variety, never a row
+    that breaks role."""
+
+    def __init__(
+        self, writer: ModelWriter, situation: dict[str, Any], seed: int, max_replies: int
+    ) -> None:
+        super().__init__(situation, seed_int("user", seed), max_replies, writer.counts)
+        self._writer = writer
+        self._prompt = reword_prompt(situation)
+        self._given = WriterText.of([self._prompt], [f.value for f in self.facts])
+        self._salt = f"plan|{situation.get('scenario_id', '')}|{seed}"
+        self._turns = 0
+
+    async def _say(self, plan: str, turn: Turn) -> str:
+        turn.given = self._given
+        self._turns += 1
+        counts, note = self.counts, ""
+        for attempt in range(REDRAWS):
+            salt = f"{self._salt}|{self._turns}|{attempt}"
+            worded = await self._writer.reword(self._prompt, plan, note, salt=salt) or ""
+            text = self.typed(worded) if worded else ""
+            found = turn_problem(text, turn) if text else "empty"
+            if found is None and strays_from_plan(worded, plan, self.facts):
+                found = "off_plan"
+            if found is None:
+                counts["turns_redrawn" if attempt else "turns_worded"] += 1
+                return text
+            counts[f"redrawn_{found}"] += 1
+            note = _NOTES[found].format(labels=", ".join(f.label for f in turn.asked))
+            self._given.add(note)  # a note sent back as the person's words is a quote too
+        counts["kept_the_plan"] += 1
+        return await super()._say(plan, turn)
+
+
 class ModelUser:
     """A `UserSimulator` over the writer's model, for one rollout. `dropped` names the
     check a turn kept failing when the rollout had to be dropped."""
@@ -303,6 +404,7 @@ class ModelWriter:
         name: str | None = None,
         owns_client: bool = True,
         max_replies: int = 5,
+        plan: bool = False,
     ) -> None:
         self.client = client
         self.spec = spec
@@ -311,6 +413,7 @@ class ModelWriter:
         self._owns_client = owns_client
         self.failures = 0
         self.max_replies = max_replies
+        self.plan = plan  # --person-mode plan: the model words the template's lines
         self.counts: Counter[str] = Counter()
 
     @property
@@ -346,10 +449,18 @@ class ModelWriter:
         text = _clean(result.text)
         return text or None
 
+    async def reword(self, prompt: str, plan: str, note: str, *, salt: str) -> str | None:
+        """The model's wording of one planned line (`--person-mode plan`), its lead-in cut."""
+        text = await self.complete(reword_messages(prompt, plan, note), salt=salt)
+        return _clean(_LEAD_IN.sub("", text, count=1)) if text else None
+
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
         """The person's first message, checked like every turn (`voice.py`); a draft that
         fails is redrawn with the failure named, and after `REDRAWS` redraws the ask is
-        dropped (`PersonDropped`, counted), never kept."""
+        dropped (`PersonDropped`, counted), never kept. In plan mode the model words the
+        template's opener, and the last draw is that opener itself."""
+        if self.plan:
+            return await self._planned_opener(situation, seed)
         base = f"opener|{situation.get('scenario_id', '')}|{seed}"
         prompt = self.opener_prompt(situation)
         facts = facts_of(situation)
@@ -376,7 +487,51 @@ class ModelWriter:
 
         return await checked_opener(draw, turn, self.counts, f"writer {self.name}")
 
+    async def _planned_opener(self, situation: dict[str, Any], seed: int) -> str:
+        plan = compose_opener(situation, seed, typed=False)
+        prompt = reword_prompt(situation)
+        facts = facts_of(situation)
+        turn = Turn(
+            facts=facts,
+            given=WriterText.of([prompt], [f.value for f in facts]),
+            opener=True,
+            ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
+            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
+        )
+        base = f"plan-opener|{situation.get('scenario_id', '')}|{seed}"
+        worded = [plan]  # the model's words of the last draw, before they were typed
+        drawn = [0]  # the last draw's attempt number
+
+        async def draw(attempt: int, failed: str | None) -> str | None:
+            drawn[0] = attempt
+            rng = random.Random(seed_int(base, attempt))
+            if attempt == REDRAWS:  # no wording held: the plan's own line
+                self.counts["kept_the_plan"] += 1
+                worded[0] = plan
+                return typed_as(situation, plan, rng)
+            note = _NOTES[failed].format(labels="") if failed else ""
+            if note:
+                turn.given.add(note)
+            try:
+                text = await self.reword(prompt, plan, note, salt=f"{base}|{attempt}")
+            except ModelCallError as exc:
+                raise WriterError(f"writer {self.name}: no opener ({exc.kind}): {exc}") from exc
+            worded[0] = split_stop(text or "")[0]
+            return typed_as(situation, worded[0], rng)
+
+        def off_plan(_typed: str) -> str | None:
+            return "off_plan" if strays_from_plan(worded[0], plan, facts) else None
+
+        text = await checked_opener(draw, turn, self.counts, f"writer {self.name}", off_plan)
+        if drawn[0] == 0:  # worded at once (a redraw or the plan kept is counted already)
+            self.counts["turns_worded"] += 1
+        return text
+
     def user(self, situation: dict[str, Any], seed: int) -> UserSimulator | None:
+        if self.plan:
+            if not self.max_replies:
+                return None
+            return PlannedUser(self, situation, seed, self.max_replies)
         return ModelUser(self, situation, seed, self.max_replies)
 
     async def aclose(self) -> None:
@@ -395,4 +550,5 @@ def make_writer(ref: str, spec: Spec, options: ModelOptions, *, avg_turns: int =
     writer_sampling = sampling_from(options)
     writer_sampling["max_tokens"] = writer_max_tokens(options.writer_max_tokens)
     replies = max(0, avg_turns // 2 - 1)
-    return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies)
+    plan = person_mode(options.person_mode) == "plan"
+    return ModelWriter(client, spec, sampling=writer_sampling, max_replies=replies, plan=plan)

@@ -315,7 +315,14 @@ def details(situation: dict[str, Any], skip: str | None = None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def compose_opener(situation: dict[str, Any], seed: int) -> str:
+def typed_as(situation: dict[str, Any], text: str, rng: random.Random) -> str:
+    """`text` typed in the person's texture (lowercase, typos, …), their own values kept."""
+    return retype(text, situation["human"]["texture"], rng, _protected(situation))
+
+
+def compose_opener(situation: dict[str, Any], seed: int, *, typed: bool = True) -> str:
+    """The person's first message. `typed=False` leaves it in plain spelling: the plan a
+    model writer rewords (`people/model.py`), which types it in the person's texture after."""
     rng = random.Random(seed)
     human, world = situation["human"], situation["world"]
     ask, verb = _ask(situation, rng)
@@ -338,7 +345,7 @@ def compose_opener(situation: dict[str, Any], seed: int) -> str:
     if length != "short" or rng.random() < 0.3:
         parts.append(rng.choice(_CLOSING[human["tone"]]))
     text = re.sub(r"\b([Aa]) (?=[aeiouAEIOU])", r"\1n ", " ".join(p for p in parts if p))
-    return retype(text, human["texture"], rng, _protected(situation))
+    return typed_as(situation, text, rng) if typed else text
 
 
 # What the person knows and how they talk: the part of a situation TemplateUser reads.
@@ -423,13 +430,21 @@ class TemplateUser:
             self._check(stop_problem(turn))
             self.counts["ended_nothing_to_add"] += 1
             return None
-        text = retype(
-            text, self.situation["human"]["texture"], self.rng, _protected(self.situation)
-        )
-        self._check(turn_problem(text, turn))
+        text = await self._say(text, turn)
         self.reacted = self.reacted or unresolved(turn.agent_last)
         self.left -= 1
         return text
+
+    async def _say(self, plan: str, turn: Turn) -> str:
+        """The planned line as the person types it: in their texture, and checked. A model
+        writer's planned person (`people/model.py`) rewords it first."""
+        text = self.typed(plan)
+        self._check(turn_problem(text, turn))
+        return text
+
+    def typed(self, text: str) -> str:
+        """`text` in the person's texture (lowercase, typos, …), their own values kept."""
+        return typed_as(self.situation, text, self.rng)
 
     def _check(self, problem: str | None) -> None:
         if problem is None:

@@ -1649,21 +1649,115 @@ def bare_details(text: str, facts: list[Fact]) -> bool:
 REDRAWS = 3
 
 
+# How a planned yes or no reads once reworded: a confirmation must stay one.
+_YES = re.compile(r"\b(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|do it|right|correct)\b")
+_NO = re.compile(r"\b(?:no|not|don'?t|nope|hold off|wait)\b")
+# The helper's part in the first person ("Sure, I'll check again", "I'd be glad to look"):
+# a model asked to reword a request often answers it instead.
+_HELPER_ACT = re.compile(
+    r"\b(?:i'?ll|i will|i'?d be (?:glad|happy)(?: to)?|let me|i can)\s+(?:\w+\s+){0,2}?"
+    r"(?:check|look|help|assist|do|get|find|try|see|process|handle|pull|cancel|refund"
+    r"|take care)\b|\b(?:happy|glad) to (?:help|assist)\b"
+)
+# The line signed as the service ("Respectfully. Your support team,"): its last words name
+# the team the person is writing to, as if they were it.
+_SIGNED_AS_SERVICE = re.compile(
+    r"\b(?:your|the|our) (?:support|service|customer (?:service|care|support)|help ?desk)"
+    r" team[,.!]?\s*$"
+)
+# A request kept as one: a question, or the words a request is made with.
+_REQUEST = re.compile(r"\?|\b(?:please|pls|can you|could you|would you|need|want|help)\b")
+# The writer talking about its own rewording ("This rephrasing uses shorter language").
+_REWORDING_TALK = re.compile(
+    r"\b(?:rephras\w*|reword\w*|rewrit\w*|this version|original message|emphasi[sz]es"
+    r"|(?:the|your|my|this) draft)\b"
+)
+_CONTENT = re.compile(r"[a-z]{4,}")
+_SHORT_FUNCTION_WORDS = frozenset(("the", "and", "was", "has", "had", "are", "for", "own", "not"))
+_FUNCTION_WORDS = frozenset((
+    "this", "that", "with", "have", "from", "your", "they", "them", "there", "their",
+    "what", "when", "where", "which", "would", "could", "should", "about", "just", "like",
+    "been", "were", "will", "into", "than", "then", "also", "very", "please",
+))  # fmt: skip
+
+
+def _content_stems(text: str) -> set[str]:
+    return {w[:4] for w in _CONTENT.findall(text) if w not in _FUNCTION_WORDS}
+
+
+_MY = re.compile(r"\bmy (\w+)(?: (\w+))?")
+_YOUR = re.compile(r"\b(?:your|ur) (\w+)(?: (\w+))?")
+
+
+def _owned(text: str, owner: re.Pattern[str]) -> set[str]:
+    """The things `owner` ("my", "your") stands before, without a plural."""
+    return {
+        w.rstrip("s")
+        for m in owner.finditer(text)
+        for w in m.groups()
+        if w and len(w) >= 3 and w not in _FUNCTION_WORDS and w not in _SHORT_FUNCTION_WORDS
+    }
+
+
+def strays_from_plan(text: str, plan: str, facts: Iterable[Fact]) -> bool:
+    """A reworded line (`--person-mode plan`) that no longer says what its plan said: a
+    value of the person's gained or lost (the vague opener that now names its id, the
+    answer that dropped the order id), an id, e-mail or number the plan never had, a yes
+    turned into a no, a request turned into the helper's answer to it ("Sure, I'll check
+    again") or into a bare "Yes.", the person's "my" turned "your", talk about the
+    rewording itself, little left of the plan's words, or a line grown to several times
+    the plan's length (a model that went on to write the agent's part too). The plan is
+    the person's in-role line, so a wording that keeps all of these keeps its role.
+    Read on the model's words before the person's texture is typed onto them."""
+    low, said = _lowered(text), _lowered(plan)
+    for fact in facts:
+        value = str(fact.value).lower()
+        if (value in said) != (value in low):
+            return True
+    if identifiers(text[:MAX_CHARS]) - identifiers(plan[:MAX_CHARS]):
+        return True
+    if set(numbers(text[:MAX_CHARS])) - set(numbers(plan[:MAX_CHARS])):
+        return True
+    head = said.split(".", 1)[0]
+    if head.startswith("yes") and (not _YES.search(low) or _NO.search(low)):
+        return True
+    if head.startswith(("no", "not yet")) and not _NO.search(low):
+        return True
+    if _REWORDING_TALK.search(low) or (_HELPER_ACT.search(low) and not _HELPER_ACT.search(said)):
+        return True
+    if _SIGNED_AS_SERVICE.search(low) and not _SIGNED_AS_SERVICE.search(said):
+        return True
+    if _REQUEST.search(said) and not _REQUEST.search(low) and not head.startswith("yes"):
+        return True
+    # "one of my orders" said as "your order": the thing, one or two words on, compared
+    # without its plural.
+    if _owned(said, _MY) & _owned(low, _YOUR):
+        return True
+    stems = _content_stems(said)
+    if len(stems) >= 3 and len(stems & _content_stems(low)) < len(stems) / 4:
+        return True
+    return len(_tokens(text)) > 2 * len(_tokens(plan)) + 12
+
+
 async def checked_opener(
     draw: Callable[[int, str | None], Awaitable[str | None]],
     turn: Turn,
     counts: Counter[str],
     who: str,
+    also: Callable[[str], str | None] | None = None,
 ) -> str:
     """The person's first message from `draw(attempt, failed_check)`, checked like every
     turn. A draft that fails is drawn again, told which check failed (a model writer names
     it in a note; the template draws from a new seed), and after `REDRAWS` redraws the ask
     is dropped (`PersonDropped`, counted), never kept. One loop for every writer, so the
-    counts a run reports mean the same whoever voiced the person."""
+    counts a run reports mean the same whoever voiced the person. `also` is a further
+    check of the writer's own (a planned person's rewording keeps its plan)."""
     problem: str | None = None
     for attempt in range(REDRAWS + 1):
         text = await draw(attempt, problem)
         found = turn_problem(text, turn) if text else "empty"
+        if found is None and also is not None:
+            found = also(str(text))
         if found is None:
             if attempt:
                 counts["turns_redrawn"] += 1
