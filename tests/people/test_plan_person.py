@@ -57,6 +57,7 @@ STRAYS = [
     (AGAIN, "Actually, the draft changed the message. Could you check again?"),  # a note
     (GIVE, "I'm glad to assist. The order id is ORD-4821, I just need the details."),
     (MINE, "My son placed the order for me; where is it? Regards, the customer care team."),
+    (GIVE, "I've updated order ORD-4821 already. I just need the details."),  # an act
     (GIVE, "I just need the details of my order."),  # the id is lost
     (GIVE, "The order id is ORD-4821, and my email is kim.ode@example.org."),  # gained
     (GIVE, "The order id is ORD-4822. I just need the details."),  # a changed id

@@ -1659,6 +1659,12 @@ _HELPER_ACT = re.compile(
     r"(?:check|look|help|assist|do|get|find|try|see|process|handle|pull|cancel|refund"
     r"|take care)\b|\b(?:happy|glad) to (?:help|assist)\b"
 )
+# The person claiming the service's work on the record as done ("I changed the passenger
+# name to Maria Chen" for "the passenger name is Maria Chen").
+_DID_ACT = re.compile(
+    r"\bi(?:'ve| have)? (?:just |already )?(?:changed|cancell?ed|booked|refunded|updated"
+    r"|fixed|edited|modified|deleted|removed|added|processed)\b"
+)
 # The line signed as the service ("Respectfully. Your support team,"): its last words name
 # the team the person is writing to, as if they were it.
 _SIGNED_AS_SERVICE = re.compile(
@@ -1726,6 +1732,8 @@ def strays_from_plan(text: str, plan: str, facts: Iterable[Fact]) -> bool:
     if _REWORDING_TALK.search(low) or (_HELPER_ACT.search(low) and not _HELPER_ACT.search(said)):
         return True
     if _SIGNED_AS_SERVICE.search(low) and not _SIGNED_AS_SERVICE.search(said):
+        return True
+    if _DID_ACT.search(low) and not _DID_ACT.search(said):
         return True
     if _REQUEST.search(said) and not _REQUEST.search(low) and not head.startswith("yes"):
         return True
