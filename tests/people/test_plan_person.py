@@ -45,6 +45,8 @@ KEEPS = [
     (YES, "Sure, do it."),
     (NO, "No, hold off on any changes for now."),
     (MINE, "My son ordered it for me, where is it now?"),
+    (MINE, "Good Morning. My son placed the order for me, I want to know where it is."),
+    ("Please cancel it. The name is Kim Lee.", "Cancel it please, it's under Kim Lee."),
 ]
 STRAYS = [
     (AGAIN, "Sure, I'll check again."),  # the helper's answer to the request
@@ -58,6 +60,8 @@ STRAYS = [
     (GIVE, "I'm glad to assist. The order id is ORD-4821, I just need the details."),
     (MINE, "My son placed the order for me; where is it? Regards, the customer care team."),
     (GIVE, "I've updated order ORD-4821 already. I just need the details."),  # an act
+    (GIVE, "It's ORD-4821, and I also need to change the name to Ana Ruiz."),  # a name
+    (AGAIN, "Could you check again? I really need to change the name."),  # an errand
     (GIVE, "I just need the details of my order."),  # the id is lost
     (GIVE, "The order id is ORD-4821, and my email is kim.ode@example.org."),  # gained
     (GIVE, "The order id is ORD-4822. I just need the details."),  # a changed id
@@ -122,14 +126,16 @@ def test_the_model_s_lead_in_is_cut_and_the_person_s_words_are_not(raw: str, lin
 
 
 def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
-    """Five samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
-    and 317 with 10 conversations per spec, 331 and 347 with 20, the seeded agent), read
-    turn by turn by hand (`tests/data/realperson-plan*.json*`). Every turn read as the
-    person's passes the voice check as it stands; the five breaks seen (seed 311's "Yes,
-    I'll take care of it.", seed 317's opener quoting the redraw note, "the draft changed
-    the message", seed 331's "I'm happy to help." and an opener signed "Your support
-    team,", seed 347's "a problem w/ ur order") got past the checks of their run and are
-    now read as straying from their plan. A break's plan is the line without the break."""
+    """Six samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
+    and 317 with 10 conversations per spec, 331, 347 and 353 with 20, the seeded agent),
+    read turn by turn by hand (`tests/data/realperson-plan*.json*`). Every turn read as
+    the person's passes the voice check as it stands. The ten breaks seen got past the
+    checks of their run and are now read as straying from their plan: "Yes, I'll take
+    care of it.", an opener quoting the redraw note, "I'm happy to help.", an opener
+    signed "Your support team,", "a problem w/ ur order", and five lines that carried the
+    writer's own worked example into the person's mouth (its name, Sam Lee, and its "I
+    want to change it"), two of them first read as ok. A break's plan is the line
+    without the break."""
     rows = [
         json.loads(line)
         for line in (DATA / "realperson-plan.jsonl").read_text().splitlines()
@@ -156,4 +162,4 @@ def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
                 else:
                     breaks += 1
                     assert strays_from_plan(text, entry["plans"][str(i)], facts), text
-    assert (seen, breaks) == (345, 5)
+    assert (seen, breaks) == (436, 10)

@@ -232,14 +232,16 @@ def reword_prompt(situation: dict[str, Any]) -> str:
 
 
 # Worked examples the writer sees before its line: a small model given only the rule tends
-# to answer a request ("Sure, I'll check again") instead of rewording it. No value here is
-# one a person holds (an example's id that comes back is an invented fact, redrawn).
+# to answer a request ("Sure, I'll check again") instead of rewording it. They hold no
+# value and no errand: a 1.5B model carried an example's name and its "I want to change
+# it" into the person's lines (`voice.strays_from_plan` now refuses both).
 _EXAMPLES = (
     ("Could you check again, please?", "Can you take another look for me?"),
     ("Yes, please go ahead.", "Yes, go ahead with it."),
     ("Why can't you do it? I really need this sorted.", "Why not? I really need this done."),
-    ("The name is Sam Lee. I want to change it.", "It's under Sam Lee, and I'd like to change it."),
-)
+    ("It is the one from last week. I just need the details.",
+     "It's the one from last week, I only need the details."),
+)  # fmt: skip
 
 
 def reword_messages(prompt: str, plan: str, note: str = "") -> list[dict[str, Any]]:

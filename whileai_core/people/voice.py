@@ -1665,6 +1665,14 @@ _DID_ACT = re.compile(
     r"\bi(?:'ve| have)? (?:just |already )?(?:changed|cancell?ed|booked|refunded|updated"
     r"|fixed|edited|modified|deleted|removed|added|processed)\b"
 )
+# An errand of the service's tools: a wording that gains one asks for what the person
+# never came for ("I really need to change the name" on a flight search).
+_ERRAND = re.compile(
+    r"\b(?:chang|cancel|refund|rebook|return|upgrad|book (?:it|the|a|my|this|that))",
+    re.IGNORECASE,
+)
+# A person's name: two capitalised words together, not at a sentence's start.
+_NAME = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+ [A-Z][a-z]+)\b")
 # The line signed as the service ("Respectfully. Your support team,"): its last words name
 # the team the person is writing to, as if they were it.
 _SIGNED_AS_SERVICE = re.compile(
@@ -1734,6 +1742,10 @@ def strays_from_plan(text: str, plan: str, facts: Iterable[Fact]) -> bool:
     if _SIGNED_AS_SERVICE.search(low) and not _SIGNED_AS_SERVICE.search(said):
         return True
     if _DID_ACT.search(low) and not _DID_ACT.search(said):
+        return True
+    if {e.split()[0] for e in _ERRAND.findall(low)} - {e.split()[0] for e in _ERRAND.findall(said)}:
+        return True
+    if any(n.casefold() not in said for n in _NAME.findall(text[:MAX_CHARS])):
         return True
     if _REQUEST.search(said) and not _REQUEST.search(low) and not head.startswith("yes"):
         return True
