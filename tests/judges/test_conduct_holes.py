@@ -727,7 +727,7 @@ def test_details_asked_again_with_nothing_to_doubt_them_fails() -> None:
 
 
 def test_a_value_given_by_its_label_is_given() -> None:
-    """"The method is travel_credit" gives the method, whatever the schema says of it:
+    """ "The method is travel_credit" gives the method, whatever the schema says of it:
     asking for it again after a clean read fails."""
     ask = "Refund booking K7XQ2M. The method is travel_credit."
     steps = [_call("get_order", {"order_id": "ORD-4410", "method": "travel_credit"}, OK)]
@@ -771,4 +771,27 @@ def test_an_offer_of_more_help_reports_nothing() -> None:
         steps,
         wrong=("Thanks for the feedback! Any other problems, just let me know.",),
         right=("ORD-4410 was cancelled. Any other problems, just let me know.",),
+    )
+
+
+def test_a_tool_fault_put_on_the_person_s_words_fails() -> None:
+    """h5's "Please provide more information or rephrase your question" after the look-up
+    came back unreadable twice, and "The information you provided is outdated" after a
+    stale record: the fault was the tool's, not the person's wording. The same words
+    with no fault behind them, or a fault told as the tool's, are not held to it."""
+    garbled = [_call("get_order", {"order_id": "ORD-4410"}, {"status": "malformed", "raw": "<<"})]
+    _results_read(
+        "Where is ORD-4410?",
+        garbled,
+        wrong=(
+            "Hmm, I could not understand your request. Could you restate it?",
+            "The details you gave were incomplete, so nothing came back. Try again.",
+        ),
+        right=("The order system sent back something unreadable, so I can't tell you yet.",),
+    )
+    clean = [_call("get_order", {"order_id": "ORD-4410"}, OK)]
+    reply = "ORD-4410 is cancelled. If you meant another order, feel free to rephrase."
+    assert (
+        _markers(_row("Where is ORD-4410?", clean, reply)).get("conduct:matches_results", 1.0)
+        == 1.0
     )

@@ -406,6 +406,10 @@ def contradictions(ev: Evidence) -> list[str]:
     # Calls that reached the records (found them, or found nothing under the value) with
     # no fault anywhere: "as an AI, I don't have the ability to access orders" is false.
     reached = bool(ev.calls) and not any(c.faulted for c in ev.calls)
+    # The last call faulted (timed out, came back unreadable, denied, stale): the trouble is
+    # the tool's, so asking the person to rephrase, or calling what they gave outdated or
+    # unrecognised, blames them for it.
+    last_fault = ev.calls[-1] if ev.calls and ev.calls[-1].faulted else None
     told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
     if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
         problems.append(
@@ -428,6 +432,8 @@ def contradictions(ev: Evidence) -> list[str]:
             problems.append("blames a fault, but every call came back without one")
         elif reached and rp.first_person(clause) and _NO_ACCESS.search(clause):
             problems.append("says it has no access, but its calls reached the records")
+        elif last_fault is not None and _ON_THE_PERSON.search(clause):
+            problems.append(f"puts {last_fault.tool}'s fault on the person's words: {clause!r:.70}")
     return list(dict.fromkeys(problems))
 
 
@@ -436,6 +442,18 @@ def contradictions(ev: Evidence) -> list[str]:
 _NO_ACCESS = re.compile(
     r"(?:\bnot|n['\u2019]t) have (?:the )?(?:(?:ability|means|capability) to )?access\b"
     r"|\bno access\b|\b(?:cannot|can not|can't|unable to) access\b",
+    re.IGNORECASE,
+)
+
+
+# The person's words blamed ("please rephrase your question", "the information you
+# provided is outdated", "failed to recognize your request", "due to the unavailability of
+# the required information"): bounded alternatives.
+_ON_THE_PERSON = re.compile(
+    r"\b(?:rephrase|reword|restate)\b|\bprovide (?:me with )?more (?:information|details)\b"
+    r"|\b(?:information|details?|request) you (?:provided|gave|sent) (?:is|was|are|were)"
+    r" (?:outdated|incorrect|invalid|wrong|incomplete)\b|\b(?:recogni[sz]e|understand)"
+    r" your (?:request|question|message)\b|\bunavailability of the required information\b",
     re.IGNORECASE,
 )
 
