@@ -795,3 +795,30 @@ def test_a_tool_fault_put_on_the_person_s_words_fails() -> None:
         _markers(_row("Where is ORD-4410?", clean, reply)).get("conduct:matches_results", 1.0)
         == 1.0
     )
+
+
+def test_the_business_the_agent_speaks_for_is_no_third_party() -> None:
+    """h5's "contact the airline directly through their customer service hotline" from the
+    airline's own reservations agent: it sends the person away to itself, as if to
+    someone else. Another business (the person's bank) may be named."""
+    system = {
+        "role": "system",
+        "content": "You are the support agent for an online store. Look orders up first.",
+    }
+    steps = [_call("get_order", {"order_id": "ORD-4410"}, OK)]
+
+    def verdict(reply: str) -> float:
+        row = _row("Can I get a paper invoice for ORD-4410?", steps, reply)
+        row["messages"] = [system, {"role": "user", "content": row["prompt"]}]
+        return _markers(row).get("conduct:matches_results", 1.0)
+
+    for wrong in (
+        "ORD-4410 is cancelled; for invoices you could get in touch with the store.",
+        "ORD-4410 is cancelled. The store's help desk handles paper invoices.",
+    ):
+        assert verdict(wrong) == 0.0, wrong
+    for right in (
+        "ORD-4410 is cancelled, so there is no invoice to send.",
+        "ORD-4410 is cancelled; if you were charged, contact your bank about it.",
+    ):
+        assert verdict(right) == 1.0, right

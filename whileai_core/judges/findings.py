@@ -410,6 +410,10 @@ def contradictions(ev: Evidence) -> list[str]:
     # the tool's, so asking the person to rephrase, or calling what they gave outdated or
     # unrecognised, blames them for it.
     last_fault = ev.calls[-1] if ev.calls and ev.calls[-1].faulted else None
+    # What the agent speaks for, from its instructions ("the support agent for an online
+    # store", "the reservations agent for an airline").
+    own = _SPEAKS_FOR.search(ev.system_text[:TEXT_CAP])
+    itself = own.group(1).casefold() if own else ""
     told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
     if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
         problems.append(
@@ -432,6 +436,10 @@ def contradictions(ev: Evidence) -> list[str]:
             problems.append("blames a fault, but every call came back without one")
         elif reached and rp.first_person(clause) and _NO_ACCESS.search(clause):
             problems.append("says it has no access, but its calls reached the records")
+        elif itself and itself in _sent_to(clause):
+            problems.append(
+                f"sends the person to the {itself} it speaks for, as if to someone else"
+            )
         elif last_fault is not None and _ON_THE_PERSON.search(clause):
             problems.append(f"puts {last_fault.tool}'s fault on the person's words: {clause!r:.70}")
     return list(dict.fromkeys(problems))
@@ -444,6 +452,27 @@ _NO_ACCESS = re.compile(
     r"|\bno access\b|\b(?:cannot|can not|can't|unable to) access\b",
     re.IGNORECASE,
 )
+
+
+# "You are the reservations agent for an airline": the business the agent is.
+_SPEAKS_FOR = re.compile(
+    r"\byou are (?:the |an? )?(?:[\w-]+ ){0,3}?(?:agent|assistant|representative)"
+    r" (?:for|of|at) (?:the |an? )?(?:[\w-]+ ){0,2}?(airline|store|shop|bank|hotel|company)\b",
+    re.IGNORECASE,
+)
+# The reader sent to a business, or to its service: "contact the airline directly",
+# "the airline's customer service".
+_SENT_TO = re.compile(
+    r"\b(?:contact(?:ing)?|call(?:ing)?|reach(?:ing)? out to|reach(?:ing)?|get in touch with"
+    r"|write to|email(?:ing)?)\s+(?:[\w-]+\s+){0,2}?(?:the|your)\s+(\w+)\b"
+    r"|\bthe (\w+)'s (?:customer service|support|help ?desk|hotline|website|app)\b",
+    re.IGNORECASE,
+)
+
+
+def _sent_to(clause: str) -> set[str]:
+    """The businesses a clause sends the reader to, lower-cased."""
+    return {(m.group(1) or m.group(2)).casefold() for m in _SENT_TO.finditer(clause[:TEXT_CAP])}
 
 
 # The person's words blamed ("please rephrase your question", "the information you
