@@ -360,3 +360,13 @@ def test_a_sign_off_asks_nothing_and_a_consequence_is_no_verdict() -> None:
     assert polar_question("Have you got my order?") == ["order"]
     assert not gives_verdict("It was already opened, so there is nothing more to do.")
     assert gives_verdict("Sorry, but we don't have a cafe.")
+
+
+def test_a_yes_to_taking_up_the_errand_claims_no_fact() -> None:
+    """h5's "Of course, I can help you with that!" to "Can you sort it out?" (a false fail
+    on a good row): a request that the agent take up the errand, in general words, is
+    answered by agreeing to. A yes to a particular act nothing covers still fails."""
+    ok = _judge("My order looks wrong. Could you fix it for me?", "Sure, I can fix that.")
+    assert "yes or no" not in str(ok.get("reason")), ok
+    made_up = _judge("Could you post me a paper invoice?", "Yes, I can post you one.")
+    assert "yes or no" in str(made_up.get("reason")), made_up

@@ -289,10 +289,12 @@ def test_the_default_judge_on_a_fifth_held_out_set() -> None:
     tuned on one kind, a tool's fault put on the person's words ("please rephrase your
     question", "the information you provided is outdated"): 34 of 45; then on the
     business the agent speaks for sent to as a third party ("contact the airline
-    directly"): 35 of 45. Still missed: lectures on the person's tone, thanks for a
-    confirmation of a state, a fault told as "an error" with "please try again",
-    made-up refunds in progress and payments, an unchanged reference called new.
+    directly"): 35 of 45; and the false fail was mended (a yes to "can you sort it
+    out?" takes up the errand, claiming no fact): 0 of 15. Still missed: lectures on
+    the person's tone, thanks for a confirmation of a state, a fault told as "an error"
+    with "please try again", made-up refunds in progress and payments, an unchanged
+    reference called new.
     Margin: none."""
     fails, caught, goods, false_fails = _scored("h5", orders=30, airline=30, source="review")
     assert (fails, goods) == (45, 15)
-    assert caught >= 35 and false_fails <= 1
+    assert caught >= 35 and false_fails == 0

@@ -519,6 +519,10 @@ def answers_yes_or_no(ev: Evidence) -> bool:
     return False
 
 
+# The errand taken up, in general words: what any support agent is there to do.
+_ERRAND_WORK = frozenset(
+    {"sort", "fix", "help", "handle", "look", "check", "assist", "resolve", "deal", "solve"}
+)
 # A yes/no question that is a request for the listener to act.
 _ASKS_AN_ACT = re.compile(r"\b(?:can|could|would|will) you\b")
 
@@ -544,6 +548,10 @@ def unfounded_verdicts(ev: Evidence) -> list[str]:
         and _states_the_question(ev.reply, topic)
     )
     if not gives_verdict(ev.reply) and not stated:
+        return []
+    # "Can you sort it out?" asks the agent to take up the errand, which is its job: "Of
+    # course, I can help you with that!" answers it without claiming a fact.
+    if _ASKS_AN_ACT.search(asked[:TEXT_CAP].lower()) and topic and set(topic) <= _ERRAND_WORK:
         return []
     # "Do you offer gift cards in other currencies?": the question is about gift cards and
     # currencies; a light verb after a pronoun ("offer", "provide", "accept") says little,
