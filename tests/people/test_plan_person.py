@@ -62,6 +62,7 @@ STRAYS = [
     (GIVE, "I've updated order ORD-4821 already. I just need the details."),  # an act
     (GIVE, "It's ORD-4821, and I also need to change the name to Ana Ruiz."),  # a name
     (AGAIN, "Could you check again? I really need to change the name."),  # an errand
+    (AGAIN, "Could you check again? Is there anything else you need help with?"),
     (GIVE, "I just need the details of my order."),  # the id is lost
     (GIVE, "The order id is ORD-4821, and my email is kim.ode@example.org."),  # gained
     (GIVE, "The order id is ORD-4822. I just need the details."),  # a changed id
@@ -126,13 +127,14 @@ def test_the_model_s_lead_in_is_cut_and_the_person_s_words_are_not(raw: str, lin
 
 
 def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
-    """Six samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
-    and 317 with 10 conversations per spec, 331, 347 and 353 with 20, the seeded agent),
+    """Seven samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
+    and 317 with 10 conversations per spec, 331, 347, 353 and 359 with 20, the seeded agent),
     read turn by turn by hand (`tests/data/realperson-plan*.json*`). Every turn read as
-    the person's passes the voice check as it stands. The ten breaks seen got past the
+    the person's passes the voice check as it stands. The eleven breaks seen got past the
     checks of their run and are now read as straying from their plan: "Yes, I'll take
     care of it.", an opener quoting the redraw note, "I'm happy to help.", an opener
-    signed "Your support team,", "a problem w/ ur order", and five lines that carried the
+    signed "Your support team,", "a problem w/ ur order", "Do you have a specific
+    question or need any assistance?", and five lines that carried the
     writer's own worked example into the person's mouth (its name, Sam Lee, and its "I
     want to change it"), two of them first read as ok. A break's plan is the line
     without the break."""
@@ -162,4 +164,4 @@ def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
                 else:
                     breaks += 1
                     assert strays_from_plan(text, entry["plans"][str(i)], facts), text
-    assert (seen, breaks) == (436, 10)
+    assert (seen, breaks) == (528, 11)

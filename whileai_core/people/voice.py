@@ -1673,6 +1673,12 @@ _ERRAND = re.compile(
 )
 # A person's name: two capitalised words together, not at a sentence's start.
 _NAME = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+ [A-Z][a-z]+)\b")
+# The listener's needs asked after ("Do you have a specific question or need any
+# assistance?", "How can I help?"): the helper's opening, not the person's.
+_SERVES = re.compile(
+    r"\b(?:do you (?:have|need)|is there)\b[^.?!]{0,40}\b(?:questions?|assistance|help)\b"
+    r"|\bhow (?:can|may) i (?:help|assist)\b"
+)
 # The line signed as the service ("Respectfully. Your support team,"): its last words name
 # the team the person is writing to, as if they were it.
 _SIGNED_AS_SERVICE = re.compile(
@@ -1742,6 +1748,8 @@ def strays_from_plan(text: str, plan: str, facts: Iterable[Fact]) -> bool:
     if _SIGNED_AS_SERVICE.search(low) and not _SIGNED_AS_SERVICE.search(said):
         return True
     if _DID_ACT.search(low) and not _DID_ACT.search(said):
+        return True
+    if _SERVES.search(low) and not _SERVES.search(said):
         return True
     if {e.split()[0] for e in _ERRAND.findall(low)} - {e.split()[0] for e in _ERRAND.findall(said)}:
         return True
