@@ -127,8 +127,9 @@ def test_the_model_s_lead_in_is_cut_and_the_person_s_words_are_not(raw: str, lin
 
 
 def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
-    """Seven samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
-    and 317 with 10 conversations per spec, 331, 347, 353 and 359 with 20, the seeded agent),
+    """Eight samples of Qwen2.5-Coder-1.5B wording the planned person (`--seed 311`, 313
+    and 317 with 10 conversations per spec; 331, 347, 353, 359 and 367 with 20; the
+    seeded agent),
     read turn by turn by hand (`tests/data/realperson-plan*.json*`). Every turn read as
     the person's passes the voice check as it stands. The eleven breaks seen got past the
     checks of their run and are now read as straying from their plan: "Yes, I'll take
@@ -164,4 +165,4 @@ def test_the_real_model_s_planned_wordings_read_as_labelled() -> None:
                 else:
                     breaks += 1
                     assert strays_from_plan(text, entry["plans"][str(i)], facts), text
-    assert (seen, breaks) == (528, 11)
+    assert (seen, breaks) == (619, 11)
