@@ -190,6 +190,10 @@ _AGENT_SIDE = tuple(
         r"\bwould you like (?:the|a|an|this|that|one|to (?:choose|pick|select|go with))\b"
         r"(?![^.?!]{0,40}\b(?:my|me|mine|number|id|reference|ref|code|e-?mail|name)\b)"
         r"[^.?!]{0,60}\?",
+        # The line signed as the service: "... Respectfully. Your support team,".
+        r"(?:(?:^|[.!?]\s+|\n)\s*(?:your|our)|\b(?:regards|sincerely|respectfully|wishes),?"
+        r"\s+(?:your|our|the)) (?:support|service|customer (?:service|care|support)|help ?desk)"
+        r" team[,.!]?\s*$",
         # Tool or JSON syntax, a chat template's tokens, a function-call recipe.
         r"[{\[]\s*\"[A-Za-z_]{1,40}\"\s*:|(?<![\w=])[a-z][a-z_]{1,30}=[\"'\w]",
         r"<\|[a-z_]{1,30}\|>|</?tool_call>|```",
@@ -388,7 +392,8 @@ def serves_listener(text: str) -> bool:
                 while k < len(words) and words[k] in _QUANTIFIERS:
                     k += 1
                 held = _QUESTION_NOUNS | (_NEWS if words[i - 1 : i] == ["if"] else frozenset())
-                if k < len(words) and words[k] in held and not _SPEAKER & set(after):
+                # "any questions", or with one word between: "a specific question".
+                if held & set(words[k : k + 2]) and not _SPEAKER & set(after):
                     return True
     return False
 
@@ -1649,22 +1654,19 @@ def bare_details(text: str, facts: list[Fact]) -> bool:
 REDRAWS = 3
 
 
-# How a planned yes or no reads once reworded: a confirmation must stay one.
+# How a planned yes or no reads once reworded: a confirmation must stay one. A no is a
+# negator (`replies.is_negator`) or a hold.
 _YES = re.compile(r"\b(?:yes|yeah|yep|sure|ok(?:ay)?|go ahead|please do|do it|right|correct)\b")
-_NO = re.compile(r"\b(?:no|not|don'?t|nope|hold off|wait)\b")
-# The helper's part in the first person ("Sure, I'll check again", "I'd be glad to look"):
-# a model asked to reword a request often answers it instead.
-_HELPER_ACT = re.compile(
-    r"\b(?:i'?ll|i will|i'?d be (?:glad|happy)(?: to)?|let me|i can)\s+(?:\w+\s+){0,2}?"
-    r"(?:check|look|help|assist|do|get|find|try|see|process|handle|pull|cancel|refund"
-    r"|take care)\b|\b(?:happy|glad) to (?:help|assist)\b"
-)
+_HOLD = re.compile(r"\b(?:hold off|wait)\b")
+# The helper's part in the first person ("Sure, I'll check again", "I'd be glad to look",
+# "I'll take care of it"): a model asked to reword a request often answers it instead.
+# The verbs are the service's work (`_WORK_VERBS`) and the helper's own.
+_HELPER_VERBS = _WORK_VERBS | {"help", "assist", "do", "get", "try", "see", "care"}
+_HELPER_ACT = re.compile(r"\b(?:i'?ll|i will|i'?d be (?:glad|happy)(?: to)?|let me|i can)\s")
+_GLAD_TO_HELP = re.compile(r"\b(?:happy|glad) to (?:help|assist)\b")
 # The person claiming the service's work on the record as done ("I changed the passenger
-# name to Maria Chen" for "the passenger name is Maria Chen").
-_DID_ACT = re.compile(
-    r"\bi(?:'ve| have)? (?:just |already )?(?:changed|cancell?ed|booked|refunded|updated"
-    r"|fixed|edited|modified|deleted|removed|added|processed)\b"
-)
+# name to Maria Chen" for "the passenger name is Maria Chen"): a past form of the work.
+_DID_ACT = re.compile(r"\bi(?:'ve| have)? (?:just |already )?([a-z]+ed)\b")
 # An errand of the service's tools: a wording that gains one asks for what the person
 # never came for ("I really need to change the name" on a flight search).
 _ERRAND = re.compile(
@@ -1673,18 +1675,6 @@ _ERRAND = re.compile(
 )
 # A person's name: two capitalised words together, not at a sentence's start.
 _NAME = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+ [A-Z][a-z]+)\b")
-# The listener's needs asked after ("Do you have a specific question or need any
-# assistance?", "How can I help?"): the helper's opening, not the person's.
-_SERVES = re.compile(
-    r"\b(?:do you (?:have|need)|is there)\b[^.?!]{0,40}\b(?:questions?|assistance|help)\b"
-    r"|\bhow (?:can|may) i (?:help|assist)\b"
-)
-# The line signed as the service ("Respectfully. Your support team,"): its last words name
-# the team the person is writing to, as if they were it.
-_SIGNED_AS_SERVICE = re.compile(
-    r"\b(?:your|the|our) (?:support|service|customer (?:service|care|support)|help ?desk)"
-    r" team[,.!]?\s*$"
-)
 # A request kept as one: a question, or the words a request is made with.
 _REQUEST = re.compile(r"\?|\b(?:please|pls|can you|could you|would you|need|want|help)\b")
 # The writer talking about its own rewording ("This rephrasing uses shorter language").
@@ -1692,30 +1682,40 @@ _REWORDING_TALK = re.compile(
     r"\b(?:rephras\w*|reword\w*|rewrit\w*|this version|original message|emphasi[sz]es"
     r"|(?:the|your|my|this) draft)\b"
 )
-_CONTENT = re.compile(r"[a-z]{4,}")
-_SHORT_FUNCTION_WORDS = frozenset(("the", "and", "was", "has", "had", "are", "for", "own", "not"))
-_FUNCTION_WORDS = frozenset((
-    "this", "that", "with", "have", "from", "your", "they", "them", "there", "their",
-    "what", "when", "where", "which", "would", "could", "should", "about", "just", "like",
-    "been", "were", "will", "into", "than", "then", "also", "very", "please",
-))  # fmt: skip
-
-
-def _content_stems(text: str) -> set[str]:
-    return {w[:4] for w in _CONTENT.findall(text) if w not in _FUNCTION_WORDS}
-
-
 _MY = re.compile(r"\bmy (\w+)(?: (\w+))?")
 _YOUR = re.compile(r"\b(?:your|ur) (\w+)(?: (\w+))?")
 
 
+def _says_no(low: str) -> bool:
+    return any(rp.is_negator(w) for w in rp.tokens(low)) or bool(_HOLD.search(low))
+
+
+def _helper_acts(low: str) -> bool:
+    """A lead ("I'll", "let me") with one of the helper's verbs among its next three words."""
+    if _GLAD_TO_HELP.search(low):
+        return True
+    return any(
+        _HELPER_VERBS & set(rp.tokens(low[m.end() : m.end() + 40])[:3])
+        for m in _HELPER_ACT.finditer(low)
+    )
+
+
+def _did_act(low: str) -> bool:
+    return any(m.group(1) in _WORK_VERBS for m in _DID_ACT.finditer(low))
+
+
+def _content_stems(text: str) -> set[str]:
+    """The words of substance, by the judges' one stemmer."""
+    return {rp.stem(w) for w in rp.tokens(text) if len(w) >= 4 and w not in rp.FUNCTION_WORDS}
+
+
 def _owned(text: str, owner: re.Pattern[str]) -> set[str]:
-    """The things `owner` ("my", "your") stands before, without a plural."""
+    """The things `owner` ("my", "your") stands before, by their stem."""
     return {
-        w.rstrip("s")
+        rp.stem(w)
         for m in owner.finditer(text)
         for w in m.groups()
-        if w and len(w) >= 3 and w not in _FUNCTION_WORDS and w not in _SHORT_FUNCTION_WORDS
+        if w and len(w) >= 3 and w not in rp.FUNCTION_WORDS
     }
 
 
@@ -1739,18 +1739,17 @@ def strays_from_plan(text: str, plan: str, facts: Iterable[Fact]) -> bool:
     if set(numbers(text[:MAX_CHARS])) - set(numbers(plan[:MAX_CHARS])):
         return True
     head = said.split(".", 1)[0]
-    if head.startswith("yes") and (not _YES.search(low) or _NO.search(low)):
+    if head.startswith("yes") and (not _YES.search(low) or _says_no(low)):
         return True
-    if head.startswith(("no", "not yet")) and not _NO.search(low):
+    if head.startswith(("no", "not yet")) and not _says_no(low):
         return True
-    if _REWORDING_TALK.search(low) or (_HELPER_ACT.search(low) and not _HELPER_ACT.search(said)):
+    if _REWORDING_TALK.search(low):
         return True
-    if _SIGNED_AS_SERVICE.search(low) and not _SIGNED_AS_SERVICE.search(said):
-        return True
-    if _DID_ACT.search(low) and not _DID_ACT.search(said):
-        return True
-    if _SERVES.search(low) and not _SERVES.search(said):
-        return True
+    # The service's side gained: its acts, its offers, its sign-off, the listener's needs
+    # asked after (the shared readers, where one serves).
+    for reads in (_helper_acts, _did_act, reads_as_agent, serves_listener):
+        if reads(low) and not reads(said):
+            return True
     if {e.split()[0] for e in _ERRAND.findall(low)} - {e.split()[0] for e in _ERRAND.findall(said)}:
         return True
     if any(n.casefold() not in said for n in _NAME.findall(text[:MAX_CHARS])):
