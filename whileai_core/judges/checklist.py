@@ -228,9 +228,7 @@ def _attempted(seen: _Seen, target: str | None, stance: str | None) -> Check:
     if stance in _UNDECIDED:
         ok = ok or fd.offers_action(ev, targets)
     if stance in _HOLD_THE_LINE:
-        ok = ok or (
-            any(fd.engages(ev, t) for t in targets) and not rp.content_free(ev.reply)
-        )
+        ok = ok or (any(fd.engages(ev, t) for t in targets) and not rp.content_free(ev.reply))
     why = (
         "asked for what the tool needs"
         if ok

@@ -349,6 +349,14 @@ def stated_statuses(text: str) -> list[str]:
     return found
 
 
+# "You are the reservations agent for an airline": the business the agent is.
+_SPEAKS_FOR = re.compile(
+    r"\byou are (?:the |an? )?(?:[\w-]+ ){0,3}?(?:agent|assistant|representative)"
+    r" (?:for|of|at) (?:the |an? )?(?:[\w-]+ ){0,2}?(airline|store|shop|bank|hotel|company)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass
 class Evidence:
     """One rollout, read once: what was said, what was called, what the world answered."""
@@ -474,6 +482,13 @@ class Evidence:
             parts.append(orjson.dumps(call.arguments).decode()[:RESULT_CAP])
             parts.append(result_json(call))
         return "\n".join(parts)
+
+    @cached_property
+    def speaks_for(self) -> str:
+        """The business the agent is, from its instructions ("the reservations agent for
+        an airline" -> airline); empty when they do not say."""
+        found = _SPEAKS_FOR.search(self.system_text[:TEXT_CAP])
+        return found.group(1).casefold() if found else ""
 
     @cached_property
     def system_text(self) -> str:

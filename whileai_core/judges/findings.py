@@ -125,11 +125,16 @@ def false_claims(ev: Evidence) -> list[str]:
 # again please", "try it once more"): a verb of checking and "again" within a few words.
 # The verbs of looking a record up again, one list for the four readers below.
 _CHECKING = r"(?:check|recheck|re-check|double-check|look|search|try|verify)"
-_AGAIN = re.compile(
-    rf"\b{_CHECKING}\b[^.?!\n]{{0,30}}"
-    r"\b(?:again|once more)\b|\brecheck\b",
-    re.IGNORECASE,
-)
+
+
+def _again_after(verbs: str, within: int, *also: str) -> re.Pattern[str]:
+    """A verb of `verbs`, then "again" or "once more" within `within` characters of the
+    same sentence (or one of `also`): one shape for asking a thing to be done again."""
+    shape = rf"\b{verbs}\b[^.?!\n]{{0,{within}}}\b(?:again|once more)\b"
+    return re.compile("|".join([shape, *also]), re.IGNORECASE)
+
+
+_AGAIN = _again_after(_CHECKING, 30, r"\brecheck\b")
 
 
 # ...put to the agent: a request ("can you", "please", "pls") or an imperative opening
@@ -410,10 +415,6 @@ def contradictions(ev: Evidence) -> list[str]:
     # the tool's, so asking the person to rephrase, or calling what they gave outdated or
     # unrecognised, blames them for it.
     last_fault = ev.calls[-1] if ev.calls and ev.calls[-1].faulted else None
-    # What the agent speaks for, from its instructions ("the support agent for an online
-    # store", "the reservations agent for an airline").
-    own = _SPEAKS_FOR.search(ev.system_text[:TEXT_CAP])
-    itself = own.group(1).casefold() if own else ""
     told = any(rp.troubled(s) for s in rp.sentences(ev.reply))
     if unread and not empty and not told and reports_missing(ev, ev.reply, strict=True):
         problems.append(
@@ -434,57 +435,15 @@ def contradictions(ev: Evidence) -> list[str]:
             problems.append("says the record was not found, but a look-up returned it")
         elif ev.calls and not faulted and claims_fault(clause):
             problems.append("blames a fault, but every call came back without one")
-        elif reached and rp.first_person(clause) and _NO_ACCESS.search(clause):
+        elif reached and rp.first_person(clause) and rp.claims_no_access(clause):
             problems.append("says it has no access, but its calls reached the records")
-        elif itself and itself in _sent_to(clause):
+        elif ev.speaks_for and ev.speaks_for in rp.sent_to(clause):
             problems.append(
-                f"sends the person to the {itself} it speaks for, as if to someone else"
+                f"sends the person to the {ev.speaks_for} it speaks for, as if to someone else"
             )
-        elif last_fault is not None and _ON_THE_PERSON.search(clause):
+        elif last_fault is not None and rp.blames_the_person(clause):
             problems.append(f"puts {last_fault.tool}'s fault on the person's words: {clause!r:.70}")
     return list(dict.fromkeys(problems))
-
-
-# A claim of having no access at all ("I don't have the ability to access order data",
-# "I cannot access your records"): bounded alternatives, no nested repetition.
-_NO_ACCESS = re.compile(
-    r"(?:\bnot|n['\u2019]t) have (?:the )?(?:(?:ability|means|capability) to )?access\b"
-    r"|\bno access\b|\b(?:cannot|can not|can't|unable to) access\b",
-    re.IGNORECASE,
-)
-
-
-# "You are the reservations agent for an airline": the business the agent is.
-_SPEAKS_FOR = re.compile(
-    r"\byou are (?:the |an? )?(?:[\w-]+ ){0,3}?(?:agent|assistant|representative)"
-    r" (?:for|of|at) (?:the |an? )?(?:[\w-]+ ){0,2}?(airline|store|shop|bank|hotel|company)\b",
-    re.IGNORECASE,
-)
-# The reader sent to a business, or to its service: "contact the airline directly",
-# "the airline's customer service".
-_SENT_TO = re.compile(
-    r"\b(?:contact(?:ing)?|call(?:ing)?|reach(?:ing)? out to|reach(?:ing)?|get in touch with"
-    r"|write to|email(?:ing)?)\s+(?:[\w-]+\s+){0,2}?(?:the|your)\s+(\w+)\b"
-    r"|\bthe (\w+)'s (?:customer service|support|help ?desk|hotline|website|app)\b",
-    re.IGNORECASE,
-)
-
-
-def _sent_to(clause: str) -> set[str]:
-    """The businesses a clause sends the reader to, lower-cased."""
-    return {(m.group(1) or m.group(2)).casefold() for m in _SENT_TO.finditer(clause[:TEXT_CAP])}
-
-
-# The person's words blamed ("please rephrase your question", "the information you
-# provided is outdated", "failed to recognize your request", "due to the unavailability of
-# the required information"): bounded alternatives.
-_ON_THE_PERSON = re.compile(
-    r"\b(?:rephrase|reword|restate)\b|\bprovide (?:me with )?more (?:information|details)\b"
-    r"|\b(?:information|details?|request) you (?:provided|gave|sent) (?:is|was|are|were)"
-    r" (?:outdated|incorrect|invalid|wrong|incomplete)\b|\b(?:recogni[sz]e|understand)"
-    r" your (?:request|question|message)\b|\bunavailability of the required information\b",
-    re.IGNORECASE,
-)
 
 
 # Words for this very exchange: a yes to "can I talk to you" rests on the chat itself.
@@ -1001,10 +960,7 @@ def stalled(ev: Evidence) -> str | None:
 # nothing found under it, two records under it, or the value refused as invalid.
 _DOUBTED = ("not_found", "ambiguous", "rejected")
 # Asked for once more: a verb of giving, then "again" in the same sentence.
-_GIVE_AGAIN = re.compile(
-    r"\b(?:provide|give|send|share|resend|repeat|tell|enter|confirm)\b[^.?!]{0,60}\bagain\b",
-    re.IGNORECASE,
-)
+_GIVE_AGAIN = _again_after(r"(?:provide|give|send|share|resend|repeat|tell|enter|confirm)", 60)
 
 
 def asked_again_for_given(ev: Evidence) -> str | None:

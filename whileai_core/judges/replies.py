@@ -227,6 +227,52 @@ def fault_kinds(text: str) -> set[str]:
     return {kind for kind, words in _FAULT_KINDS.items() if words.search(head)}
 
 
+# A claim of having no access at all ("I don't have the ability to access order data",
+# "I cannot access your records"). Narrower than `fault_kinds`' permission words, which
+# also read "not permitted" and "not allowed" (a rule, not a claim about access).
+_NO_ACCESS = re.compile(
+    r"(?:\bnot|n['\u2019]t) have (?:the )?(?:(?:ability|means|capability) to )?access\b"
+    r"|\bno access\b|\b(?:cannot|can not|can't|unable to) access\b",
+    re.IGNORECASE,
+)
+# The person's words blamed ("please rephrase your question", "the information you
+# provided is outdated", "failed to recognize your request", "due to the unavailability of
+# the required information"): bounded alternatives.
+_ON_THE_PERSON = re.compile(
+    r"\b(?:rephrase|reword|restate)\b|\bprovide (?:me with )?more (?:information|details)\b"
+    r"|\b(?:information|details?|request) you (?:provided|gave|sent) (?:is|was|are|were)"
+    r" (?:outdated|incorrect|invalid|wrong|incomplete)\b|\b(?:recogni[sz]e|understand)"
+    r" your (?:request|question|message)\b|\bunavailability of the required information\b",
+    re.IGNORECASE,
+)
+# The reader sent to a business, or to its service: "contact the airline directly",
+# "the airline's customer service".
+_SENT_TO = re.compile(
+    r"\b(?:contact(?:ing)?|call(?:ing)?|reach(?:ing)? out to|reach(?:ing)?|get in touch with"
+    r"|write to|email(?:ing)?)\s+(?:[\w-]+\s+){0,2}?(?:the|your)\s+(\w+)\b"
+    r"|\bthe (\w+)'s (?:customer service|support|help ?desk|hotline|website|app)\b",
+    re.IGNORECASE,
+)
+
+
+def claims_no_access(text: str) -> bool:
+    """The text says its speaker has no access ("as an AI, I don't have the ability to
+    access the order status")."""
+    return bool(_NO_ACCESS.search(text[:4000]))
+
+
+def blames_the_person(text: str) -> bool:
+    """The text puts trouble on the person's words: asks them to rephrase or give more,
+    or calls what they gave outdated, wrong or unrecognised."""
+    return bool(_ON_THE_PERSON.search(text[:4000]))
+
+
+def sent_to(text: str) -> set[str]:
+    """The businesses the text sends the reader to ("contact the airline", "the store's
+    help desk"), lower-cased."""
+    return {(m.group(1) or m.group(2)).casefold() for m in _SENT_TO.finditer(text[:4000])}
+
+
 def hypothetical(clause: str) -> bool:
     return clause.rstrip().endswith("?") or bool(_HYPOTHETICAL.search(clause))
 

@@ -98,7 +98,6 @@ def _sweep(base: str) -> None:
                     os.rmdir(os.path.join(base, name))
 
 
-
 _SEQ = itertools.count()
 
 
