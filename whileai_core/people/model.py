@@ -465,14 +465,7 @@ class ModelWriter:
             return await self._planned_opener(situation, seed)
         base = f"opener|{situation.get('scenario_id', '')}|{seed}"
         prompt = self.opener_prompt(situation)
-        facts = facts_of(situation)
-        turn = Turn(
-            facts=facts,
-            given=WriterText.of([prompt[0]["content"], _OPENER_RULES], [f.value for f in facts]),
-            opener=True,
-            ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
-            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
-        )
+        turn = Turn.opener_for(situation, [prompt[0]["content"], _OPENER_RULES])
 
         async def draw(attempt: int, failed: str | None) -> str | None:
             nonlocal prompt
@@ -492,14 +485,8 @@ class ModelWriter:
     async def _planned_opener(self, situation: dict[str, Any], seed: int) -> str:
         plan = compose_opener(situation, seed, typed=False)
         prompt = reword_prompt(situation)
-        facts = facts_of(situation)
-        turn = Turn(
-            facts=facts,
-            given=WriterText.of([prompt], [f.value for f in facts]),
-            opener=True,
-            ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
-            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
-        )
+        turn = Turn.opener_for(situation, [prompt])
+        facts = turn.facts
         base = f"plan-opener|{situation.get('scenario_id', '')}|{seed}"
         worded = [plan]  # the model's words of the last draw, before they were typed
         drawn = [0]  # the last draw's attempt number

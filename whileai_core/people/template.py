@@ -489,13 +489,7 @@ class TemplateWriter:
     async def opener(self, situation: dict[str, Any], seed: int) -> str:
         """The opener, checked as a model writer's is (`voice.checked_opener`); one that
         fails is drawn again from a new seed."""
-        facts = facts_of(situation)
-        turn = Turn(
-            facts=facts,
-            opener=True,
-            ask_family=str(situation["human"]["ask_family"]),
-            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
-        )
+        turn = Turn.opener_for(situation)
 
         async def draw(attempt: int, _failed: str | None) -> str:
             return compose_opener(situation, seed if not attempt else seed_int(seed, attempt))

@@ -60,7 +60,7 @@ from ..judges.evidence import CALENDAR_NAMES, dates, identifiers, numbers, state
 from ..places import place_names
 from ..text.literals import GatedPatterns
 from ..text.similarity import WordNgramEmbedder, cosine
-from .person import Fact, Reading, asked_facts, asked_labels, may_ask, read_turn
+from .person import Fact, Reading, asked_facts, asked_labels, facts_of, may_ask, read_turn
 
 STOP = "###STOP###"
 MAX_CHARS = 4000  # a person's turn is short; anything past this is not read
@@ -1367,6 +1367,20 @@ class Turn:
     reacted: bool = False
     errand: bool = True
     own: tuple[str, ...] = ()  # the person's earlier turns
+
+    @classmethod
+    def opener_for(cls, situation: dict[str, Any], told: Iterable[str] = ()) -> Turn:
+        """The first message's turn for `situation`: the person's facts, what the writer
+        was `told` (none for the template), the ask family and the records it targets."""
+        facts = facts_of(situation)
+        texts = list(told)
+        return cls(
+            facts=facts,
+            given=WriterText.of(texts, [f.value for f in facts]) if texts else WriterText(),
+            opener=True,
+            ask_family=str((situation.get("human") or {}).get("ask_family") or "tool"),
+            targets=tuple(str(v) for v in (situation.get("targets") or {}).values()),
+        )
 
     @cached_property
     def reading(self) -> Reading:
